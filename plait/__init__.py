@@ -1,0 +1,1 @@
+"""plait: a memory layer for AI coding agents."""

@@ -1,0 +1,46 @@
+"""plait's error tree: every outside failure is translated into one of these."""
+
+from __future__ import annotations
+
+
+class PlaitError(Exception):
+    """Base of every error plait raises on purpose."""
+
+
+class ConfigError(PlaitError, ValueError):
+    """A setting is invalid: the message names the key, the value and where it came from."""
+
+
+class BackendUnavailable(PlaitError, ConnectionError):
+    """A server plait needs cannot be reached or started."""
+
+
+class InvalidHookPayload(PlaitError, ValueError):
+    """A host sent a hook payload plait cannot use; the message names the field."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        """Build the error for ``field`` (a dotted path into the payload)."""
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+
+
+class UnknownHook(InvalidHookPayload):
+    """The hook name is not one plait handles."""
+
+
+class MissingExtra(PlaitError, ImportError):
+    """An optional backend is not installed; the message names the extra to install."""
+
+    def __init__(self, what: str, extra: str) -> None:
+        """Name what needs the extra and the extra itself."""
+        super().__init__(f"{what} needs the {extra!r} extra: uv add 'plait[{extra}]'")
+
+
+__all__ = [
+    "BackendUnavailable",
+    "ConfigError",
+    "InvalidHookPayload",
+    "MissingExtra",
+    "PlaitError",
+    "UnknownHook",
+]
