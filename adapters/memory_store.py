@@ -1,0 +1,206 @@
+"""The hot tier in process memory: the degraded-mode fallback and the reference implementation.
+
+It keeps the same semantics as :class:`~plait.adapters.redis_store.RedisHotStore` (ids by position,
+TTLs, GETDEL-style take, consumer-group claims with redelivery of stale entries, dead letters), so
+one contract suite runs over both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from plait.nodes.ports import DeadLetter, QueueEntry
+from plait.state.events import SessionEvent
+
+
+@dataclass
+class _Pending:
+    consumer: str
+    claimed_at: float
+    deliveries: int
+
+
+@dataclass
+class _Expiring:
+    value: str
+    expires_at: float
+
+
+@dataclass
+class InMemoryHotStore:
+    """:class:`~plait.nodes.ports.HotStore` in a dict; nothing survives the process."""
+
+    session_ttl_seconds: int = 86_400
+    clock: Callable[[], float] = time.monotonic
+    _events: dict[str, list[SessionEvent]] = field(default_factory=lambda: defaultdict(list))
+    _values: dict[str, _Expiring] = field(default_factory=dict)
+    _queue: OrderedDict[str, tuple[str, SessionEvent]] = field(default_factory=OrderedDict)
+    _pending: dict[str, _Pending] = field(default_factory=dict)
+    _dead: OrderedDict[str, DeadLetter] = field(default_factory=OrderedDict)
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    def _set(self, key: str, value: str, ttl_seconds: int) -> None:
+        self._values[key] = _Expiring(value, self.clock() + ttl_seconds)
+
+    def _get(self, key: str) -> str | None:
+        item = self._values.get(key)
+        if item is None:
+            return None
+        if item.expires_at <= self.clock():
+            del self._values[key]
+            return None
+        return item.value
+
+    # -- event log ------------------------------------------------------------------------------
+    async def append_events(
+        self, root_session_id: str, events: Sequence[SessionEvent]
+    ) -> list[SessionEvent]:
+        """Append; an event's id is its 1-based position."""
+        log = self._events[root_session_id]
+        stored = [
+            event.model_copy(update={"id": len(log) + i + 1, "root_session_id": root_session_id})
+            for i, event in enumerate(events)
+        ]
+        log.extend(stored)
+        return stored
+
+    async def read_events(
+        self, root_session_id: str, *, after_id: int = 0, limit: int | None = None
+    ) -> list[SessionEvent]:
+        """Slice the log."""
+        log = self._events.get(root_session_id, [])
+        stop = None if limit is None else after_id + limit
+        return log[after_id:stop]
+
+    async def event_count(self, root_session_id: str) -> int:
+        """Length of the log."""
+        return len(self._events.get(root_session_id, []))
+
+    # -- snapshot and staged envelope -----------------------------------------------------------
+    async def put_snapshot(self, root_session_id: str, snapshot_json: str) -> None:
+        """Store with the session TTL."""
+        self._set(f"snapshot:{root_session_id}", snapshot_json, self.session_ttl_seconds)
+
+    async def get_snapshot(self, root_session_id: str) -> str | None:
+        """The live snapshot."""
+        return self._get(f"snapshot:{root_session_id}")
+
+    async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
+        """Stage with the session TTL."""
+        self._set(f"staged:{root_session_id}", envelope, self.session_ttl_seconds)
+
+    async def take_envelope(self, root_session_id: str) -> str | None:
+        """Return and clear."""
+        value = self._get(f"staged:{root_session_id}")
+        self._values.pop(f"staged:{root_session_id}", None)
+        return value
+
+    # -- cache ----------------------------------------------------------------------------------
+    async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
+        """Store until the TTL passes."""
+        self._set(f"cache:{key}", value, max(1, ttl_seconds))
+
+    async def get_cache(self, key: str) -> str | None:
+        """The live entry."""
+        return self._get(f"cache:{key}")
+
+    # -- parents --------------------------------------------------------------------------------
+    async def set_parent(self, session_id: str, parent_id: str) -> None:
+        """Record the link."""
+        self._set(f"parent:{session_id}", parent_id, self.session_ttl_seconds)
+
+    async def get_parent(self, session_id: str) -> str | None:
+        """The live link."""
+        return self._get(f"parent:{session_id}")
+
+    async def forget_session(self, session_id: str) -> None:
+        """Drop the link only."""
+        self._values.pop(f"parent:{session_id}", None)
+
+    # -- drain queue ----------------------------------------------------------------------------
+    async def enqueue(self, group_id: str, events: Sequence[SessionEvent]) -> None:
+        """Append to the queue."""
+        for event in events:
+            self._queue[f"{next(self._ids)}-0"] = (group_id, event)
+
+    async def claim(
+        self, consumer: str, *, count: int, min_idle_ms: int = 60_000
+    ) -> list[QueueEntry]:
+        """Stale pending entries first, then never-delivered ones."""
+        now = self.clock()
+        stale = [
+            entry_id
+            for entry_id, pending in self._pending.items()
+            if (now - pending.claimed_at) * 1000 >= min_idle_ms
+        ][:count]
+        fresh = [entry_id for entry_id in self._queue if entry_id not in self._pending]
+        chosen = stale + fresh[: count - len(stale)]
+        claimed = []
+        for entry_id in chosen:
+            previous = self._pending.get(entry_id)
+            deliveries = (previous.deliveries if previous else 0) + 1
+            self._pending[entry_id] = _Pending(consumer, now, deliveries)
+            group_id, event = self._queue[entry_id]
+            claimed.append(
+                QueueEntry(entry_id=entry_id, group_id=group_id, event=event, deliveries=deliveries)
+            )
+        return claimed
+
+    async def ack(self, entries: Sequence[QueueEntry]) -> None:
+        """Forget the entries."""
+        for entry in entries:
+            self._queue.pop(entry.entry_id, None)
+            self._pending.pop(entry.entry_id, None)
+
+    async def queue_depth(self) -> int:
+        """Entries not yet acknowledged."""
+        return len(self._queue)
+
+    async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
+        """Move to the dead letters."""
+        dead_id = f"{next(self._ids)}-0"
+        self._dead[dead_id] = DeadLetter(
+            dead_id=dead_id,
+            group_id=entry.group_id,
+            event=entry.event,
+            reason=reason[:2000],
+            attempts=entry.deliveries,
+        )
+        await self.ack([entry])
+
+    async def list_dead(self, limit: int = 100) -> list[DeadLetter]:
+        """Oldest first."""
+        return list(self._dead.values())[:limit]
+
+    async def replay_dead(self, dead_ids: Sequence[str] | None = None) -> int:
+        """Back onto the queue."""
+        chosen = self._chosen_dead(dead_ids)
+        for dead_id in chosen:
+            letter = self._dead.pop(dead_id)
+            await self.enqueue(letter.group_id, [letter.event])
+        return len(chosen)
+
+    async def drop_dead(self, dead_ids: Sequence[str] | None = None) -> int:
+        """Delete."""
+        chosen = self._chosen_dead(dead_ids)
+        for dead_id in chosen:
+            del self._dead[dead_id]
+        return len(chosen)
+
+    def _chosen_dead(self, dead_ids: Sequence[str] | None) -> list[str]:
+        if dead_ids is None:
+            return list(self._dead)
+        return [dead_id for dead_id in dead_ids if dead_id in self._dead]
+
+    async def ping(self) -> None:
+        """Always reachable."""
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+__all__ = ["InMemoryHotStore"]

@@ -1,0 +1,303 @@
+"""The hot tier on Redis 7+ (the embedded FalkorDB server included), with redis-py asyncio.
+
+Keys, all under ``prefix`` (default ``plait:``):
+
+========================  =====================================================================
+``s:{root}:events``       list of event JSON; an event's id is its 1-based position, so append is
+                          one RPUSH and ``read_events(after_id)`` one LRANGE
+``s:{root}:snapshot``     the snapshot JSON
+``s:{root}:staged``       the staged envelope, taken with GETDEL
+``parent:{session}``      a child session's parent
+``cache:{key}``           cache entries (SET EX)
+``drain``                 the durable queue: a stream read through the ``drain`` consumer group
+``drain:tries``           hash of entry id to delivery count
+``dlq``                   dead letters: a stream, so they keep their order and can be replayed
+========================  =====================================================================
+Per-session keys expire ``session_ttl_seconds`` after the last write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError, ResponseError
+
+from plait.errors import BackendUnavailable
+from plait.nodes.ports import DeadLetter, QueueEntry
+from plait.state.events import SessionEvent
+
+CONSUMER_GROUP = "drain"
+
+
+def _decode(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def dump_event(event: SessionEvent) -> str:
+    """Serialize an event for storage."""
+    return event.model_dump_json()
+
+
+def load_event(raw: Any, *, event_id: int | None = None) -> SessionEvent:
+    """Parse a stored event, optionally giving it the id its position implies."""
+    event = SessionEvent.model_validate_json(raw)
+    return event if event_id is None else event.model_copy(update={"id": event_id})
+
+
+class RedisHotStore:
+    """:class:`~plait.nodes.ports.HotStore` on Redis."""
+
+    def __init__(
+        self,
+        client: aioredis.Redis,
+        *,
+        prefix: str = "plait:",
+        session_ttl_seconds: int = 86_400,
+    ) -> None:
+        """Wrap an asyncio Redis client (``decode_responses`` may be either)."""
+        self.client = client
+        self.prefix = prefix
+        self.session_ttl_seconds = session_ttl_seconds
+        self._group_ready = False
+
+    @classmethod
+    def from_url(cls, url: str, **kwargs: Any) -> RedisHotStore:
+        """Connect to ``url`` (connections are made lazily)."""
+        client = aioredis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=2.0)
+        return cls(client, **kwargs)
+
+    def _key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    # -- event log ------------------------------------------------------------------------------
+    async def append_events(
+        self, root_session_id: str, events: Sequence[SessionEvent]
+    ) -> list[SessionEvent]:
+        """RPUSH the events; their ids follow from the list length RPUSH returns."""
+        if not events:
+            return []
+        key = self._key("s", root_session_id, "events")
+        payloads = [dump_event(e.model_copy(update={"id": 0})) for e in events]
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.rpush(key, *payloads)
+            pipe.expire(key, self.session_ttl_seconds)
+            length, _ = await pipe.execute()
+        first = int(length) - len(events) + 1
+        return [
+            event.model_copy(update={"id": first + offset, "root_session_id": root_session_id})
+            for offset, event in enumerate(events)
+        ]
+
+    async def read_events(
+        self, root_session_id: str, *, after_id: int = 0, limit: int | None = None
+    ) -> list[SessionEvent]:
+        """LRANGE from position ``after_id``."""
+        stop = -1 if limit is None else after_id + limit - 1
+        raw = await self.client.lrange(self._key("s", root_session_id, "events"), after_id, stop)
+        return [load_event(item, event_id=after_id + i + 1) for i, item in enumerate(raw)]
+
+    async def event_count(self, root_session_id: str) -> int:
+        """LLEN of the session's log."""
+        return int(await self.client.llen(self._key("s", root_session_id, "events")))
+
+    # -- snapshot and staged envelope -----------------------------------------------------------
+    async def put_snapshot(self, root_session_id: str, snapshot_json: str) -> None:
+        """SET the snapshot with the session TTL."""
+        key = self._key("s", root_session_id, "snapshot")
+        await self.client.set(key, snapshot_json, ex=self.session_ttl_seconds)
+
+    async def get_snapshot(self, root_session_id: str) -> str | None:
+        """GET the snapshot."""
+        value = await self.client.get(self._key("s", root_session_id, "snapshot"))
+        return None if value is None else _decode(value)
+
+    async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
+        """SET the staged envelope."""
+        key = self._key("s", root_session_id, "staged")
+        await self.client.set(key, envelope, ex=self.session_ttl_seconds)
+
+    async def take_envelope(self, root_session_id: str) -> str | None:
+        """GETDEL the staged envelope."""
+        value = await self.client.getdel(self._key("s", root_session_id, "staged"))
+        return None if value is None else _decode(value)
+
+    # -- cache ----------------------------------------------------------------------------------
+    async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
+        """SET EX."""
+        await self.client.set(self._key("cache", key), value, ex=max(1, ttl_seconds))
+
+    async def get_cache(self, key: str) -> str | None:
+        """GET."""
+        value = await self.client.get(self._key("cache", key))
+        return None if value is None else _decode(value)
+
+    # -- parents --------------------------------------------------------------------------------
+    async def set_parent(self, session_id: str, parent_id: str) -> None:
+        """SET the parent link with the session TTL."""
+        key = self._key("parent", session_id)
+        await self.client.set(key, parent_id, ex=self.session_ttl_seconds)
+
+    async def get_parent(self, session_id: str) -> str | None:
+        """GET the parent link."""
+        value = await self.client.get(self._key("parent", session_id))
+        return None if value is None else _decode(value)
+
+    async def forget_session(self, session_id: str) -> None:
+        """DEL the parent link only."""
+        await self.client.delete(self._key("parent", session_id))
+
+    # -- drain queue ----------------------------------------------------------------------------
+    async def _ensure_group(self) -> None:
+        if self._group_ready:
+            return
+        try:
+            await self.client.xgroup_create(
+                self._key("drain"), CONSUMER_GROUP, id="0", mkstream=True
+            )
+        except ResponseError as error:
+            if "BUSYGROUP" not in str(error):
+                raise
+        self._group_ready = True
+
+    async def enqueue(self, group_id: str, events: Sequence[SessionEvent]) -> None:
+        """XADD each event with its group."""
+        if not events:
+            return
+        await self._ensure_group()
+        async with self.client.pipeline(transaction=False) as pipe:
+            for event in events:
+                pipe.xadd(self._key("drain"), {"group": group_id, "event": dump_event(event)})
+            await pipe.execute()
+
+    async def claim(
+        self, consumer: str, *, count: int, min_idle_ms: int = 60_000
+    ) -> list[QueueEntry]:
+        """XAUTOCLAIM stale entries of dead consumers, then XREADGROUP new ones."""
+        await self._ensure_group()
+        stream = self._key("drain")
+        _, stale, *_ = await self.client.xautoclaim(
+            stream, CONSUMER_GROUP, consumer, min_idle_time=min_idle_ms, count=count
+        )
+        messages = [m for m in stale if m and m[1]]
+        if len(messages) < count:
+            fresh = await self.client.xreadgroup(
+                CONSUMER_GROUP, consumer, {stream: ">"}, count=count - len(messages)
+            )
+            for _, items in fresh or []:
+                messages.extend(items)
+        return await self._count_deliveries(messages)
+
+    async def _count_deliveries(self, messages: list[Any]) -> list[QueueEntry]:
+        if not messages:
+            return []
+        tries = self._key("drain", "tries")
+        async with self.client.pipeline(transaction=False) as pipe:
+            for entry_id, _ in messages:
+                pipe.hincrby(tries, entry_id, 1)
+            counts = await pipe.execute()
+        entries = []
+        for (entry_id, fields), count in zip(messages, counts, strict=True):
+            values = _fields(fields)
+            entries.append(
+                QueueEntry(
+                    entry_id=_decode(entry_id),
+                    group_id=_decode(values["group"]),
+                    event=load_event(values["event"]),
+                    deliveries=int(count),
+                )
+            )
+        return entries
+
+    async def ack(self, entries: Sequence[QueueEntry]) -> None:
+        """XACK, XDEL and forget the delivery counts."""
+        if not entries:
+            return
+        ids = [entry.entry_id for entry in entries]
+        stream = self._key("drain")
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.xack(stream, CONSUMER_GROUP, *ids)
+            pipe.xdel(stream, *ids)
+            pipe.hdel(self._key("drain", "tries"), *ids)
+            await pipe.execute()
+
+    async def queue_depth(self) -> int:
+        """XLEN: acked entries are deleted, so what remains is pending or new."""
+        return int(await self.client.xlen(self._key("drain")))
+
+    async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
+        """XADD to the dead-letter stream and ack the entry, atomically."""
+        record = {
+            "group": entry.group_id,
+            "event": dump_event(entry.event),
+            "reason": reason[:2000],
+            "attempts": str(entry.deliveries),
+        }
+        stream = self._key("drain")
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.xadd(self._key("dlq"), record)
+            pipe.xack(stream, CONSUMER_GROUP, entry.entry_id)
+            pipe.xdel(stream, entry.entry_id)
+            pipe.hdel(self._key("drain", "tries"), entry.entry_id)
+            await pipe.execute()
+
+    async def list_dead(self, limit: int = 100) -> list[DeadLetter]:
+        """XRANGE of the dead-letter stream."""
+        raw = await self.client.xrange(self._key("dlq"), count=limit)
+        return [_dead_letter(entry_id, fields) for entry_id, fields in raw]
+
+    async def replay_dead(self, dead_ids: Sequence[str] | None = None) -> int:
+        """Put dead letters back on the queue with a fresh delivery count."""
+        letters = await self._select_dead(dead_ids)
+        await self._ensure_group()
+        for letter in letters:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.xadd(self._key("drain"), {"group": letter.group_id, "event": dump_event(letter.event)})
+                pipe.xdel(self._key("dlq"), letter.dead_id)
+                await pipe.execute()
+        return len(letters)
+
+    async def drop_dead(self, dead_ids: Sequence[str] | None = None) -> int:
+        """XDEL dead letters."""
+        letters = await self._select_dead(dead_ids)
+        if letters:
+            await self.client.xdel(self._key("dlq"), *[letter.dead_id for letter in letters])
+        return len(letters)
+
+    async def _select_dead(self, dead_ids: Sequence[str] | None) -> list[DeadLetter]:
+        letters = await self.list_dead(limit=1_000_000)
+        if dead_ids is None:
+            return letters
+        wanted = set(dead_ids)
+        return [letter for letter in letters if letter.dead_id in wanted]
+
+    async def ping(self) -> None:
+        """PING, translating failures into :class:`BackendUnavailable`."""
+        try:
+            await self.client.ping()
+        except RedisError as error:
+            raise BackendUnavailable(f"Redis did not answer: {error}") from error
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
+        await self.client.aclose()
+
+
+def _fields(fields: dict[Any, Any]) -> dict[str, Any]:
+    return {_decode(key): value for key, value in fields.items()}
+
+
+def _dead_letter(entry_id: Any, fields: dict[Any, Any]) -> DeadLetter:
+    values = _fields(fields)
+    return DeadLetter(
+        dead_id=_decode(entry_id),
+        group_id=_decode(values["group"]),
+        event=load_event(values["event"]),
+        reason=_decode(values["reason"]),
+        attempts=int(_decode(values["attempts"])),
+    )
+
+
+__all__ = ["RedisHotStore", "dump_event", "load_event"]

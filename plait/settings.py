@@ -1,0 +1,276 @@
+"""plait's settings: one pydantic-settings model, read from four places in a fixed order.
+
+Order, highest first: explicit arguments, ``PLAIT_*`` environment variables (nested with ``__``,
+``PLAIT_REDIS__URL``), ``[tool.plait]`` in the project's ``pyproject.toml`` or a ``.plait.toml``,
+then the user's ``~/.config/plait/config.toml``. A bad value fails with one
+:class:`~plait.errors.ConfigError` naming the key, the value and where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import platformdirs
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from plait.errors import ConfigError
+
+ENV_PREFIX = "PLAIT_"
+ENV_NESTED_DELIMITER = "__"
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
+    """Turn ``localhost`` or ``host:port`` into a ``redis://`` URL; reject other schemes."""
+    text = value.strip()
+    if not text:
+        raise ValueError("is empty")
+    if "://" not in text:
+        host, _, port = text.partition(":")
+        if not host:
+            raise ValueError(f"has no host: {value!r}")
+        text = f"redis://{host}:{port or default_port}"
+    parts = urlsplit(text)
+    if parts.scheme not in REDIS_SCHEMES:
+        allowed = ", ".join(f"{s}://" for s in REDIS_SCHEMES)
+        raise ValueError(f"scheme {parts.scheme!r} is not allowed (use {allowed})")
+    if parts.scheme != "unix" and not parts.hostname:
+        raise ValueError(f"has no host: {value!r}")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as error:
+        raise ValueError(f"has a bad port: {value!r}") from error
+    return text
+
+
+class RedisSettings(BaseModel):
+    """The hot tier and the drain queue."""
+
+    url: str | None = Field(default=None, description="Redis URL; unset runs the embedded server.")
+    batch_size: int = Field(default=20, ge=1, le=10_000, description="Events per drain batch.")
+    batch_max_bytes: int = Field(default=51_200, ge=1024, description="Bytes per drain batch.")
+    session_ttl_seconds: int = Field(default=86_400, ge=60, description="Session data lifetime.")
+    cache_ttl_seconds: int = Field(default=600, ge=1, description="Long-term search cache TTL.")
+    drain_retry_max: int = Field(default=3, ge=1, le=100, description="Tries before dead letter.")
+
+    @field_validator("url")
+    @classmethod
+    def _coerce_url(cls, value: str | None) -> str | None:
+        return None if value is None else coerce_endpoint(value)
+
+
+class FalkorDBSettings(BaseModel):
+    """The knowledge graph server."""
+
+    url: str | None = Field(default=None, description="FalkorDB URL; unset uses the Redis server.")
+
+    @field_validator("url")
+    @classmethod
+    def _coerce_url(cls, value: str | None) -> str | None:
+        return None if value is None else coerce_endpoint(value)
+
+
+class GraphitiSettings(BaseModel):
+    """Long-term memory in Graphiti."""
+
+    group_id_prefix: str = Field(default="plait", pattern=r"^[A-Za-z0-9_-]{1,40}$")
+    drift_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Jaccard below this.")
+    search_limit: int = Field(default=10, ge=1, le=100, description="Hits cached per refresh.")
+    telemetry: bool = Field(default=False, description="graphiti-core's telemetry (off).")
+
+
+class SnapshotSettings(BaseModel):
+    """The priority-tiered session snapshot."""
+
+    budget_bytes: int = Field(default=3000, ge=256, le=1_000_000)
+
+
+class EnvelopeSettings(BaseModel):
+    """The ``<session_memory>`` envelope."""
+
+    budget_bytes: int = Field(default=6000, ge=512, le=1_000_000)
+    persistent_budget_bytes: int = Field(default=2000, ge=0, le=1_000_000)
+
+
+class HooksSettings(BaseModel):
+    """Hook-time behaviour."""
+
+    timeout_ms: int = Field(default=250, ge=10, le=60_000, description="Fail open after this.")
+    deny_web_fetch: bool = Field(default=True, description="Deny unbounded web fetch tools.")
+    redirect_curl: bool = Field(default=True, description="Redirect curl/wget to the MCP tool.")
+    large_read_bytes: int = Field(default=100_000, ge=0, description="Nudge reads over this once.")
+
+
+class ProviderSettings(BaseModel):
+    """An LLM or embedder provider for Graphiti."""
+
+    provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = "auto"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class EmbedderSettings(BaseModel):
+    """The embedder Graphiti uses."""
+
+    provider: Literal[
+        "auto", "offline", "openai", "openai_compatible", "sentence_transformers"
+    ] = "auto"
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    dimensions: int = Field(default=256, ge=8, le=8192)
+
+
+class ServiceSettings(BaseModel):
+    """``plait serve``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=0, ge=0, le=65_535, description="0 picks a free port.")
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+
+
+_project_dir: ContextVar[Path | None] = ContextVar("plait_project_dir", default=None)
+
+
+def user_config_path() -> Path:
+    """The user's config file, ``~/.config/plait/config.toml`` (or XDG_CONFIG_HOME)."""
+    return Path(platformdirs.user_config_dir("plait", appauthor=False)) / "config.toml"
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read a TOML file, or raise :class:`ConfigError` naming the file."""
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {error}") from error
+
+
+def project_config(project_dir: Path) -> tuple[dict[str, Any], Path | None]:
+    """``.plait.toml`` if present, else ``[tool.plait]`` of ``pyproject.toml``."""
+    dot_file = project_dir / ".plait.toml"
+    if dot_file.is_file():
+        return read_toml(dot_file), dot_file
+    pyproject = project_dir / "pyproject.toml"
+    if pyproject.is_file():
+        section = read_toml(pyproject).get("tool", {}).get("plait")
+        if isinstance(section, dict):
+            return section, pyproject
+    return {}, None
+
+
+class Settings(BaseSettings):
+    """Everything plait can be configured with. Build it with :meth:`Settings.load`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        extra="forbid",
+        case_sensitive=False,
+    )
+
+    data_dir: Path | None = Field(default=None, description="Where plait keeps its data.")
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    falkordb: FalkorDBSettings = Field(default_factory=FalkorDBSettings)
+    graphiti: GraphitiSettings = Field(default_factory=GraphitiSettings)
+    snapshot: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    envelope: EnvelopeSettings = Field(default_factory=EnvelopeSettings)
+    hooks: HooksSettings = Field(default_factory=HooksSettings)
+    llm: ProviderSettings = Field(default_factory=ProviderSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    service: ServiceSettings = Field(default_factory=ServiceSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then environment, then the project's file, then the user's file."""
+        project_dir = _project_dir.get() or Path.cwd()
+        project_data, _ = project_config(project_dir)
+        user_data = read_toml(user_config_path())
+        return (
+            init_settings,
+            env_settings,
+            InitSettingsSource(settings_cls, init_kwargs=project_data),
+            InitSettingsSource(settings_cls, init_kwargs=user_data),
+        )
+
+    @classmethod
+    def load(cls, project_dir: Path | str | None = None, **overrides: Any) -> Settings:
+        """Read settings for ``project_dir`` (default: the working directory)."""
+        directory = Path(project_dir or Path.cwd()).resolve()
+        token = _project_dir.set(directory)
+        try:
+            return cls(**overrides)
+        except ValidationError as error:
+            raise ConfigError(describe_validation_error(error, directory, overrides)) from None
+        finally:
+            _project_dir.reset(token)
+
+    def resolved_data_dir(self) -> Path:
+        """``data_dir``, or the user data dir of the platform."""
+        if self.data_dir is not None:
+            return self.data_dir.expanduser().resolve()
+        return Path(platformdirs.user_data_dir("plait", appauthor=False))
+
+
+def describe_validation_error(
+    error: ValidationError, project_dir: Path, overrides: dict[str, Any]
+) -> str:
+    """One message per bad key: the key, the value and the file or variable it came from."""
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(part) for part in item["loc"])
+        value = item.get("input")
+        origin = origin_of(key, project_dir, overrides)
+        reason = item["msg"].removeprefix("Value error, ")
+        lines.append(f"{key} = {value!r} (from {origin}): {reason}")
+    return "invalid plait setting: " + "; ".join(lines)
+
+
+def origin_of(key: str, project_dir: Path, overrides: dict[str, Any]) -> str:
+    """Name the source a dotted ``key`` was read from, highest priority first."""
+    parts = key.split(".")
+    if _lookup(overrides, parts) is not None:
+        return "arguments"
+    env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(parts).upper()
+    for name in os.environ:
+        if name.upper() == env_name:
+            return f"environment variable {name}"
+    project_data, project_file = project_config(project_dir)
+    if project_file is not None and _lookup(project_data, parts) is not None:
+        return str(project_file)
+    if _lookup(read_toml(user_config_path()), parts) is not None:
+        return str(user_config_path())
+    return "defaults"
+
+
+def _lookup(data: dict[str, Any], parts: list[str]) -> Any:
+    current: Any = data
+    for part in parts:
+        if not isinstance(current, dict):
+            return None
+        current = {str(k).lower(): v for k, v in current.items()}.get(part.lower())
+    return current
+
+
+__all__ = ["Settings", "coerce_endpoint", "user_config_path"]

