@@ -265,16 +265,31 @@ def answers_ping(info: ServerInfo) -> bool:
 
 
 def shutdown(info: ServerInfo) -> None:
-    """Ask the server to save and exit, then wait for the process to go."""
-    client = redis.Redis(
-        host=info.host, port=info.port, password=info.password, socket_timeout=5.0
-    )
-    with contextlib.suppress(redis.ConnectionError):
-        client.shutdown(save=True)
-    client.close()
-    deadline = time.monotonic() + 10.0
-    while pid_alive(info.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    """Save the data and ask the server to exit, without waiting for the process to end.
+
+    redis-py's ``shutdown()`` waits for the process to end, which takes seconds while the FalkorDB
+    module unloads; the data is on disk once SAVE returns, so plait sends SHUTDOWN on a raw socket
+    and goes on. A server started meanwhile on the same data dir reads what SAVE wrote.
+    """
+    client = redis.Redis(host=info.host, port=info.port, password=info.password, socket_timeout=30)
+    try:
+        client.save()
+    except redis.RedisError:
+        return
+    finally:
+        client.close()
+    with contextlib.suppress(OSError), socket.create_connection((info.host, info.port), 2) as sock:
+        sock.sendall(_resp("AUTH", info.password))
+        sock.recv(64)
+        sock.sendall(_resp("SHUTDOWN", "SAVE"))
+        sock.settimeout(0.05)
+        with contextlib.suppress(TimeoutError):
+            sock.recv(64)
+
+
+def _resp(*words: str) -> bytes:
+    parts = [f"*{len(words)}\r\n"] + [f"${len(w.encode())}\r\n{w}\r\n" for w in words]
+    return "".join(parts).encode()
 
 
 __all__ = ["EmbeddedFalkorDB", "ServerInfo"]

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import redis
 
-from plait.adapters.embedded import EmbeddedFalkorDB, pid_alive
+from plait.adapters.embedded import EmbeddedFalkorDB, answers_ping, pid_alive
 from plait.errors import BackendUnavailable
 
 
@@ -37,7 +38,12 @@ def test_embedded_server_is_shared_and_the_last_user_stops_it(tmp_data_dir: Path
     assert first.owner and not second.owner
     first.stop()
     assert pid_alive(info.pid)
+    assert answers_ping(info)
     second.stop()
+    assert not (tmp_data_dir / "falkordb" / "server.json").exists()
+    deadline = time.monotonic() + 30
+    while pid_alive(info.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not pid_alive(info.pid)
 
 
