@@ -112,13 +112,32 @@ class HooksSettings(BaseModel):
     large_read_bytes: int = Field(default=100_000, ge=0, description="Nudge reads over this once.")
 
 
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | None) -> str:
+    """``auto`` becomes: the OpenAI-compatible endpoint if a base_url is set, OpenAI if a key is
+    set (in the settings or ``OPENAI_API_KEY``), else the offline extractor."""
+    if provider != "auto":
+        return provider
+    if base_url:
+        return "openai_compatible"
+    if api_key is not None or os.environ.get(KEY_VARIABLES["openai"]):
+        return "openai"
+    return "offline"
+
+
 class ProviderSettings(BaseModel):
-    """An LLM or embedder provider for Graphiti."""
+    """An LLM provider for Graphiti."""
 
     provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = "auto"
     model: str | None = None
     base_url: str | None = None
     api_key: SecretStr | None = None
+
+    def resolved(self) -> str:
+        """The provider ``auto`` stands for here."""
+        return resolve_provider(self.provider, self.base_url, self.api_key)
 
 
 class EmbedderSettings(BaseModel):
@@ -131,6 +150,10 @@ class EmbedderSettings(BaseModel):
     base_url: str | None = None
     api_key: SecretStr | None = None
     dimensions: int = Field(default=256, ge=8, le=8192)
+
+    def resolved(self) -> str:
+        """The provider ``auto`` stands for here."""
+        return resolve_provider(self.provider, self.base_url, self.api_key)
 
 
 class ServiceSettings(BaseModel):

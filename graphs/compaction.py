@@ -1,0 +1,48 @@
+"""The compaction graph: the envelope into the summarizer before, a rebuilt envelope after.
+
+before (``experimental.session.compacting``): fold → read cache → compose → hand to summarizer.
+after (``session.compacted``): fold (the summary is an event by now) → read cache → compose →
+schedule the drain. Neither waits on Graphiti.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from plait.nodes.hooks import (
+    compose,
+    fold_snapshot,
+    inject_for_compaction,
+    read_cache,
+    route_compaction,
+    schedule_drain,
+)
+from plait.state.context import PlaitContext
+from plait.state.hooks import HookState
+
+
+def build_compaction_graph() -> StateGraph:
+    """Wire the compaction graph (uncompiled, so it can also be a node of the hooks graph)."""
+    builder = StateGraph(HookState, context_schema=PlaitContext)
+    builder.add_node("fold_snapshot", fold_snapshot)
+    builder.add_node("read_cache", read_cache)
+    builder.add_node("compose_envelope", compose)
+    builder.add_node("inject_for_compaction", inject_for_compaction)
+    builder.add_node("schedule_drain", schedule_drain)
+    builder.add_edge(START, "fold_snapshot")
+    builder.add_edge("fold_snapshot", "read_cache")
+    builder.add_edge("read_cache", "compose_envelope")
+    builder.add_conditional_edges(
+        "compose_envelope",
+        route_compaction,
+        {"before": "inject_for_compaction", "after": "schedule_drain"},
+    )
+    builder.add_edge("inject_for_compaction", END)
+    builder.add_edge("schedule_drain", END)
+    return builder
+
+
+graph: CompiledStateGraph = build_compaction_graph().compile()
+
+__all__ = ["build_compaction_graph", "graph"]

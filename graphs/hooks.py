@@ -1,0 +1,69 @@
+"""The hooks graph: one graph routed by hook name, one thread per root session.
+
+chat.message: adapt → record → fold → read cache → drift → compose → stage
+messages.transform: adapt → take the staged envelope
+session.compacting, session.compacted: the compaction graph as a node
+event, tool.execute.after: adapt → record → fold (→ drain on idle)
+tool.execute.before: adapt → tool policy
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from plait.graphs.compaction import build_compaction_graph
+from plait.nodes.hooks import (
+    adapt_payload,
+    apply_tool_policy,
+    compose,
+    detect_drift,
+    finish,
+    fold_snapshot,
+    read_cache,
+    record_events,
+    route_after_adapt_payload,
+    route_after_fold_snapshot,
+    schedule_drain,
+    stage_envelope,
+    take_envelope,
+)
+from plait.state.context import PlaitContext
+from plait.state.hooks import HookInput, HookOutput, HookState
+
+
+def build_hooks_graph() -> StateGraph:
+    """Wire the hooks graph."""
+    builder = StateGraph(
+        HookState, context_schema=PlaitContext, input_schema=HookInput, output_schema=HookOutput
+    )
+    builder.add_node("adapt_payload", adapt_payload)
+    builder.add_node("record_events", record_events)
+    builder.add_node("fold_snapshot", fold_snapshot)
+    builder.add_node("read_cache", read_cache)
+    builder.add_node("detect_drift", detect_drift)
+    builder.add_node("compose_envelope", compose)
+    builder.add_node("stage_envelope", stage_envelope)
+    builder.add_node("take_envelope", take_envelope)
+    builder.add_node("compaction", build_compaction_graph().compile())
+    builder.add_node("schedule_drain", schedule_drain)
+    builder.add_node("apply_tool_policy", apply_tool_policy)
+    builder.add_node("finish", finish)
+
+    builder.add_edge(START, "adapt_payload")
+    builder.add_conditional_edges("adapt_payload", route_after_adapt_payload)
+    builder.add_edge("record_events", "fold_snapshot")
+    builder.add_conditional_edges("fold_snapshot", route_after_fold_snapshot)
+    builder.add_edge("read_cache", "detect_drift")
+    builder.add_edge("detect_drift", "compose_envelope")
+    builder.add_edge("compose_envelope", "stage_envelope")
+    for node in ("stage_envelope", "take_envelope", "compaction", "schedule_drain"):
+        builder.add_edge(node, "finish")
+    builder.add_edge("apply_tool_policy", "finish")
+    builder.add_edge("finish", END)
+    return builder
+
+
+graph: CompiledStateGraph = build_hooks_graph().compile()
+
+__all__ = ["build_hooks_graph", "graph"]

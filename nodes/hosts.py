@@ -1,0 +1,134 @@
+"""Host adapters: OpenCode's hook payloads in, plait's own types out, and mutations back.
+
+Everything after :func:`parse_hook` is host-independent; a new host is a new pair of functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from plait.errors import InvalidHookPayload, UnknownHook
+from plait.nodes.envelope import strip_envelopes
+from plait.nodes.extract_opencode import extract_opencode
+from plait.state.events import SessionEvent
+from plait.state.hooks import HOOK_NAMES, SessionRef, ToolPolicy
+
+POLICY_KEY = "plait"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ParsedHook:
+    """One hook call in plait's terms."""
+
+    events: list[SessionEvent] = field(default_factory=list)
+    host_event: str = ""
+    query: str = ""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookTarget:
+    """Which session a hook call is about, and its parent when the host says so."""
+
+    session_id: str
+    parent_id: str | None = None
+
+
+def check_hook(name: str, payload: Mapping[str, Any]) -> None:
+    """Reject an unknown hook name or a payload whose ``input``/``output`` are not objects."""
+    if name not in HOOK_NAMES:
+        raise UnknownHook(f"unknown hook {name!r}; plait handles {', '.join(HOOK_NAMES)}")
+    for part in ("input", "output"):
+        if not isinstance(payload.get(part), Mapping):
+            raise InvalidHookPayload("must be an object", field=part)
+
+
+def parse_hook(name: str, payload: Mapping[str, Any], session: SessionRef) -> ParsedHook:
+    """Turn an OpenCode hook payload into events for ``session``."""
+    turn = extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
+    events = [
+        event.model_copy(update={"root_session_id": session.root_session_id})
+        for event in turn.events
+    ]
+    return ParsedHook(events=events, host_event=turn.event_type or "", query=turn.query or "")
+
+
+def find_target(name: str, payload: Mapping[str, Any]) -> HookTarget | None:
+    """The session a hook call is about; None for host events that belong to no session."""
+    turn = extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
+    if not turn.session_id:
+        return None
+    return HookTarget(session_id=turn.session_id, parent_id=turn.parent_id)
+
+
+def apply_output(
+    name: str, output: dict[str, Any], *, inject: str | None, policy: ToolPolicy | None
+) -> dict[str, Any]:
+    """Apply what the graph decided to OpenCode's ``output`` object, in place, and return it."""
+    if name == "experimental.chat.messages.transform" and inject:
+        prepend_to_last_user_message(output, inject)
+    elif name == "experimental.session.compacting" and inject:
+        context = output.setdefault("context", [])
+        if isinstance(context, list):
+            context.append(inject)
+    elif name == "tool.execute.before" and policy is not None and policy.action != "allow":
+        output[POLICY_KEY] = policy.model_dump()
+    return output
+
+
+def prepend_to_last_user_message(output: dict[str, Any], envelope: str) -> None:
+    """Put the envelope first in the last user message, replacing any earlier one."""
+    messages = output.get("messages")
+    if not isinstance(messages, list):
+        return
+    for message in reversed(messages):
+        info = message.get("info") if isinstance(message, dict) else None
+        if isinstance(info, dict) and info.get("role") == "user":
+            parts = message.setdefault("parts", [])
+            if not isinstance(parts, list):
+                return
+            strip_injected(parts)
+            parts.insert(0, envelope_part(info, envelope))
+            return
+
+
+def strip_injected(parts: list[Any]) -> None:
+    """Remove envelopes already in a message's text parts (so it never appears twice)."""
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if not (isinstance(part, dict) and part.get("type") == "text"):
+            continue
+        text = str(part.get("text", ""))
+        if "<session_memory" not in text:
+            continue
+        remaining = strip_envelopes(text)
+        if remaining.strip():
+            part["text"] = remaining
+        else:
+            del parts[index]
+
+
+def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
+    """A synthetic OpenCode text part carrying the envelope."""
+    message_id = str(info.get("id", ""))
+    return {
+        "id": f"prt_plait_{message_id}",
+        "sessionID": str(info.get("sessionID", "")),
+        "messageID": message_id,
+        "type": "text",
+        "text": envelope,
+        "synthetic": True,
+    }
+
+
+__all__ = [
+    "POLICY_KEY",
+    "HookTarget",
+    "ParsedHook",
+    "apply_output",
+    "check_hook",
+    "find_target",
+    "parse_hook",
+    "prepend_to_last_user_message",
+]

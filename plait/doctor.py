@@ -1,0 +1,137 @@
+"""``plait doctor``: is each part of plait ok, degraded or unavailable, and why."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from plait.errors import PlaitError
+from plait.service import Backends, describe_url, open_backends
+from plait.settings import KEY_VARIABLES, Settings
+
+Status = Literal["ok", "degraded", "unavailable"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Check:
+    """One component's health."""
+
+    component: str
+    status: Status
+    detail: str
+    required: bool
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+async def run_checks(settings: Settings) -> list[Check]:
+    """Check hot tier, checkpointer, knowledge graph, LLM and embedder."""
+    try:
+        backends = await open_backends(settings, allow_degraded=False)
+    except PlaitError as error:
+        down = Check(component="hot tier", status="unavailable", detail=str(error), required=True)
+        cascade = "needs the hot tier's server"
+        return [
+            down,
+            Check(component="checkpointer", status="unavailable", detail=cascade, required=True),
+            Check(component="knowledge graph", status="unavailable", detail=cascade, required=False),
+            check_provider("llm", settings),
+            check_provider("embedder", settings),
+        ]
+    try:
+        return [
+            await guarded("hot tier", True, lambda: check_hot_tier(backends)),
+            await guarded("checkpointer", True, lambda: check_checkpointer(backends)),
+            await guarded("knowledge graph", False, lambda: check_knowledge_graph(backends)),
+            check_provider("llm", settings),
+            check_provider("embedder", settings),
+        ]
+    finally:
+        await backends.aclose()
+
+
+async def guarded(component: str, required: bool, probe: Callable[[], Awaitable[str]]) -> Check:
+    """Run one probe; its exception becomes an ``unavailable`` check with the reason."""
+    try:
+        detail = await probe()
+    except Exception as error:  # noqa: BLE001 - a doctor reports every failure, never raises
+        reason = str(error) or type(error).__name__
+        return Check(component=component, status="unavailable", detail=reason, required=required)
+    return Check(component=component, status="ok", detail=detail, required=required)
+
+
+async def check_hot_tier(backends: Backends) -> str:
+    """A write and a read through the hot store."""
+    key = f"doctor:{uuid.uuid4().hex}"
+    await backends.store.put_cache(key, "ok", ttl_seconds=5)
+    if await backends.store.get_cache(key) != "ok":
+        raise PlaitError("a value written to the hot store did not read back")
+    where = describe_url(backends.redis_url or "")
+    if backends.server is not None:
+        return f"embedded FalkorDB at {where}, data in {backends.server.directory}"
+    return f"Redis at {where}"
+
+
+async def check_checkpointer(backends: Backends) -> str:
+    """Put a checkpoint, read it back, delete the thread."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from plait.memory import make_checkpointer
+
+    saver = make_checkpointer(backends)
+    thread = f"doctor-{uuid.uuid4().hex}"
+    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    checkpoint = empty_checkpoint()
+    await saver.aput(config, checkpoint, {"source": "input", "step": -1}, {})
+    found = await saver.aget_tuple(config)
+    await saver.adelete_thread(thread)
+    if found is None or found.checkpoint["id"] != checkpoint["id"]:
+        raise PlaitError("a checkpoint written did not read back")
+    return f"{type(saver).__name__}: put, get and delete work"
+
+
+async def check_knowledge_graph(backends: Backends) -> str:
+    """A Cypher query on the FalkorDB server."""
+    import redis.asyncio as aioredis
+
+    url = backends.falkordb_url
+    if url is None:
+        raise PlaitError("no server (the hot tier runs in memory)")
+    client = aioredis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=2.0)
+    try:
+        await client.execute_command("GRAPH.QUERY", "plait_doctor", "RETURN 1")
+    except aioredis.ResponseError as error:
+        raise PlaitError(f"{describe_url(url)} has no FalkorDB module: {error}") from None
+    finally:
+        await client.aclose()
+    return f"FalkorDB at {describe_url(url)}"
+
+
+def check_provider(component: Literal["llm", "embedder"], settings: Settings) -> Check:
+    """Which provider Graphiti will use. Offline needs no key; a missing key is unavailable."""
+    section = settings.llm if component == "llm" else settings.embedder
+    provider = section.resolved()
+    if provider == "offline":
+        what = "extractor" if component == "llm" else "hashed n-gram embedder"
+        detail = f"offline {what} (no API key set; deterministic, no network)"
+        return Check(component=component, status="ok", detail=detail, required=False)
+    variable = KEY_VARIABLES.get(provider)
+    if variable and section.api_key is None and not os.environ.get(variable):
+        detail = f"{provider} selected but no key: set {component}.api_key or {variable}"
+        return Check(component=component, status="unavailable", detail=detail, required=False)
+    where = f" at {section.base_url}" if section.base_url else ""
+    detail = f"{provider} {section.model or '(default model)'}{where} (not called by doctor)"
+    return Check(component=component, status="ok", detail=detail, required=False)
+
+
+def exit_code(checks: list[Check]) -> int:
+    """Non-zero when a required component is unavailable."""
+    return int(any(c.required and c.status == "unavailable" for c in checks))
+
+
+__all__ = ["Check", "exit_code", "run_checks"]

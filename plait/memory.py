@@ -1,0 +1,252 @@
+"""``plait.Memory``: the one facade every adapter (HTTP, MCP, LangChain, OpenCode) goes through."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Generator, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph.state import CompiledStateGraph
+
+from plait.errors import InvalidHookPayload, PlaitError
+from plait.graphs.hooks import build_hooks_graph
+from plait.nodes.hooks import envelope_for
+from plait.nodes.hosts import apply_output, check_hook, find_target
+from plait.nodes.ports import HotStore
+from plait.nodes.sessions import find_root, link_child
+from plait.service import Backends, open_backends
+from plait.settings import Settings
+from plait.state.context import NoScheduler, PlaitContext, Scheduler
+from plait.state.events import SessionEvent
+from plait.state.hooks import HookState, SessionRef, hook_input
+from plait.state.snapshot import Snapshot
+
+logger = logging.getLogger("plait")
+
+MAX_SESSION_LOCKS = 4096
+CHECKPOINTS_KEPT_PER_THREAD = 8
+PROJECT_SESSION = "project"
+
+
+def project_group_id(settings: Settings, project_dir: Path) -> str:
+    """The knowledge-graph group of a project."""
+    from plait.adapters.graphiti.groups import group_id_for
+
+    return group_id_for(settings.graphiti.group_id_prefix, project_dir)
+
+
+def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
+    """plait's Redis saver on the hot tier's server, or an in-memory one when degraded."""
+    if backends.redis is None:
+        return InMemorySaver()
+    from plait.adapters.checkpoint import AsyncRedisSaver
+
+    return AsyncRedisSaver(
+        backends.redis,
+        max_checkpoints_per_thread=CHECKPOINTS_KEPT_PER_THREAD,
+        ttl_seconds=backends.settings.redis.session_ttl_seconds,
+    )
+
+
+class Memory:
+    """Session memory that survives compaction, and long-term recall, for one project."""
+
+    def __init__(
+        self,
+        *,
+        backends: Backends,
+        project_dir: Path,
+        group_id: str,
+        checkpointer: BaseCheckpointSaver,
+        scheduler: Scheduler | None = None,
+    ) -> None:
+        """Use :meth:`open` instead; this wires already-open parts together."""
+        self.backends = backends
+        self.project_dir = project_dir
+        self.group_id = group_id
+        self.checkpointer = checkpointer
+        self.graph: CompiledStateGraph = build_hooks_graph().compile(checkpointer=checkpointer)
+        self.context = PlaitContext(
+            store=backends.store,
+            settings=backends.settings,
+            group_id=group_id,
+            scheduler=scheduler or NoScheduler(),
+        )
+        self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
+        self._last_root: str | None = None
+
+    # -- opening and closing --------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        project_dir: Path | str | None = None,
+        data_dir: Path | str | None = None,
+        *,
+        settings: Settings | None = None,
+        **overrides: Any,
+    ) -> _Opening:
+        """Open memory for a project: ``async with Memory.open(...) as memory`` or ``await``."""
+        return _Opening(cls._open(project_dir, data_dir, settings, overrides))
+
+    @classmethod
+    async def _open(
+        cls,
+        project_dir: Path | str | None,
+        data_dir: Path | str | None,
+        settings: Settings | None,
+        overrides: dict[str, Any],
+    ) -> Self:
+        directory = Path(project_dir or Path.cwd()).resolve()
+        if data_dir is not None:
+            overrides["data_dir"] = Path(data_dir)
+        settings = settings or Settings.load(directory, **overrides)
+        backends = await open_backends(settings)
+        return cls(
+            backends=backends,
+            project_dir=directory,
+            group_id=project_group_id(settings, directory),
+            checkpointer=make_checkpointer(backends),
+        )
+
+    async def aclose(self) -> None:
+        """Close connections and release the embedded server."""
+        await self.backends.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in force."""
+        return self.backends.settings
+
+    @property
+    def store(self) -> HotStore:
+        """The hot store."""
+        return self.backends.store
+
+    @property
+    def degraded(self) -> list[str]:
+        """Why plait runs degraded (empty when it does not)."""
+        return self.backends.degraded
+
+    # -- hooks ----------------------------------------------------------------------------------
+    async def hook(self, name: str, input: dict[str, Any], output: dict[str, Any]) -> dict[str, Any]:
+        """Run one OpenCode hook through the graphs and return the mutated ``output``.
+
+        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload plait
+        cannot use. Any other failure is logged and the output is returned unchanged: a broken
+        memory layer never breaks the agent.
+        """
+        payload = {"input": input, "output": output}
+        check_hook(name, payload)
+        try:
+            return await asyncio.wait_for(
+                self._run_hook(name, payload, output), self.settings.hooks.timeout_ms / 1000
+            )
+        except InvalidHookPayload:
+            raise
+        except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
+            logger.warning("plait: %s hook failed open: %s", name, error or type(error).__name__)
+            return output
+
+    async def _run_hook(
+        self, name: str, payload: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        session = await self._session_for(name, payload)
+        if session is None:
+            return output
+        async with self._lock(session.root_session_id):
+            result = await self.graph.ainvoke(
+                hook_input(name, session, payload),
+                config=self._config(session.root_session_id),
+                context=self.context,
+                durability="exit",
+            )
+        return apply_output(
+            name, output, inject=result.get("inject"), policy=result.get("policy")
+        )
+
+    async def _session_for(self, name: str, payload: dict[str, Any]) -> SessionRef | None:
+        target = find_target(name, payload)
+        if target is None:
+            if self._last_root is None:
+                return None
+            return SessionRef(session_id=self._last_root, root_session_id=self._last_root)
+        await link_child(self.store, target.session_id, target.parent_id)
+        root = await find_root(self.store, target.session_id)
+        self._last_root = root
+        return SessionRef(session_id=target.session_id, root_session_id=root)
+
+    def _lock(self, root_session_id: str) -> asyncio.Lock:
+        lock = self._locks.pop(root_session_id, None) or asyncio.Lock()
+        self._locks[root_session_id] = lock
+        while len(self._locks) > MAX_SESSION_LOCKS:
+            oldest, candidate = next(iter(self._locks.items()))
+            if candidate.locked():
+                break
+            del self._locks[oldest]
+        return lock
+
+    @staticmethod
+    def _config(root_session_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": root_session_id}}
+
+    # -- typed methods for Python callers -------------------------------------------------------
+    async def record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
+        """Make events durable in the session's root log and the drain queue (no graph run).
+
+        The next hook of the session folds them into the snapshot.
+        """
+        root = await find_root(self.store, session_id)
+        prepared = [
+            event.model_copy(update={"root_session_id": root, "session_id": session_id})
+            for event in events
+        ]
+        stored = await self.store.append_events(root, prepared)
+        await self.store.enqueue(self.group_id, stored)
+        return stored
+
+    async def state(self, session_id: str) -> HookState:
+        """The hooks graph's current state for the session's root."""
+        root = await find_root(self.store, session_id)
+        snapshot = await self.graph.aget_state(self._config(root))
+        return snapshot.values  # type: ignore[return-value]
+
+    async def snapshot(self, session_id: str) -> Snapshot:
+        """The session's snapshot as of its last hook."""
+        return (await self.state(session_id)).get("snapshot") or Snapshot()
+
+    async def envelope(self, session_id: str) -> str:
+        """Compose the session's ``<session_memory>`` envelope now (no Graphiti call)."""
+        return envelope_for(await self.state(session_id), self.settings)
+
+
+class _Opening(Awaitable[Memory]):
+    """``Memory.open(...)``: await it, or use it as an async context manager."""
+
+    def __init__(self, opening: Awaitable[Memory]) -> None:
+        self._opening = opening
+        self._memory: Memory | None = None
+
+    def __await__(self) -> Generator[Any, None, Memory]:
+        return self._opening.__await__()
+
+    async def __aenter__(self) -> Memory:
+        self._memory = await self._opening
+        return self._memory
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._memory is not None:
+            await self._memory.aclose()
+
+
+__all__ = ["Memory"]

@@ -1,0 +1,52 @@
+"""The run-scoped context every plait graph gets through ``Runtime[PlaitContext]``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Protocol
+
+from plait.nodes.ports import HotStore
+from plait.settings import Settings
+
+
+class Scheduler(Protocol):
+    """Background work a hook may ask for; it never waits for it."""
+
+    def schedule_drain(self, group_id: str) -> None:
+        """Drain the queue soon."""
+        ...
+
+    def schedule_refresh(self, group_id: str, root_session_id: str, query: str) -> None:
+        """Search long-term memory for ``query`` soon and cache the result."""
+        ...
+
+
+class NoScheduler:
+    """A scheduler that does nothing (a worker process drains instead)."""
+
+    def schedule_drain(self, group_id: str) -> None:
+        """Do nothing."""
+
+    def schedule_refresh(self, group_id: str, root_session_id: str, query: str) -> None:
+        """Do nothing."""
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlaitContext:
+    """Stores, settings, scheduler and clock for one graph run."""
+
+    store: HotStore
+    settings: Settings
+    group_id: str
+    scheduler: Scheduler = field(default_factory=NoScheduler)
+    clock: Callable[[], datetime] = utc_now
+
+
+__all__ = ["NoScheduler", "PlaitContext", "Scheduler", "utc_now"]

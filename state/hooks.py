@@ -1,0 +1,107 @@
+"""State of the hooks graph (thread = root session) and the small values it passes around."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+from plait.state.events import SessionEvent
+from plait.state.snapshot import Snapshot, fold_snapshot
+
+HookName = Literal[
+    "chat.message",
+    "experimental.chat.messages.transform",
+    "experimental.session.compacting",
+    "event",
+    "tool.execute.before",
+    "tool.execute.after",
+]
+HOOK_NAMES: tuple[str, ...] = HookName.__args__  # type: ignore[attr-defined]
+
+
+class SessionRef(BaseModel):
+    """A session and the root its events land in."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    root_session_id: str
+
+
+class ToolPolicy(BaseModel):
+    """What ``tool.execute.before`` decided for one tool call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    action: Literal["allow", "nudge", "redirect", "deny"] = "allow"
+    message: str = ""
+
+
+class CachedRecall(BaseModel):
+    """A long-term memory search result cached for injection as ``<persistent_memory>``."""
+
+    query: str = ""
+    text: str = ""
+    node_refs: list[str] = Field(default_factory=list)
+    refreshed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+
+def replace(_: Any, new: Any) -> Any:
+    """Reducer that keeps the newest value (the default, spelled out for transient channels)."""
+    return new
+
+
+class HookInput(TypedDict):
+    """What one hook call puts into the graph. Transient values are reset on every call."""
+
+    hook: str
+    session: SessionRef
+    payload: dict[str, Any]
+    events: list[SessionEvent]
+    inject: str | None
+    policy: ToolPolicy | None
+
+
+class HookOutput(TypedDict, total=False):
+    """What the caller reads back: text to inject and a tool decision."""
+
+    inject: str | None
+    policy: ToolPolicy | None
+    host_event: str
+
+
+class HookState(HookInput, total=False):
+    """The hooks graph's state. Bounded: the event log lives in the hot store, not here."""
+
+    host_event: str
+    query: str
+    snapshot: Annotated[Snapshot, fold_snapshot]
+    cursor: int
+    recall: CachedRecall | None
+    drift: bool
+    envelope: str | None
+    turns: int
+    nudged: bool
+
+
+def hook_input(hook: str, session: SessionRef, payload: dict[str, Any]) -> HookInput:
+    """A fresh input for one hook call, with every transient channel reset."""
+    return HookInput(
+        hook=hook, session=session, payload=payload, events=[], inject=None, policy=None
+    )
+
+
+__all__ = [
+    "HOOK_NAMES",
+    "CachedRecall",
+    "HookInput",
+    "HookName",
+    "HookOutput",
+    "HookState",
+    "SessionRef",
+    "ToolPolicy",
+    "hook_input",
+]
