@@ -253,9 +253,7 @@ def pid_alive(pid: int) -> bool:
 
 def answers_ping(info: ServerInfo) -> bool:
     """Whether the server at ``info`` answers PING with our password."""
-    client = redis.Redis(
-        host=info.host, port=info.port, password=info.password, socket_timeout=1.0
-    )
+    client = redis.Redis(host=info.host, port=info.port, password=info.password, socket_timeout=1.0)
     try:
         return bool(client.ping())
     except redis.RedisError:

@@ -130,15 +130,16 @@ class InMemoryHotStore:
     async def claim(
         self, consumer: str, *, count: int, min_idle_ms: int = 60_000
     ) -> list[QueueEntry]:
-        """Stale pending entries first, then never-delivered ones."""
+        """This consumer's unacked entries, then stale ones of others, then never-delivered."""
         now = self.clock()
+        own = [e for e, p in self._pending.items() if p.consumer == consumer]
         stale = [
             entry_id
             for entry_id, pending in self._pending.items()
-            if (now - pending.claimed_at) * 1000 >= min_idle_ms
-        ][:count]
+            if pending.consumer != consumer and (now - pending.claimed_at) * 1000 >= min_idle_ms
+        ]
         fresh = [entry_id for entry_id in self._queue if entry_id not in self._pending]
-        chosen = stale + fresh[: count - len(stale)]
+        chosen = (own + stale + fresh)[:count]
         claimed = []
         for entry_id in chosen:
             previous = self._pending.get(entry_id)

@@ -18,16 +18,15 @@ Per-session keys expire ``session_ttl_seconds`` after the last write.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
+from plait.nodes.ports import DeadLetter, QueueEntry
+from plait.state.events import SessionEvent
 from redis.exceptions import RedisError, ResponseError
 
 from plait.errors import BackendUnavailable
-from plait.nodes.ports import DeadLetter, QueueEntry
-from plait.state.events import SessionEvent
 
 CONSUMER_GROUP = "drain"
 
@@ -175,13 +174,22 @@ class RedisHotStore:
     async def claim(
         self, consumer: str, *, count: int, min_idle_ms: int = 60_000
     ) -> list[QueueEntry]:
-        """XAUTOCLAIM stale entries of dead consumers, then XREADGROUP new ones."""
+        """This consumer's unacked entries, then stale ones of others (XAUTOCLAIM), then new."""
         await self._ensure_group()
         stream = self._key("drain")
-        _, stale, *_ = await self.client.xautoclaim(
-            stream, CONSUMER_GROUP, consumer, min_idle_time=min_idle_ms, count=count
-        )
-        messages = [m for m in stale if m and m[1]]
+        messages: list[Any] = []
+        own = await self.client.xreadgroup(CONSUMER_GROUP, consumer, {stream: "0"}, count=count)
+        for _, items in own or []:
+            messages.extend(m for m in items if m and m[1])
+        if len(messages) < count:
+            _, stale, *_ = await self.client.xautoclaim(
+                stream,
+                CONSUMER_GROUP,
+                consumer,
+                min_idle_time=min_idle_ms,
+                count=count - len(messages),
+            )
+            messages.extend(m for m in stale if m and m[1])
         if len(messages) < count:
             fresh = await self.client.xreadgroup(
                 CONSUMER_GROUP, consumer, {stream: ">"}, count=count - len(messages)
@@ -254,7 +262,10 @@ class RedisHotStore:
         await self._ensure_group()
         for letter in letters:
             async with self.client.pipeline(transaction=True) as pipe:
-                pipe.xadd(self._key("drain"), {"group": letter.group_id, "event": dump_event(letter.event)})
+                pipe.xadd(
+                    self._key("drain"),
+                    {"group": letter.group_id, "event": dump_event(letter.event)},
+                )
                 pipe.xdel(self._key("dlq"), letter.dead_id)
                 await pipe.execute()
         return len(letters)

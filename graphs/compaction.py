@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-
 from plait.nodes.hooks import (
     compose,
     fold_snapshot,
-    inject_for_compaction,
+    hand_over_envelope,
     read_cache,
     route_compaction,
     schedule_drain,
@@ -28,7 +27,7 @@ def build_compaction_graph() -> StateGraph:
     builder.add_node("fold_snapshot", fold_snapshot)
     builder.add_node("read_cache", read_cache)
     builder.add_node("compose_envelope", compose)
-    builder.add_node("inject_for_compaction", inject_for_compaction)
+    builder.add_node("hand_over_envelope", hand_over_envelope)
     builder.add_node("schedule_drain", schedule_drain)
     builder.add_edge(START, "fold_snapshot")
     builder.add_edge("fold_snapshot", "read_cache")
@@ -36,9 +35,9 @@ def build_compaction_graph() -> StateGraph:
     builder.add_conditional_edges(
         "compose_envelope",
         route_compaction,
-        {"before": "inject_for_compaction", "after": "schedule_drain"},
+        {"before": "hand_over_envelope", "after": "schedule_drain"},
     )
-    builder.add_edge("inject_for_compaction", END)
+    builder.add_edge("hand_over_envelope", END)
     builder.add_edge("schedule_drain", END)
     return builder
 

@@ -1,6 +1,7 @@
 """The hooks graph: one graph routed by hook name, one thread per root session.
 
 chat.message: adapt → record → fold → read cache → drift → compose → stage
+plait.turn (host-neutral, LangChain): the same, handing the envelope back instead of staging it
 messages.transform: adapt → take the staged envelope
 session.compacting, session.compacted: the compaction graph as a node
 event, tool.execute.after: adapt → record → fold (→ drain on idle)
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-
 from plait.graphs.compaction import build_compaction_graph
 from plait.nodes.hooks import (
     adapt_payload,
@@ -20,9 +20,11 @@ from plait.nodes.hooks import (
     detect_drift,
     finish,
     fold_snapshot,
+    hand_over_envelope,
     read_cache,
     record_events,
     route_after_adapt_payload,
+    route_after_compose_envelope,
     route_after_fold_snapshot,
     schedule_drain,
     stage_envelope,
@@ -44,6 +46,7 @@ def build_hooks_graph() -> StateGraph:
     builder.add_node("detect_drift", detect_drift)
     builder.add_node("compose_envelope", compose)
     builder.add_node("stage_envelope", stage_envelope)
+    builder.add_node("hand_over_envelope", hand_over_envelope)
     builder.add_node("take_envelope", take_envelope)
     builder.add_node("compaction", build_compaction_graph().compile())
     builder.add_node("schedule_drain", schedule_drain)
@@ -56,8 +59,15 @@ def build_hooks_graph() -> StateGraph:
     builder.add_conditional_edges("fold_snapshot", route_after_fold_snapshot)
     builder.add_edge("read_cache", "detect_drift")
     builder.add_edge("detect_drift", "compose_envelope")
-    builder.add_edge("compose_envelope", "stage_envelope")
-    for node in ("stage_envelope", "take_envelope", "compaction", "schedule_drain"):
+    builder.add_conditional_edges("compose_envelope", route_after_compose_envelope)
+    nodes_before_finish = (
+        "stage_envelope",
+        "hand_over_envelope",
+        "take_envelope",
+        "compaction",
+        "schedule_drain",
+    )
+    for node in nodes_before_finish:
         builder.add_edge(node, "finish")
     builder.add_edge("apply_tool_policy", "finish")
     builder.add_edge("finish", END)

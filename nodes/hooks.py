@@ -5,17 +5,18 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
-
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope
 from plait.nodes.hosts import parse_hook
 from plait.nodes.routing import decide_tool_policy, target_file_size
-from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall, HookState
 from plait.state.snapshot import Snapshot
 
+from plait.settings import Settings
+
 CATCH_UP_LIMIT = 1000
+TURN_HOOK = "plait.turn"
 
 
 def project_cache_key(group_id: str) -> str:
@@ -29,7 +30,14 @@ def session_cache_key(group_id: str, root_session_id: str) -> str:
 
 
 async def adapt_payload(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """The host adapter: turn the host's payload into plait events and a host event name."""
+    """The host adapter: turn the host's payload into plait events and a host event name.
+
+    ``plait.turn`` is the host-neutral hook: its payload already holds plait events (the
+    LangChain middleware sends it), so nothing is parsed.
+    """
+    if state["hook"] == TURN_HOOK:
+        payload = state["payload"]
+        return {"events": list(payload.get("events", [])), "query": payload.get("query", "")}
     parsed = parse_hook(state["hook"], state["payload"], state["session"])
     update: dict[str, Any] = {"events": parsed.events, "host_event": parsed.host_event}
     if parsed.query:
@@ -74,7 +82,9 @@ async def detect_drift(state: HookState, runtime: Runtime[PlaitContext]) -> dict
     recall = state.get("recall")
     cached = recall.query if recall else ""
     similarity = jaccard(tokenize_query(query), tokenize_query(cached))
-    drifted = not state.get("turns") or similarity < runtime.context.settings.graphiti.drift_threshold
+    drifted = (
+        not state.get("turns") or similarity < runtime.context.settings.graphiti.drift_threshold
+    )
     if drifted and query:
         context = runtime.context
         context.scheduler.schedule_refresh(
@@ -119,8 +129,8 @@ async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     return {"inject": staged or state.get("envelope")}
 
 
-async def inject_for_compaction(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Hand the freshly composed envelope to the summarizer; no Graphiti call."""
+async def hand_over_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Hand the freshly composed envelope to the caller (a summarizer, a model call)."""
     return {"inject": state.get("envelope")}
 
 
@@ -172,7 +182,7 @@ def route_after_fold_snapshot(
     state: HookState,
 ) -> Literal["read_cache", "compaction", "schedule_drain", "finish"]:
     """A user message goes on to compose; idle drains; a compacted session runs compaction."""
-    if state["hook"] == "chat.message":
+    if state["hook"] in ("chat.message", TURN_HOOK):
         return "read_cache"
     host_event = state.get("host_event", "")
     if host_event == "session.compacted":
@@ -182,12 +192,20 @@ def route_after_fold_snapshot(
     return "finish"
 
 
+def route_after_compose_envelope(
+    state: HookState,
+) -> Literal["stage_envelope", "hand_over_envelope"]:
+    """OpenCode takes the envelope in a later hook; a ``plait.turn`` caller takes it now."""
+    return "hand_over_envelope" if state["hook"] == TURN_HOOK else "stage_envelope"
+
+
 def route_compaction(state: HookState) -> Literal["before", "after"]:
     """``session.compacting`` is before the summary; ``session.compacted`` after it."""
     return "before" if state["hook"] == "experimental.session.compacting" else "after"
 
 
 __all__ = [
+    "TURN_HOOK",
     "adapt_payload",
     "apply_tool_policy",
     "compose",
@@ -195,11 +213,12 @@ __all__ = [
     "envelope_for",
     "finish",
     "fold_snapshot",
-    "inject_for_compaction",
+    "hand_over_envelope",
     "project_cache_key",
     "read_cache",
     "record_events",
     "route_after_adapt_payload",
+    "route_after_compose_envelope",
     "route_after_fold_snapshot",
     "route_compaction",
     "schedule_drain",

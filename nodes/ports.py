@@ -103,7 +103,9 @@ class HotStore(Protocol):
     async def claim(
         self, consumer: str, *, count: int, min_idle_ms: int = 60_000
     ) -> list[QueueEntry]:
-        """Claim up to ``count`` entries: first stale ones of dead consumers, then new ones."""
+        """Claim up to ``count`` entries: this consumer's unacked ones (a restart resumes them),
+        then stale ones of dead consumers (idle ``min_idle_ms``), then new ones.
+        """
         ...
 
     async def ack(self, entries: Sequence[QueueEntry]) -> None:
@@ -139,4 +141,31 @@ class HotStore(Protocol):
         ...
 
 
-__all__ = ["DeadLetter", "HotStore", "QueueEntry"]
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryHit:
+    """One long-term memory search result: a fact (edge), an entity (node) or an episode."""
+
+    uuid: str
+    kind: str
+    text: str
+    score: float
+
+
+@runtime_checkable
+class KnowledgeGraph(Protocol):
+    """Long-term memory: Graphiti on FalkorDB, or the in-memory reference."""
+
+    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
+        """Write events as episodes (idempotent by event id); return how many were new."""
+        ...
+
+    async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
+        """Hybrid search over facts, entities and episodes of the groups."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+__all__ = ["DeadLetter", "HotStore", "KnowledgeGraph", "MemoryHit", "QueueEntry"]

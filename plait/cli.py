@@ -69,6 +69,156 @@ def doctor(
     raise typer.Exit(exit_code(checks))
 
 
+@app.command()
+def demo(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+    """Replay a long coding session and show what survives each compaction."""
+    from plait.demo import run_demo
+
+    load_settings(project, data_dir)
+    ok = asyncio.run(run_demo(console, data_dir=data_dir, project_dir=project))
+    raise typer.Exit(0 if ok else 1)
+
+
+dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)
+app.add_typer(dlq_app, name="dlq")
+IdsArgument = Annotated[
+    list[str] | None, typer.Argument(help="Dead-letter ids (default: all).", show_default=False)
+]
+
+
+async def _with_store(settings: Settings, action):  # type: ignore[no-untyped-def]
+    from plait.service import open_backends
+
+    backends = await open_backends(settings, allow_degraded=False)
+    try:
+        return await action(backends.store)
+    finally:
+        await backends.aclose()
+
+
+def _run_store(project: Path | None, data_dir: Path | None, action):  # type: ignore[no-untyped-def]
+    settings = load_settings(project, data_dir)
+    try:
+        return asyncio.run(_with_store(settings, action))
+    except PlaitError as error:
+        fail(str(error))
+
+
+@dlq_app.command("list")
+def dlq_list(
+    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+) -> None:
+    """List dead letters with the reason each failed."""
+    letters = _run_store(project, data_dir, lambda store: store.list_dead(limit=10_000))
+    if json_output:
+        rows = [
+            {
+                "id": d.dead_id,
+                "group": d.group_id,
+                "attempts": d.attempts,
+                "reason": d.reason,
+                "event": d.event.model_dump(mode="json"),
+            }
+            for d in letters
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("id", "group", "kind", "summary", "attempts", "reason", title="dead letters")
+    for d in letters:
+        table.add_row(
+            d.dead_id, d.group_id, d.event.kind.value, d.event.summary, str(d.attempts), d.reason
+        )
+    console.print(table)
+
+
+@dlq_app.command("replay")
+def dlq_replay(
+    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+) -> None:
+    """Put dead letters back on the drain queue."""
+    count = _run_store(project, data_dir, lambda store: store.replay_dead(ids or None))
+    console.print(f"replayed {count} dead letter(s)")
+
+
+@dlq_app.command("drop")
+def dlq_drop(
+    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+) -> None:
+    """Delete dead letters."""
+    count = _run_store(project, data_dir, lambda store: store.drop_dead(ids or None))
+    console.print(f"dropped {count} dead letter(s)")
+
+
+@app.command()
+def worker(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    name: Annotated[str | None, typer.Option(help="Consumer name (default: host-pid).")] = None,
+    once: Annotated[bool, typer.Option(help="Drain until empty, then exit.")] = False,
+) -> None:
+    """Drain the queue into the knowledge graph (several workers share the queue)."""
+    from plait.worker import run_worker
+
+    settings = load_settings(project, data_dir)
+    try:
+        asyncio.run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
+    except PlaitError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        pass
+
+
+bench_app = typer.Typer(help="Measure plait and write docs/benchmarks.md.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+OutputOption = Annotated[Path, typer.Option("--output", help="The benchmarks file to update.")]
+
+
+@bench_app.command("hotpath")
+def bench_hotpath_command(
+    sizes: Annotated[str, typer.Option(help="Prior events per session.")] = "1000,10000,100000",
+    rounds: Annotated[int, typer.Option(help="Measured turns per size.")] = 300,
+    data_dir: DataDirOption = None,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """chat.message then messages.transform, p50/p99, on sessions of growing length."""
+    import tempfile
+
+    from plait.bench import bench_hotpath, stamp, timing_table, write_section
+    from plait.memory import Memory
+
+    async def measure() -> str:
+        with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+            directory = data_dir or Path(scratch)
+            async with Memory.open(Path(scratch), directory, start_background=False) as memory:
+                counts = tuple(int(size) for size in sizes.split(","))
+                return timing_table(await bench_hotpath(memory, counts, rounds))
+
+    table = asyncio.run(measure())
+    body = (
+        f"{stamp()}\n\n`uv run plait bench hotpath`: one `chat.message` then one "
+        "`experimental.chat.messages.transform` per turn through `plait.Memory.hook` and the "
+        "hooks graph, on the embedded FalkorDB server, after seeding each session with that many "
+        f"prior events (log and snapshot). {rounds} measured turns per size after 20 warm-up "
+        f"turns.\n\n{table}\n"
+    )
+    write_section(output, "Hot path", body)
+    console.print(table)
+
+
+@app.command("config-reference")
+def config_reference(
+    output: Annotated[Path, typer.Option(help="Where to write it.")] = Path(
+        "docs/configuration.md"
+    ),
+) -> None:
+    """Write the configuration reference generated from the settings model."""
+    from plait.configref import render_reference
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render_reference())
+    console.print(f"wrote {output}")
+
+
 def main() -> None:
     """Entry point."""
     app()

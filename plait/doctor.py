@@ -39,7 +39,9 @@ async def run_checks(settings: Settings) -> list[Check]:
         return [
             down,
             Check(component="checkpointer", status="unavailable", detail=cascade, required=True),
-            Check(component="knowledge graph", status="unavailable", detail=cascade, required=False),
+            Check(
+                component="knowledge graph", status="unavailable", detail=cascade, required=False
+            ),
             check_provider("llm", settings),
             check_provider("embedder", settings),
         ]
@@ -59,7 +61,7 @@ async def guarded(component: str, required: bool, probe: Callable[[], Awaitable[
     """Run one probe; its exception becomes an ``unavailable`` check with the reason."""
     try:
         detail = await probe()
-    except Exception as error:  # noqa: BLE001 - a doctor reports every failure, never raises
+    except Exception as error:
         reason = str(error) or type(error).__name__
         return Check(component=component, status="unavailable", detail=reason, required=required)
     return Check(component=component, status="ok", detail=detail, required=required)

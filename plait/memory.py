@@ -13,15 +13,17 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.adapters.memory_graph import InMemoryKnowledgeGraph
+from plait.background import Background
 from plait.errors import InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
-from plait.nodes.hooks import envelope_for
+from plait.nodes.hooks import TURN_HOOK, envelope_for
 from plait.nodes.hosts import apply_output, check_hook, find_target
-from plait.nodes.ports import HotStore
+from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.nodes.sessions import find_root, link_child
 from plait.service import Backends, open_backends
 from plait.settings import Settings
-from plait.state.context import NoScheduler, PlaitContext, Scheduler
+from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.hooks import HookState, SessionRef, hook_input
 from plait.state.snapshot import Snapshot
@@ -41,7 +43,7 @@ def project_group_id(settings: Settings, project_dir: Path) -> str:
 
 
 def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
-    """plait's Redis saver on the hot tier's server, or an in-memory one when degraded."""
+    """Plait's Redis saver on the hot tier's server, or an in-memory one when degraded."""
     if backends.redis is None:
         return InMemorySaver()
     from plait.adapters.checkpoint import AsyncRedisSaver
@@ -51,6 +53,19 @@ def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
         max_checkpoints_per_thread=CHECKPOINTS_KEPT_PER_THREAD,
         ttl_seconds=backends.settings.redis.session_ttl_seconds,
     )
+
+
+def knowledge_factory(backends: Backends):  # type: ignore[no-untyped-def]
+    """Open Graphiti on the FalkorDB server lazily, in the background, never on a hook."""
+
+    async def open_knowledge() -> KnowledgeGraph:
+        if backends.falkordb_url is None:
+            return InMemoryKnowledgeGraph()
+        from plait.adapters.graphiti import open_knowledge_graph
+
+        return await open_knowledge_graph(backends.settings, backends.falkordb_url)
+
+    return open_knowledge
 
 
 class Memory:
@@ -63,9 +78,10 @@ class Memory:
         project_dir: Path,
         group_id: str,
         checkpointer: BaseCheckpointSaver,
-        scheduler: Scheduler | None = None,
+        background: Background | None = None,
     ) -> None:
         """Use :meth:`open` instead; this wires already-open parts together."""
+        self.background = background
         self.backends = backends
         self.project_dir = project_dir
         self.group_id = group_id
@@ -75,7 +91,7 @@ class Memory:
             store=backends.store,
             settings=backends.settings,
             group_id=group_id,
-            scheduler=scheduler or NoScheduler(),
+            scheduler=background or NoScheduler(),
         )
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
         self._last_root: str | None = None
@@ -88,10 +104,15 @@ class Memory:
         data_dir: Path | str | None = None,
         *,
         settings: Settings | None = None,
+        start_background: bool = True,
         **overrides: Any,
     ) -> _Opening:
-        """Open memory for a project: ``async with Memory.open(...) as memory`` or ``await``."""
-        return _Opening(cls._open(project_dir, data_dir, settings, overrides))
+        """Open memory for a project: ``async with Memory.open(...) as memory`` or ``await``.
+
+        With ``start_background`` (the default) this process drains the queue and refreshes the
+        recall cache itself; pass False when ``plait worker`` processes do it.
+        """
+        return _Opening(cls._open(project_dir, data_dir, settings, start_background, overrides))
 
     @classmethod
     async def _open(
@@ -99,6 +120,7 @@ class Memory:
         project_dir: Path | str | None,
         data_dir: Path | str | None,
         settings: Settings | None,
+        start_background: bool,
         overrides: dict[str, Any],
     ) -> Self:
         directory = Path(project_dir or Path.cwd()).resolve()
@@ -106,15 +128,30 @@ class Memory:
             overrides["data_dir"] = Path(data_dir)
         settings = settings or Settings.load(directory, **overrides)
         backends = await open_backends(settings)
-        return cls(
+        group_id = project_group_id(settings, directory)
+        checkpointer = make_checkpointer(backends)
+        background = Background(
+            store=backends.store,
+            settings=settings,
+            group_id=group_id,
+            knowledge_factory=knowledge_factory(backends),
+            checkpointer=checkpointer,
+        )
+        memory = cls(
             backends=backends,
             project_dir=directory,
-            group_id=project_group_id(settings, directory),
-            checkpointer=make_checkpointer(backends),
+            group_id=group_id,
+            checkpointer=checkpointer,
+            background=background,
         )
+        if start_background:
+            background.start()
+        return memory
 
     async def aclose(self) -> None:
-        """Close connections and release the embedded server."""
+        """Stop background work, close connections, release the embedded server."""
+        if self.background is not None:
+            await self.background.aclose()
         await self.backends.aclose()
 
     async def __aenter__(self) -> Self:
@@ -139,7 +176,9 @@ class Memory:
         return self.backends.degraded
 
     # -- hooks ----------------------------------------------------------------------------------
-    async def hook(self, name: str, input: dict[str, Any], output: dict[str, Any]) -> dict[str, Any]:
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
         """Run one OpenCode hook through the graphs and return the mutated ``output``.
 
         Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload plait
@@ -171,9 +210,7 @@ class Memory:
                 context=self.context,
                 durability="exit",
             )
-        return apply_output(
-            name, output, inject=result.get("inject"), policy=result.get("policy")
-        )
+        return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
 
     async def _session_for(self, name: str, payload: dict[str, Any]) -> SessionRef | None:
         target = find_target(name, payload)
@@ -214,6 +251,33 @@ class Memory:
         stored = await self.store.append_events(root, prepared)
         await self.store.enqueue(self.group_id, stored)
         return stored
+
+    async def turn(
+        self, session_id: str, events: Sequence[SessionEvent] = (), *, query: str = ""
+    ) -> str:
+        """Record a turn's events and return the envelope for the next model call.
+
+        The host-neutral entry (the LangChain middleware uses it): ``query`` is the user's
+        current request, used to tell when long-term recall should be refreshed.
+        """
+        root = await find_root(self.store, session_id)
+        session = SessionRef(session_id=session_id, root_session_id=root)
+        payload = {"events": list(events), "query": query}
+        try:
+            async with self._lock(root):
+                result = await asyncio.wait_for(
+                    self.graph.ainvoke(
+                        hook_input(TURN_HOOK, session, payload),
+                        config=self._config(root),
+                        context=self.context,
+                        durability="exit",
+                    ),
+                    self.settings.hooks.timeout_ms / 1000,
+                )
+        except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
+            logger.warning("plait: turn failed open: %s", error or type(error).__name__)
+            return ""
+        return result.get("inject") or ""
 
     async def state(self, session_id: str) -> HookState:
         """The hooks graph's current state for the session's root."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -54,7 +54,13 @@ def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
     return text
 
 
-class RedisSettings(BaseModel):
+class Section(BaseModel):
+    """A settings section: unknown keys are errors, so a typo never goes unnoticed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class RedisSettings(Section):
     """The hot tier and the drain queue."""
 
     url: str | None = Field(default=None, description="Redis URL; unset runs the embedded server.")
@@ -70,7 +76,7 @@ class RedisSettings(BaseModel):
         return None if value is None else coerce_endpoint(value)
 
 
-class FalkorDBSettings(BaseModel):
+class FalkorDBSettings(Section):
     """The knowledge graph server."""
 
     url: str | None = Field(default=None, description="FalkorDB URL; unset uses the Redis server.")
@@ -81,29 +87,41 @@ class FalkorDBSettings(BaseModel):
         return None if value is None else coerce_endpoint(value)
 
 
-class GraphitiSettings(BaseModel):
+class GraphitiSettings(Section):
     """Long-term memory in Graphiti."""
 
-    group_id_prefix: str = Field(default="plait", pattern=r"^[A-Za-z0-9_-]{1,40}$")
-    drift_threshold: float = Field(default=0.5, ge=0.0, le=1.0, description="Jaccard below this.")
+    group_id_prefix: str = Field(
+        default="plait",
+        pattern=r"^[A-Za-z0-9_-]{1,40}$",
+        description="Prefix of every knowledge-graph group id.",
+    )
+    drift_threshold: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Refresh recall when query Jaccard falls below."
+    )
     search_limit: int = Field(default=10, ge=1, le=100, description="Hits cached per refresh.")
     telemetry: bool = Field(default=False, description="graphiti-core's telemetry (off).")
 
 
-class SnapshotSettings(BaseModel):
+class SnapshotSettings(Section):
     """The priority-tiered session snapshot."""
 
-    budget_bytes: int = Field(default=3000, ge=256, le=1_000_000)
+    budget_bytes: int = Field(
+        default=3000, ge=256, le=1_000_000, description="Byte budget of the session snapshot."
+    )
 
 
-class EnvelopeSettings(BaseModel):
+class EnvelopeSettings(Section):
     """The ``<session_memory>`` envelope."""
 
-    budget_bytes: int = Field(default=6000, ge=512, le=1_000_000)
-    persistent_budget_bytes: int = Field(default=2000, ge=0, le=1_000_000)
+    budget_bytes: int = Field(
+        default=6000, ge=512, le=1_000_000, description="Byte budget of the whole envelope."
+    )
+    persistent_budget_bytes: int = Field(
+        default=2000, ge=0, le=1_000_000, description="Byte budget of <persistent_memory>."
+    )
 
 
-class HooksSettings(BaseModel):
+class HooksSettings(Section):
     """Hook-time behaviour."""
 
     timeout_ms: int = Field(default=250, ge=10, le=60_000, description="Fail open after this.")
@@ -117,7 +135,8 @@ KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | None) -> str:
     """``auto`` becomes: the OpenAI-compatible endpoint if a base_url is set, OpenAI if a key is
-    set (in the settings or ``OPENAI_API_KEY``), else the offline extractor."""
+    set (in the settings or ``OPENAI_API_KEY``), else the offline extractor.
+    """
     if provider != "auto":
         return provider
     if base_url:
@@ -127,41 +146,46 @@ def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | N
     return "offline"
 
 
-class ProviderSettings(BaseModel):
+class ProviderSettings(Section):
     """An LLM provider for Graphiti."""
 
-    provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = "auto"
-    model: str | None = None
-    base_url: str | None = None
-    api_key: SecretStr | None = None
+    provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = Field(
+        default="auto",
+        description="auto: openai_compatible with a base_url, openai with a key, else offline.",
+    )
+    model: str | None = Field(default=None, description="Model name (provider default if unset).")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint URL.")
+    api_key: SecretStr | None = Field(default=None, description="API key (or OPENAI_API_KEY).")
 
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
         return resolve_provider(self.provider, self.base_url, self.api_key)
 
 
-class EmbedderSettings(BaseModel):
+class EmbedderSettings(Section):
     """The embedder Graphiti uses."""
 
-    provider: Literal[
-        "auto", "offline", "openai", "openai_compatible", "sentence_transformers"
-    ] = "auto"
-    model: str | None = None
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    dimensions: int = Field(default=256, ge=8, le=8192)
+    provider: Literal["auto", "offline", "openai", "openai_compatible", "sentence_transformers"] = (
+        Field(default="auto", description="auto: as for llm.provider.")
+    )
+    model: str | None = Field(default=None, description="Embedding model name.")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint URL.")
+    api_key: SecretStr | None = Field(default=None, description="API key (or OPENAI_API_KEY).")
+    dimensions: int = Field(default=256, ge=8, le=8192, description="Embedding dimensions.")
 
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
         return resolve_provider(self.provider, self.base_url, self.api_key)
 
 
-class ServiceSettings(BaseModel):
+class ServiceSettings(Section):
     """``plait serve``."""
 
-    host: str = "127.0.0.1"
+    host: str = Field(default="127.0.0.1", description="Bind address of plait serve.")
     port: int = Field(default=0, ge=0, le=65_535, description="0 picks a free port.")
-    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024, ge=1024, description="Larger request bodies get 413."
+    )
 
 
 _project_dir: ContextVar[Path | None] = ContextVar("plait_project_dir", default=None)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from plait.nodes.ports import HotStore
+from plait.nodes.ports import HotStore, KnowledgeGraph
+
 from plait.settings import Settings
 
 
@@ -40,13 +42,19 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True, kw_only=True)
 class PlaitContext:
-    """Stores, settings, scheduler and clock for one graph run."""
+    """Stores, settings, scheduler and clock for one graph run.
+
+    ``knowledge`` is only set for the background graphs (drain, cache refresh): hook-time graphs
+    never get a way to reach Graphiti.
+    """
 
     store: HotStore
     settings: Settings
     group_id: str
     scheduler: Scheduler = field(default_factory=NoScheduler)
+    knowledge: KnowledgeGraph | None = None
     clock: Callable[[], datetime] = utc_now
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
 __all__ = ["NoScheduler", "PlaitContext", "Scheduler", "utc_now"]

@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypedDict
-
 from plait.state.events import SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 HookName = Literal[
     "chat.message",

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import redis
-
 from plait.adapters.embedded import EmbeddedFalkorDB
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-
 from plait.adapters.memory_store import InMemoryHotStore
 from plait.adapters.redis_store import RedisHotStore
 from plait.nodes.ports import HotStore
@@ -31,7 +30,9 @@ async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterato
     await hot.aclose()
 
 
-def event(summary: str, kind: EventKind = EventKind.DECISION, session: str = "root") -> SessionEvent:
+def event(
+    summary: str, kind: EventKind = EventKind.DECISION, session: str = "root"
+) -> SessionEvent:
     return SessionEvent(root_session_id=session, session_id=session, kind=kind, summary=summary)
 
 
@@ -143,3 +144,11 @@ async def test_hot_store_dead_letters_list_replay_drop(store: HotStore) -> None:
     assert [e.event.summary for e in await store.claim("w1", count=5)] == ["bad"]
     assert await store.drop_dead() == 1
     assert await store.list_dead() == []
+
+
+async def test_hot_store_claim_returns_own_unacked_entries_first(store: HotStore) -> None:
+    await store.enqueue("g1", [event("a"), event("b")])
+    first = await store.claim("w1", count=1)
+    again = await store.claim("w1", count=2)
+    assert [e.event.summary for e in again] == ["a", "b"]
+    assert again[0].entry_id == first[0].entry_id and again[0].deliveries == 2

@@ -1,0 +1,50 @@
+"""The drain graph: claim a batch → redact → build episodes → write to Graphiti → ack.
+
+Failures retry with exponential backoff and jitter, then dead-letter after ``drain_retry_max``;
+an unreachable graph server leaves the batch queued. Checkpointed per consumer: a worker killed
+mid-batch resumes its unacked entries, and episode uuids derived from event ids keep it exactly-once.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from plait.nodes.drain import (
+    ack_batch,
+    build_episodes,
+    claim_batch,
+    dead_letter_batch,
+    redact_batch,
+    route_after_claim_batch,
+    route_after_write_episodes,
+    wait_backoff,
+    write_episodes,
+)
+from plait.state.background import DrainState
+from plait.state.context import PlaitContext
+
+
+def build_drain_graph() -> StateGraph:
+    """Wire the drain graph."""
+    builder = StateGraph(DrainState, context_schema=PlaitContext)
+    builder.add_node("claim_batch", claim_batch)
+    builder.add_node("redact_batch", redact_batch)
+    builder.add_node("build_episodes", build_episodes)
+    builder.add_node("write_episodes", write_episodes)
+    builder.add_node("wait_backoff", wait_backoff)
+    builder.add_node("ack_batch", ack_batch)
+    builder.add_node("dead_letter_batch", dead_letter_batch)
+    builder.add_edge(START, "claim_batch")
+    builder.add_conditional_edges("claim_batch", route_after_claim_batch)
+    builder.add_edge("redact_batch", "build_episodes")
+    builder.add_edge("build_episodes", "write_episodes")
+    builder.add_conditional_edges("write_episodes", route_after_write_episodes)
+    builder.add_edge("wait_backoff", "write_episodes")
+    builder.add_edge("ack_batch", END)
+    builder.add_edge("dead_letter_batch", END)
+    return builder
+
+
+graph: CompiledStateGraph = build_drain_graph().compile()
+
+__all__ = ["build_drain_graph", "graph"]

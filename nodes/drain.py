@@ -1,0 +1,204 @@
+"""Nodes of the drain graph: claim → redact → build episodes → write → ack, with retry and DLQ."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from itertools import groupby
+from typing import Any, Literal
+
+import redis
+from langgraph.runtime import Runtime
+from plait.nodes.ports import QueueEntry
+from plait.nodes.redact import redact
+from plait.state.background import ClaimedEvent, DrainState
+from plait.state.context import PlaitContext
+from plait.state.events import EventKind, SessionEvent
+
+from plait.errors import BackendUnavailable
+
+STALE_AFTER_MS = 60_000
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 30.0
+CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+# A server that is down is not the events' fault: they stay queued, no try is counted.
+UNREACHABLE = (BackendUnavailable, ConnectionError, redis.ConnectionError, redis.TimeoutError)
+
+
+EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
+
+
+def episode_uuid(group_id: str, event: SessionEvent) -> str:
+    """The episode of one event: the same event always maps to the same uuid (no duplicates)."""
+    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{group_id}/{event.root_session_id}/{event.id}"))
+
+
+def is_chatter(event: SessionEvent) -> bool:
+    """Assistant chatter and raw tool output stay out of the knowledge graph."""
+    return event.kind in CHATTER_KINDS
+
+
+def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
+    """Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2**attempt)]."""
+    ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
+    return ceiling * (random.random() if jitter is None else jitter)
+
+
+def chunk_episodes(
+    batch: list[ClaimedEvent], *, max_events: int, max_bytes: int
+) -> list[list[ClaimedEvent]]:
+    """Split a batch into episodes: one group and root session each, in order, within limits."""
+    chunks: list[list[ClaimedEvent]] = []
+    for _, run in groupby(batch, key=lambda c: (c.group_id, c.event.root_session_id)):
+        current: list[ClaimedEvent] = []
+        size = 0
+        for claimed in run:
+            weight = len(claimed.event.model_dump_json().encode())
+            if current and (len(current) >= max_events or size + weight > max_bytes):
+                chunks.append(current)
+                current, size = [], 0
+            current.append(claimed)
+            size += weight
+        if current:
+            chunks.append(current)
+    return chunks
+
+
+def as_entry(claimed: ClaimedEvent) -> QueueEntry:
+    """Back to the store's queue entry."""
+    return QueueEntry(
+        entry_id=claimed.entry_id,
+        group_id=claimed.group_id,
+        event=claimed.event,
+        deliveries=claimed.deliveries,
+    )
+
+
+async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Claim up to ``batch_size`` entries: stale ones of dead workers first, then new ones."""
+    context = runtime.context
+    entries = await context.store.claim(
+        state["consumer"], count=context.settings.redis.batch_size, min_idle_ms=STALE_AFTER_MS
+    )
+    batch = [
+        ClaimedEvent(
+            entry_id=e.entry_id, group_id=e.group_id, event=e.event, deliveries=e.deliveries
+        )
+        for e in entries
+    ]
+    return {
+        "batch": batch,
+        "claimed": len(batch),
+        "attempt": 0,
+        "error": None,
+        "unreachable": False,
+    }
+
+
+async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Redact again before anything leaves the process (events are redacted at capture too)."""
+    redacted = [
+        claimed.model_copy(
+            update={
+                "event": claimed.event.model_copy(
+                    update={
+                        "summary": redact(claimed.event.summary),
+                        "body": redact(claimed.event.body),
+                    }
+                )
+            }
+        )
+        for claimed in state.get("batch", [])
+    ]
+    return {"batch": redacted}
+
+
+async def build_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Drop chatter, then split into per-group, per-session episodes within the batch limits."""
+    settings = runtime.context.settings.redis
+    kept = [c for c in state.get("batch", []) if not is_chatter(c.event)]
+    episodes = chunk_episodes(
+        kept, max_events=settings.batch_size, max_bytes=settings.batch_max_bytes
+    )
+    return {"episodes": episodes}
+
+
+async def write_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Write every episode; episode uuids derive from event ids, so a retry never duplicates."""
+    knowledge = runtime.context.knowledge
+    if knowledge is None:
+        return {"error": "no knowledge graph configured", "attempt": state.get("attempt", 0) + 1}
+    written = 0
+    try:
+        for episode in state.get("episodes", []):
+            events = [claimed.event for claimed in episode]
+            written += await knowledge.write_episodes(episode[0].group_id, events)
+    except UNREACHABLE as error:
+        return {"error": f"graph server unreachable: {error}", "unreachable": True}
+    except Exception as error:
+        reason = f"{type(error).__name__}: {error}"[:2000]
+        return {"error": reason, "attempt": state.get("attempt", 0) + 1}
+    return {"error": None, "written": state.get("written", 0) + written}
+
+
+async def wait_backoff(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Sleep with exponential backoff and jitter before the next try."""
+    await runtime.context.sleep(backoff_seconds(state.get("attempt", 1)))
+    return {}
+
+
+async def ack_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Acknowledge the whole batch (chatter included: it is done with)."""
+    await runtime.context.store.ack([as_entry(c) for c in state.get("batch", [])])
+    return {"batch": [], "episodes": []}
+
+
+async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Give up on the batch: every entry goes to the dead letters with the reason."""
+    reason = state.get("error") or "unknown error"
+    batch = state.get("batch", [])
+    for claimed in batch:
+        await runtime.context.store.dead_letter(as_entry(claimed), reason)
+    return {
+        "batch": [],
+        "episodes": [],
+        "dead_lettered": state.get("dead_lettered", 0) + len(batch),
+    }
+
+
+def route_after_claim_batch(state: DrainState) -> Literal["redact_batch", "__end__"]:
+    """Nothing claimed, nothing to do."""
+    return "redact_batch" if state.get("batch") else "__end__"
+
+
+def route_after_write_episodes(
+    state: DrainState, runtime: Runtime[PlaitContext]
+) -> Literal["ack_batch", "wait_backoff", "dead_letter_batch", "__end__"]:
+    """Ack on success; retry with backoff; dead-letter after ``drain_retry_max`` tries; leave
+    the batch pending (claimed again on the next run) when the graph server is unreachable.
+    """
+    if state.get("error") is None:
+        return "ack_batch"
+    if state.get("unreachable"):
+        return "__end__"
+    if state.get("attempt", 0) >= runtime.context.settings.redis.drain_retry_max:
+        return "dead_letter_batch"
+    return "wait_backoff"
+
+
+__all__ = [
+    "UNREACHABLE",
+    "ack_batch",
+    "backoff_seconds",
+    "build_episodes",
+    "chunk_episodes",
+    "claim_batch",
+    "dead_letter_batch",
+    "episode_uuid",
+    "is_chatter",
+    "redact_batch",
+    "route_after_claim_batch",
+    "route_after_write_episodes",
+    "wait_backoff",
+    "write_episodes",
+]

@@ -1,0 +1,51 @@
+"""Nodes of the cache-refresh graph: search long-term memory, rank, cache for the next turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from plait.nodes.hooks import project_cache_key, session_cache_key
+from plait.nodes.recall import rank_hits, render_recall
+from plait.state.background import Hit, RefreshState
+from plait.state.context import PlaitContext
+from plait.state.hooks import CachedRecall
+
+
+async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Hybrid search of the project group and the user's preference group."""
+    context = runtime.context
+    if context.knowledge is None:
+        return {"hits": []}
+    from plait.adapters.graphiti.groups import user_group_id
+
+    groups = [state["group_id"], user_group_id(context.settings.graphiti.group_id_prefix)]
+    found = await context.knowledge.search(
+        state["query"], groups, context.settings.graphiti.search_limit
+    )
+    return {"hits": [Hit(uuid=h.uuid, kind=h.kind, text=h.text, score=h.score) for h in found]}
+
+
+async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Drop repeats, best first, within the search limit."""
+    limit = runtime.context.settings.graphiti.search_limit
+    return {"hits": rank_hits(state.get("hits", []), limit=limit)}
+
+
+async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Cache the rendered recall for the session and as the project's newest, with a TTL."""
+    settings = runtime.context.settings
+    text, refs = render_recall(state.get("hits", []), settings.envelope.persistent_budget_bytes)
+    recall = CachedRecall(query=state["query"], text=text, node_refs=refs)
+    payload = recall.model_dump_json()
+    ttl = settings.redis.cache_ttl_seconds
+    store = runtime.context.store
+    await store.put_cache(
+        session_cache_key(state["group_id"], state["root_session_id"]), payload, ttl
+    )
+    if text:
+        await store.put_cache(project_cache_key(state["group_id"]), payload, ttl)
+    return {"recall": recall}
+
+
+__all__ = ["rank", "search_graph", "write_cache"]

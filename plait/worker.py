@@ -1,0 +1,50 @@
+"""``plait worker``: the drain loop as its own process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from plait.background import Background
+from plait.memory import knowledge_factory, make_checkpointer, project_group_id
+from plait.service import open_backends
+from plait.settings import Settings
+
+logger = logging.getLogger("plait")
+
+
+async def run_worker(
+    settings: Settings, project_dir: Path, *, consumer: str | None = None, once: bool = False
+) -> int:
+    """Drain until the queue is empty (``once``) or forever; return how many episodes it wrote."""
+    backends = await open_backends(settings, allow_degraded=False)
+    background = Background(
+        store=backends.store,
+        settings=settings,
+        group_id=project_group_id(settings, project_dir.resolve()),
+        knowledge_factory=knowledge_factory(backends),
+        checkpointer=make_checkpointer(backends),
+        consumer=consumer,
+    )
+    written = 0
+    try:
+        while True:
+            report = await background.drain()
+            written += report.written
+            if report.batches or report.dead_lettered:
+                logger.info(
+                    "plait worker %s: %d written, %d dead-lettered",
+                    background.consumer,
+                    report.written,
+                    report.dead_lettered,
+                )
+            if once and not report.left_queued:
+                return written
+            await asyncio.sleep(1.0 if report.batches else background.interval_seconds / 10)
+    finally:
+        await background.aclose()
+        await backends.aclose()
+
+
+__all__ = ["run_worker"]

@@ -1,0 +1,114 @@
+"""Settings: precedence, coercion, and errors that name the key, the value and the source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plait.configref import render_reference
+from plait.errors import ConfigError
+from plait.settings import Settings, coerce_endpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def isolated_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    for name in list(__import__("os").environ):
+        if name.upper().startswith("PLAIT_"):
+            monkeypatch.delenv(name)
+    return home
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_settings_defaults_match_the_seed_plugin(tmp_path: Path) -> None:
+    settings = Settings.load(tmp_path)
+    assert settings.redis.url is None
+    assert (settings.redis.batch_size, settings.redis.batch_max_bytes) == (20, 51200)
+    assert settings.redis.session_ttl_seconds == 86400
+    assert settings.redis.cache_ttl_seconds == 600
+    assert settings.redis.drain_retry_max == 3
+    assert settings.graphiti.group_id_prefix == "plait"
+    assert settings.graphiti.drift_threshold == 0.5
+    assert settings.snapshot.budget_bytes == 3000
+
+
+def test_settings_precedence_arguments_env_project_user(
+    tmp_path: Path, isolated_config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(
+        isolated_config / "plait" / "config.toml", "[redis]\nbatch_size = 1\ndrain_retry_max = 9\n"
+    )
+    write(tmp_path / ".plait.toml", "[redis]\nbatch_size = 2\ncache_ttl_seconds = 77\n")
+    settings = Settings.load(tmp_path)
+    assert settings.redis.batch_size == 2
+    assert settings.redis.drain_retry_max == 9
+    monkeypatch.setenv("PLAIT_REDIS__BATCH_SIZE", "3")
+    assert Settings.load(tmp_path).redis.batch_size == 3
+    assert Settings.load(tmp_path, redis={"batch_size": 4}).redis.batch_size == 4
+    assert Settings.load(tmp_path, redis={"batch_size": 4}).redis.cache_ttl_seconds == 77
+
+
+def test_settings_read_tool_plait_from_pyproject(tmp_path: Path) -> None:
+    write(
+        tmp_path / "pyproject.toml",
+        '[project]\nname = "x"\n\n[tool.plait.snapshot]\nbudget_bytes = 4000\n',
+    )
+    assert Settings.load(tmp_path).snapshot.budget_bytes == 4000
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("localhost", "redis://localhost:6379"),
+        ("cache.internal:6380", "redis://cache.internal:6380"),
+        ("rediss://secure:6390/1", "rediss://secure:6390/1"),
+    ],
+)
+def test_settings_coerce_endpoints(given: str, expected: str) -> None:
+    assert coerce_endpoint(given) == expected
+
+
+def test_settings_reject_a_disallowed_scheme_naming_the_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAIT_REDIS__URL", "http://example:80")
+    with pytest.raises(ConfigError) as caught:
+        Settings.load(tmp_path)
+    message = str(caught.value)
+    assert "redis.url" in message and "'http://example:80'" in message
+    assert "PLAIT_REDIS__URL" in message and "scheme 'http'" in message
+
+
+def test_settings_bad_value_names_the_file(tmp_path: Path) -> None:
+    config = write(tmp_path / ".plait.toml", '[redis]\nbatch_size = "many"\n')
+    with pytest.raises(ConfigError) as caught:
+        Settings.load(tmp_path)
+    assert "redis.batch_size = 'many'" in str(caught.value)
+    assert str(config) in str(caught.value)
+
+
+def test_settings_unparsable_file_is_named(tmp_path: Path) -> None:
+    config = write(tmp_path / ".plait.toml", "[redis\nbatch_size = 1\n")
+    with pytest.raises(ConfigError, match="cannot read config file") as caught:
+        Settings.load(tmp_path)
+    assert str(config) in str(caught.value)
+
+
+def test_settings_unknown_key_is_rejected(tmp_path: Path) -> None:
+    write(tmp_path / ".plait.toml", "[redis]\nbatchsize = 5\n")
+    with pytest.raises(ConfigError, match="redis.batchsize"):
+        Settings.load(tmp_path)
+
+
+def test_configuration_reference_is_current() -> None:
+    committed = (ROOT / "docs" / "configuration.md").read_text()
+    assert committed == render_reference(), "run: uv run plait config-reference"
