@@ -11,7 +11,7 @@ from typing import Any
 
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_opencode import extract_opencode
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, SessionEvent
 from plait.state.hooks import HOOK_NAMES, SessionRef, ToolPolicy
 
 from plait.errors import InvalidHookPayload, UnknownHook
@@ -49,10 +49,43 @@ def parse_hook(name: str, payload: Mapping[str, Any], session: SessionRef) -> Pa
     """Turn an OpenCode hook payload into events for ``session``."""
     turn = extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
     events = [
-        event.model_copy(update={"root_session_id": session.root_session_id})
+        event.model_copy(
+            update={
+                "root_session_id": session.root_session_id,
+                "session_id": event.session_id or session.session_id,
+            }
+        )
         for event in turn.events
     ]
+    is_child = session.session_id != session.root_session_id
+    if is_child:
+        events = [as_subagent_work(event, session) for event in events]
+        if turn.event_type == "session.idle":
+            events.append(subagent_finished(session))
     return ParsedHook(events=events, host_event=turn.event_type or "", query=turn.query or "")
+
+
+def as_subagent_work(event: SessionEvent, session: SessionRef) -> SessionEvent:
+    """In a child session, the prompt is the subagent's task and its answer a discovery; they
+    must not pass for the root's own request or compaction summary."""
+    if event.kind is EventKind.PROMPT:
+        update = {"kind": EventKind.SUBAGENT_START, "summary": f"subagent: {event.summary}"}
+        return event.model_copy(update={**update, "key": session.session_id, "body": ""})
+    if event.kind is EventKind.MESSAGE:
+        return event.model_copy(update={"kind": EventKind.DISCOVERY, "body": ""})
+    return event
+
+
+def subagent_finished(session: SessionRef) -> SessionEvent:
+    """A child session went idle: its subagent is done."""
+    return SessionEvent(
+        root_session_id=session.root_session_id,
+        session_id=session.session_id,
+        kind=EventKind.SUBAGENT_FINISH,
+        summary=f"subagent {session.session_id} finished",
+        key=session.session_id,
+        source_hook="event",
+    )
 
 
 def find_target(name: str, payload: Mapping[str, Any]) -> HookTarget | None:

@@ -61,6 +61,7 @@ class Background:
         checkpointer: BaseCheckpointSaver | None = None,
         consumer: str | None = None,
         interval_seconds: float = DRAIN_INTERVAL_SECONDS,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         """Nothing starts until :meth:`start`; the knowledge graph is opened lazily."""
         self.store = store
@@ -68,6 +69,7 @@ class Background:
         self.group_id = group_id
         self.consumer = consumer or default_consumer_name()
         self.interval_seconds = interval_seconds
+        self._sleep = sleep
         self._knowledge_factory = knowledge_factory
         self._knowledge: KnowledgeGraph | None = None
         self._knowledge_lock = asyncio.Lock()
@@ -121,7 +123,11 @@ class Background:
 
     def _context(self, knowledge: KnowledgeGraph, group_id: str) -> PlaitContext:
         return PlaitContext(
-            store=self.store, settings=self.settings, group_id=group_id, knowledge=knowledge
+            store=self.store,
+            settings=self.settings,
+            group_id=group_id,
+            knowledge=knowledge,
+            sleep=self._sleep,
         )
 
     # -- drain ----------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""Long-term memory: graphiti-core on FalkorDB."""

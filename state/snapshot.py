@@ -1,0 +1,240 @@
+"""The session snapshot: bounded, priority-tiered, folded incrementally from events.
+
+Every collection has a cap, so the snapshot's size (and the cost of folding one more event) does
+not depend on how long the session is. ``fold_snapshot`` is the reducer of the hooks graph's
+``snapshot`` channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from plait.state.events import EventKind, SessionEvent, truncate_utf8
+
+LAST_TEXT_MAX_BYTES = 600
+COMPACTION_MAX_BYTES = 1200
+
+# section name -> cap on its items
+CAPS: dict[str, int] = {
+    "decisions": 10,
+    "rules": 10,
+    "tasks": 10,
+    "errors": 6,
+    "files": 10,
+    "edits": 6,
+    "subagents_open": 4,
+    "subagents_done": 4,
+    "discoveries": 6,
+    "git": 4,
+    "environment": 6,
+}
+
+
+class Item(BaseModel):
+    """One remembered thing: its identity, its text, the event that last touched it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    text: str
+    event_id: int = 0
+
+
+class Snapshot(BaseModel):
+    """What a session is doing, bounded. Sections hold items oldest first, newest last."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    last_request: str = ""
+    intent: str = ""
+    last_assistant: str = ""
+    compaction_summary: str = ""
+    decisions: list[Item] = Field(default_factory=list)
+    rules: list[Item] = Field(default_factory=list)
+    tasks: list[Item] = Field(default_factory=list)
+    errors: list[Item] = Field(default_factory=list)
+    files: list[Item] = Field(default_factory=list)
+    edits: list[Item] = Field(default_factory=list)
+    subagents_open: list[Item] = Field(default_factory=list)
+    subagents_done: list[Item] = Field(default_factory=list)
+    discoveries: list[Item] = Field(default_factory=list)
+    git: list[Item] = Field(default_factory=list)
+    environment: list[Item] = Field(default_factory=list)
+    events_folded: int = 0
+
+    def is_empty(self) -> bool:
+        """Nothing worth injecting."""
+        return not (
+            self.last_request
+            or self.compaction_summary
+            or any(getattr(self, name) for name in CAPS)
+        )
+
+    def is_duplicate(self, event: SessionEvent) -> bool:
+        """The event would change nothing: its item is already held, with the same text."""
+        section = SECTION_OF.get(event.kind)
+        if section is None:
+            if event.kind is EventKind.PROMPT:
+                return event.summary == self.last_request
+            return False
+        items: list[Item] = getattr(self, section)
+        key = item_key(event)
+        if section == "files":
+            return bool(items) and items[-1].key == key and items[-1].text == file_text(event)
+        return any(item.key == key and item.text == event.summary for item in items)
+
+
+SECTION_OF: dict[EventKind, str] = {
+    EventKind.DECISION: "decisions",
+    EventKind.RULE: "rules",
+    EventKind.PREFERENCE: "rules",
+    EventKind.TASK_CREATE: "tasks",
+    EventKind.TASK_UPDATE: "tasks",
+    EventKind.ERROR: "errors",
+    EventKind.FILE_READ: "files",
+    EventKind.FILE_WRITE: "files",
+    EventKind.FILE_EDIT: "files",
+    EventKind.DISCOVERY: "discoveries",
+    EventKind.GIT: "git",
+    EventKind.CWD_CHANGE: "environment",
+    EventKind.ENV_CHANGE: "environment",
+    EventKind.SUBAGENT_START: "subagents_open",
+}
+
+
+def item_key(event: SessionEvent) -> str:
+    """The identity an event's item is kept under."""
+    if event.key:
+        return event.key
+    if event.refs and event.kind in (EventKind.FILE_READ, EventKind.FILE_WRITE, EventKind.FILE_EDIT):
+        return event.refs[0]
+    return " ".join(event.summary.lower().split())[:120]
+
+
+def file_text(event: SessionEvent) -> str:
+    """How a file appears in files in play: its path and what was last done to it."""
+    action = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "written"}.get(event.kind, "edited")
+    return f"{item_key(event)} ({action})"
+
+
+def upsert(items: list[Item], item: Item, cap: int) -> None:
+    """Put ``item`` last (newest), replacing one with the same key; drop the oldest over cap."""
+    items[:] = [existing for existing in items if existing.key != item.key]
+    items.append(item)
+    del items[: max(0, len(items) - cap)]
+
+
+def remove(items: list[Item], key: str) -> Item | None:
+    """Take the item with ``key`` out; return it."""
+    for index, existing in enumerate(items):
+        if existing.key == key:
+            return items.pop(index)
+    return None
+
+
+def mentions(item: Item, terms: Sequence[str]) -> bool:
+    """Whether an item's text names any of the terms."""
+    text = item.text.lower()
+    return any(term and term in text for term in terms)
+
+
+def apply_event(snapshot: Snapshot, event: SessionEvent) -> None:
+    """Fold one event into a (mutable, already copied) snapshot."""
+    handler = HANDLERS.get(event.kind)
+    if handler is not None:
+        handler(snapshot, event)
+    snapshot.events_folded += 1
+
+
+def _prompt(s: Snapshot, e: SessionEvent) -> None:
+    s.last_request = truncate_utf8(e.body or e.summary, LAST_TEXT_MAX_BYTES)
+
+
+def _intent(s: Snapshot, e: SessionEvent) -> None:
+    s.intent = e.summary
+
+
+def _message(s: Snapshot, e: SessionEvent) -> None:
+    s.last_assistant = truncate_utf8(e.body or e.summary, COMPACTION_MAX_BYTES)
+
+
+def _compaction(s: Snapshot, e: SessionEvent) -> None:
+    s.compaction_summary = truncate_utf8(e.body or s.last_assistant or e.summary, COMPACTION_MAX_BYTES)
+
+
+def _decision(s: Snapshot, e: SessionEvent) -> None:
+    rejected = [k.removeprefix("not:") for k in e.keywords if k.startswith("not:")]
+    if rejected:
+        s.decisions[:] = [d for d in s.decisions if not mentions(d, rejected)]
+    _keep(s, "decisions", e)
+
+
+def _keep(s: Snapshot, section: str, e: SessionEvent) -> None:
+    upsert(getattr(s, section), Item(key=item_key(e), text=e.summary, event_id=e.id), CAPS[section])
+
+
+def _task_done(s: Snapshot, e: SessionEvent) -> None:
+    remove(s.tasks, item_key(e))
+
+
+def _error_resolved(s: Snapshot, e: SessionEvent) -> None:
+    remove(s.errors, item_key(e))
+
+
+def _file(s: Snapshot, e: SessionEvent) -> None:
+    key = item_key(e)
+    upsert(s.files, Item(key=key, text=file_text(e), event_id=e.id), CAPS["files"])
+    if e.kind is not EventKind.FILE_READ:
+        upsert(s.edits, Item(key=key, text=e.summary, event_id=e.id), CAPS["edits"])
+
+
+def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
+    started = remove(s.subagents_open, item_key(e))
+    text = f"{started.text} (done)" if started else e.summary
+    upsert(s.subagents_done, Item(key=item_key(e), text=text, event_id=e.id), CAPS["subagents_done"])
+
+
+HANDLERS: dict[EventKind, Any] = {
+    EventKind.PROMPT: _prompt,
+    EventKind.INTENT: _intent,
+    EventKind.MESSAGE: _message,
+    EventKind.COMPACTION_SUMMARY: _compaction,
+    EventKind.DECISION: _decision,
+    EventKind.RULE: lambda s, e: _keep(s, "rules", e),
+    EventKind.PREFERENCE: lambda s, e: _keep(s, "rules", e),
+    EventKind.TASK_CREATE: lambda s, e: _keep(s, "tasks", e),
+    EventKind.TASK_UPDATE: lambda s, e: _keep(s, "tasks", e),
+    EventKind.TASK_COMPLETE: _task_done,
+    EventKind.ERROR: lambda s, e: _keep(s, "errors", e),
+    EventKind.ERROR_RESOLVED: _error_resolved,
+    EventKind.FILE_READ: _file,
+    EventKind.FILE_WRITE: _file,
+    EventKind.FILE_EDIT: _file,
+    EventKind.DISCOVERY: lambda s, e: _keep(s, "discoveries", e),
+    EventKind.GIT: lambda s, e: _keep(s, "git", e),
+    EventKind.CWD_CHANGE: lambda s, e: _keep(s, "environment", e),
+    EventKind.ENV_CHANGE: lambda s, e: _keep(s, "environment", e),
+    EventKind.SUBAGENT_START: lambda s, e: _keep(s, "subagents_open", e),
+    EventKind.SUBAGENT_FINISH: _subagent_done,
+}
+
+
+def fold_snapshot(
+    current: Snapshot | None, update: Snapshot | Sequence[SessionEvent] | None
+) -> Snapshot:
+    """Reducer: a Snapshot replaces; a list of events folds in, in order. Pure."""
+    if isinstance(update, Snapshot):
+        return update
+    base = current if isinstance(current, Snapshot) else Snapshot()
+    if not update:
+        return base
+    folded = base.model_copy(deep=True)
+    for event in update:
+        apply_event(folded, event)
+    return folded
+
+
+__all__ = ["CAPS", "SECTION_OF", "Item", "Snapshot", "fold_snapshot", "item_key"]
