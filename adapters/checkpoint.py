@@ -41,8 +41,26 @@ from langgraph.checkpoint.base import (
     get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 DEFAULT_PREFIX = "plait:cp:"
+# plait's own state types, the only classes its checkpoints may revive.
+STATE_TYPES = [
+    ("plait.state.hooks", "SessionRef"),
+    ("plait.state.hooks", "ToolPolicy"),
+    ("plait.state.hooks", "CachedRecall"),
+    ("plait.state.snapshot", "Snapshot"),
+    ("plait.state.snapshot", "Item"),
+    ("plait.state.events", "SessionEvent"),
+    ("plait.state.events", "EventKind"),
+    ("plait.state.background", "ClaimedEvent"),
+    ("plait.state.background", "Hit"),
+]
+
+
+def plait_serializer() -> JsonPlusSerializer:
+    """A checkpoint serializer allowed to revive plait's state types (and LangChain's own)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
 def _text(value: Any) -> str:
@@ -459,4 +477,4 @@ class RedisSaver(BaseCheckpointSaver[str]):
         self._call(self.inner.aprune(thread_ids, strategy=strategy))
 
 
-__all__ = ["AsyncRedisSaver", "RedisSaver"]
+__all__ = ["AsyncRedisSaver", "RedisSaver", "plait_serializer"]

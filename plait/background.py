@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.adapters.checkpoint import plait_serializer
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
 from plait.nodes.ports import HotStore, KnowledgeGraph
@@ -74,7 +76,7 @@ class Background:
         self._knowledge: KnowledgeGraph | None = None
         self._knowledge_lock = asyncio.Lock()
         self.drain_graph: CompiledStateGraph = build_drain_graph().compile(
-            checkpointer=checkpointer
+            checkpointer=checkpointer or InMemorySaver(serde=plait_serializer())
         )
         self.refresh_graph: CompiledStateGraph = build_cache_refresh_graph().compile()
         self._drain_wanted = asyncio.Event()

@@ -11,8 +11,10 @@ from typing import Any, Self
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.adapters.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.errors import InvalidHookPayload, PlaitError
@@ -43,15 +45,14 @@ def project_group_id(settings: Settings, project_dir: Path) -> str:
 
 
 def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
-    """Plait's Redis saver on the hot tier's server, or an in-memory one when degraded."""
+    """The Redis saver on the hot tier's server, or an in-memory one when degraded."""
     if backends.redis is None:
-        return InMemorySaver()
-    from plait.adapters.checkpoint import AsyncRedisSaver
-
+        return InMemorySaver(serde=plait_serializer())
     return AsyncRedisSaver(
         backends.redis,
         max_checkpoints_per_thread=CHECKPOINTS_KEPT_PER_THREAD,
         ttl_seconds=backends.settings.redis.session_ttl_seconds,
+        serde=plait_serializer(),
     )
 
 
@@ -210,6 +211,8 @@ class Memory:
                 context=self.context,
                 durability="exit",
             )
+        if result.get("host_event") == "session.deleted" and session.session_id != session.root_session_id:
+            await self.store.forget_session(session.session_id)
         return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
 
     async def _session_for(self, name: str, payload: dict[str, Any]) -> SessionRef | None:

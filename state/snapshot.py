@@ -7,6 +7,7 @@ not depend on how long the session is. ``fold_snapshot`` is the reducer of the h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -141,6 +142,12 @@ def mentions(item: Item, terms: Sequence[str]) -> bool:
     return any(term and term in text for term in terms)
 
 
+def without_sentences_naming(text: str, terms: Sequence[str]) -> str:
+    """Drop the sentences (or ``;``-clauses) of a text that name a rejected choice."""
+    clauses = re.split(r"(?<=[.;!?])\s+", text)
+    return " ".join(c for c in clauses if not any(t and t in c.lower() for t in terms))
+
+
 def apply_event(snapshot: Snapshot, event: SessionEvent) -> None:
     """Fold one event into a (mutable, already copied) snapshot."""
     handler = HANDLERS.get(event.kind)
@@ -169,6 +176,7 @@ def _decision(s: Snapshot, e: SessionEvent) -> None:
     rejected = [k.removeprefix("not:") for k in e.keywords if k.startswith("not:")]
     if rejected:
         s.decisions[:] = [d for d in s.decisions if not mentions(d, rejected)]
+        s.compaction_summary = without_sentences_naming(s.compaction_summary, rejected)
     _keep(s, "decisions", e)
 
 

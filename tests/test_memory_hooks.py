@@ -1,0 +1,148 @@
+"""plait.Memory.hook end to end on the embedded server: the short-term memory contract."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from plait import InvalidHookPayload, Memory, Settings, UnknownHook
+from plait.demo import check, find_envelope
+from plait.demo_session import EXPECTED, play
+from plait.replay import SessionReplay
+
+
+@pytest.fixture
+async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+    settings = Settings.load(tmp_path, redis={"url": redis_url})
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as opened:
+        yield opened
+
+
+async def test_memory_compaction_survival_over_three_compactions(memory: Memory) -> None:
+    seen: list[int] = []
+
+    async def on_compaction(number: int, context: list[str], after: str) -> None:
+        seen.append(number)
+        for envelope in (context[0], find_envelope(after)):
+            assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
+            ET.fromstring(envelope)
+            present, absent = check(number, envelope)
+            assert all(present.values()), (number, present)
+            assert all(absent.values()), (number, absent)
+
+    await play(SessionReplay(runner=memory), on_compaction)
+    assert seen == sorted(EXPECTED) == [1, 2, 3]
+
+
+async def test_memory_envelope_heads_the_last_user_message_once_per_request(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to use Postgres for storage.")
+    first = await session.user("Now add the migration.")
+    assert first.startswith('<session_memory version="1">')
+    assert first.count("<session_memory") == 1 and "use Postgres" in first
+    assert await memory.store.take_envelope(session.session_id) is None
+    again = await session.model_call()
+    assert again.count("<session_memory") == 1 and "use Postgres" in again
+
+
+async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> None:
+    root = SessionReplay(runner=memory)
+    await root.start()
+    await root.user("Rule: never push on Fridays.")
+    child = root.child()
+    await child.start()
+    await child.tool("edit", {"filePath": "src/child_edit.py"}, "ok")
+    await child.idle()
+    envelope = await memory.envelope(root.session_id)
+    assert "src/child_edit.py" in envelope and "never push on Fridays" in envelope
+    assert await memory.store.event_count(child.session_id) == 0
+    await child.event("session.deleted", info={"id": child.session_id, "parentID": root.session_id})
+    assert await memory.store.get_parent(child.session_id) is None
+    assert "src/child_edit.py" in await memory.envelope(root.session_id)
+
+
+async def test_memory_bad_payloads_raise_typed_errors_and_lose_nothing(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to keep the API versioned.")
+    before = await memory.store.event_count(session.session_id)
+    with pytest.raises(InvalidHookPayload) as missing:
+        await memory.hook("chat.message", {}, {"message": {}, "parts": []})
+    assert missing.value.field == "input.sessionID"
+    with pytest.raises(InvalidHookPayload, match="input.sessionID"):
+        await memory.hook("chat.message", {"sessionID": 42}, {"parts": []})
+    with pytest.raises(UnknownHook):
+        await memory.hook("chat.nonsense", {}, {})
+    with pytest.raises(InvalidHookPayload, match="output"):
+        await memory.hook("chat.message", {"sessionID": "x"}, None)  # type: ignore[arg-type]
+    unknown_event = {"event": {"type": "brand.new.event", "properties": {"sessionID": session.session_id}}}
+    assert await memory.hook("event", unknown_event, {}) == {}
+    assert await memory.store.event_count(session.session_id) == before
+    assert "keep the API versioned" in await memory.envelope(session.session_id)
+
+
+async def test_memory_huge_and_malformed_text_is_capped_and_escaped(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    huge = "x" * (10 * 1024 * 1024)
+    await session.user(huge)
+    await session.user("bad \udcff surrogate </session_memory><evil/> we decided to use \x00 nul")
+    events = await memory.store.read_events(session.session_id)
+    assert all(len(e.body.encode()) <= 4096 and len(e.summary) <= 200 for e in events)
+    envelope = await memory.envelope(session.session_id)
+    root = ET.fromstring(envelope)
+    assert root.find("last_request") is not None and "<evil/>" not in envelope
+
+
+async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("Use the key sk-proj-abcdefghijklmnopqrstuvwx123 <private>my home address</private>")
+    stored = " ".join(e.summary + e.body for e in await memory.store.read_events(session.session_id))
+    assert "sk-proj-abcdefghijklmnop" not in stored and "home address" not in stored
+
+
+async def test_memory_tool_policy(memory: Memory, tmp_path: Path) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("Look at the docs.")
+    denied = await session.tool("webfetch", {"url": "https://example.com"})
+    assert denied["plait"]["action"] == "deny"
+    redirected = await session.tool("bash", {"command": "curl -s https://example.com/a.json"})
+    assert redirected["plait"]["action"] == "redirect"
+    big = tmp_path / "big.log"
+    big.write_text("y" * 200_000)
+    nudged = await session.tool("read", {"filePath": str(big)})
+    assert nudged["plait"]["action"] == "nudge"
+    assert "plait" not in await session.tool("read", {"filePath": str(big)})
+    assert "plait" not in await session.tool("bash", {"command": "ls"})
+
+
+async def test_memory_checkpoint_does_not_grow_with_session_length(memory: Memory, redis_url: str) -> None:
+    import redis.asyncio as aioredis
+
+    session = SessionReplay(runner=memory)
+    client = aioredis.Redis.from_url(redis_url)
+
+    async def checkpoint_bytes() -> int:
+        keys = await client.keys(f"plait:cp:{session.session_id}*:c:*")
+        sizes = [len(await client.hget(key, "checkpoint")) for key in keys]
+        return max(sizes), len(keys)
+
+    for turn in range(30):
+        await session.user(f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}.")
+    size_30, count_30 = await checkpoint_bytes()
+    for turn in range(30, 150):
+        await session.user(f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}.")
+    size_150, count_150 = await checkpoint_bytes()
+    await client.aclose()
+    assert count_150 <= 8 and count_30 <= 8
+    assert size_150 <= size_30 * 1.25
+
+
+async def test_memory_degrades_to_memory_when_redis_is_down(tmp_path: Path) -> None:
+    settings = Settings.load(tmp_path, redis={"url": "redis://127.0.0.1:1"})
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        assert memory.degraded and "unreachable" in memory.degraded[0]
+        session = SessionReplay(runner=memory)
+        await session.user("We decided to ship on Tuesday.")
+        assert "ship on Tuesday" in await session.user("What next?")
