@@ -22,7 +22,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-errors = Console(stderr=True)
 
 ProjectOption = Annotated[
     Path | None, typer.Option("--project", "-p", help="Project directory (default: here).")
@@ -44,7 +43,7 @@ def load_settings(project: Path | None, data_dir: Path | None) -> Settings:
 
 def fail(message: str, *, code: int = 1) -> typer.Exit:
     """Print one line to stderr and exit with ``code``."""
-    errors.print(f"plait: {message}", markup=False, highlight=False)
+    typer.echo(f"plait: {message}", err=True)
     raise typer.Exit(code)
 
 

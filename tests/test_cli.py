@@ -1,0 +1,63 @@
+"""The plait command line: doctor, dlq, bad configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plait.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    assert result.exit_code == 0, result.output
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert set(checks) == {"hot tier", "checkpointer", "knowledge graph", "llm", "embedder"}
+    assert all(c["status"] == "ok" for c in checks.values())
+    assert "embedded FalkorDB" in checks["hot tier"]["detail"]
+
+
+def test_doctor_fails_when_redis_url_points_at_a_dead_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLAIT_REDIS__URL", "redis://127.0.0.1:1")
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 1
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["hot tier"]["status"] == "unavailable"
+    assert "127.0.0.1:1" in checks["hot tier"]["detail"]
+    assert checks["checkpointer"]["status"] == "unavailable"
+
+
+def test_doctor_flags_a_provider_without_a_key(monkeypatch: pytest.MonkeyPatch, tmp_data_dir: Path) -> None:
+    monkeypatch.setenv("PLAIT_LLM__PROVIDER", "anthropic")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["llm"]["status"] == "unavailable" and "ANTHROPIC_API_KEY" in checks["llm"]["detail"]
+    assert result.exit_code == 0
+
+
+def test_cli_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / ".plait.toml").write_text("[redis]\nbatch_size = -4\n")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "redis.batch_size = -4" in lines[0] and ".plait.toml" in lines[0]
+
+
+def test_dlq_list_on_an_empty_queue(tmp_data_dir: Path) -> None:
+    result = runner.invoke(app, ["dlq", "list", "--json", "--data-dir", str(tmp_data_dir)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == []
+    dropped = runner.invoke(app, ["dlq", "drop", "--data-dir", str(tmp_data_dir)])
+    assert "dropped 0" in dropped.output
