@@ -1,0 +1,607 @@
+"""plait's local HTTP service: OpenCode's plugin posts hook payloads here.
+
+Routes:
+    ``POST /v1/hooks/{name}``  body ``{"input": {...}, "output": {...}}`` -> the mutated output.
+    ``POST /v1/hooks``         body ``{"calls": [{"name", "input", "output"}, ...]}`` (outbox).
+    ``GET  /v1/health``        liveness, no token needed, reveals nothing but the version.
+    ``GET  /openapi.json``     the schema (``/docs`` renders it).
+
+Every other route needs ``Authorization: Bearer <token>``; the token is checked (constant time)
+before the body is read, so an unauthenticated request records nothing. The body limit is enforced
+while reading, before any parsing (413).
+
+Files in the data dir (the contract with the OpenCode plugin, see ``adapters/opencode/plait.ts``):
+    ``<data_dir>/token``                      the bearer token, mode 0600, created on first use.
+    ``<data_dir>/services/<project_key>.json`` ``{"url", "host", "port", "pid", "project_dir",
+                                              "version"}`` while a service for that project runs.
+    ``project_key`` is the first 16 hex digits of sha256 of the project's real path (utf-8).
+Environment (read by the plugin): ``PLAIT_URL`` and ``PLAIT_TOKEN`` override both files;
+``PLAIT_DATA_DIR`` names the data dir.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import socket
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import pydantic_core
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from plait.errors import InvalidHookPayload, UnknownHook
+
+logger = logging.getLogger("plait")
+
+TOKEN_FILE = "token"
+SERVICES_DIR = "services"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 0
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+MAX_BATCH_CALLS = 500
+WARNING_HEADER = "x-plait-warning"
+PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
+SERVICE_VERSION = "1"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class HookRunner(Protocol):
+    """What the service needs from :class:`plait.Memory`."""
+
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run one hook and return the mutated output."""
+        ...
+
+
+# -- request and response models ----------------------------------------------------------------
+class HookRequest(BaseModel):
+    """One OpenCode hook call: the two objects OpenCode passed to the hook."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    input: dict[str, Any] = Field(description="The hook's first argument, as OpenCode passed it.")
+    output: dict[str, Any] = Field(
+        description="The hook's second argument (mutable); ``{}`` for ``event``."
+    )
+
+
+class HookCall(HookRequest):
+    """One hook call inside a batch."""
+
+    name: str = Field(description="The hook name, e.g. ``event`` or ``tool.execute.after``.")
+
+
+class BatchRequest(BaseModel):
+    """Several hook calls delivered late (the plugin's outbox), run in order."""
+
+    calls: list[HookCall] = Field(max_length=MAX_BATCH_CALLS)
+
+
+class BatchResult(BaseModel):
+    """What happened to one call of a batch."""
+
+    status: int
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    field: str | None = None
+
+
+class BatchResponse(BaseModel):
+    """One result per call, in order."""
+
+    results: list[BatchResult]
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a code, a message and the offending field when there is one."""
+
+    error: str
+    detail: str
+    field: str | None = None
+
+
+class Health(BaseModel):
+    """``GET /v1/health``."""
+
+    status: str = "ok"
+    service: str = "plait"
+    version: str = SERVICE_VERSION
+
+
+# -- pure helpers -------------------------------------------------------------------------------
+def bearer_token(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The token of an ``Authorization: Bearer`` header in raw ASGI headers, if any."""
+    for key, value in headers:
+        if key.lower() == b"authorization":
+            scheme, _, credentials = value.decode("latin-1").partition(" ")
+            if scheme.lower() == "bearer" and credentials.strip():
+                return credentials.strip()
+            return None
+    return None
+
+
+def token_matches(given: str | None, expected: str) -> bool:
+    """Constant-time comparison of a presented token against the expected one."""
+    if given is None:
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    """The ``Content-Length`` header as an int, None when absent or not a number."""
+    for key, value in headers:
+        if key.lower() == b"content-length":
+            with contextlib.suppress(ValueError):
+                return int(value)
+            return None
+    return None
+
+
+def error_field(error: ValidationError) -> str:
+    """A dotted path naming the first invalid field of a validation error (``body`` for JSON)."""
+    first = error.errors()[0]
+    if first.get("type") == "json_invalid":
+        return "body"
+    location = [str(part) for part in first.get("loc", ())]
+    return ".".join(location) or "body"
+
+
+def error_detail(error: ValidationError) -> str:
+    """The first validation error's message."""
+    return str(error.errors()[0].get("msg", "invalid"))
+
+
+def project_key(project_dir: Path | str) -> str:
+    """The key of a project's service file: sha256 of its real path, 16 hex digits."""
+    real = os.path.realpath(os.fspath(project_dir))
+    return hashlib.sha256(real.encode()).hexdigest()[:16]
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON bytes (pydantic-core's serializer, fast on big message lists)."""
+    return pydantic_core.to_json(value)
+
+
+def original_output(body: bytes) -> bytes:
+    """The ``output`` object of a raw hook request body, re-serialized."""
+    return dumps(json.loads(body)["output"])
+
+
+def error_response(status: int, error: str, detail: str, field: str | None = None) -> Response:
+    """A JSON error response in the :class:`ErrorBody` shape."""
+    body = ErrorBody(error=error, detail=detail, field=field).model_dump(exclude_none=True)
+    return Response(dumps(body), status_code=status, media_type="application/json")
+
+
+# -- ASGI guards (outermost first: token, then size) --------------------------------------------
+async def send_plain_error(send: Send, status: int, error: str, detail: str) -> None:
+    """Answer a raw ASGI request with a JSON error without touching the app."""
+    body = dumps({"error": error, "detail": detail})
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerTokenGuard:
+    """Rejects every non-public HTTP request without the right bearer token (401)."""
+
+    def __init__(self, app: ASGIApp, *, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the token, then pass the request on."""
+        if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
+            given = bearer_token(scope.get("headers", []))
+            if not token_matches(given, self.token):
+                await send_plain_error(send, 401, "unauthorized", "missing or wrong bearer token")
+                return
+        await self.app(scope, receive, send)
+
+
+class BodySizeGuard:
+    """Reads at most ``max_body_bytes`` of a request body; more is 413 before any parsing."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Buffer the body within the limit and replay it to the app."""
+        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        length = declared_length(scope.get("headers", []))
+        if length is not None and length > self.max_body_bytes:
+            await self._too_large(send)
+            return
+        body = await self._read(receive)
+        if body is None:
+            await self._too_large(send)
+            return
+        await self.app(scope, replay(body, receive), send)
+
+    async def _read(self, receive: Receive) -> bytes | None:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        return b"".join(chunks)
+
+    async def _too_large(self, send: Send) -> None:
+        detail = f"request body exceeds {self.max_body_bytes} bytes"
+        await send_plain_error(send, 413, "payload_too_large", detail)
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that yields the buffered body once, then defers to the real one."""
+    sent = False
+
+    async def receive_again() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return receive_again
+
+
+# -- the app ------------------------------------------------------------------------------------
+async def run_hook(
+    memory: HookRunner, name: str, request: HookRequest, original: Callable[[], bytes]
+) -> Response:
+    """Run one hook; 404 unknown hook, 422 invalid payload, fail open on anything else.
+
+    ``original`` gives the output as it came in (the hook may have mutated it before failing).
+    """
+    try:
+        output = await memory.hook(name, request.input, request.output)
+    except UnknownHook as error:
+        return error_response(404, "unknown_hook", str(error), error.field or None)
+    except InvalidHookPayload as error:
+        return error_response(422, "invalid_hook_payload", str(error), error.field or None)
+    except Exception as error:  # a broken memory layer must never break the agent
+        logger.warning("plait: %s hook failed open: %r", name, error)
+        warning = f"hook failed open: {type(error).__name__}"
+        headers = {WARNING_HEADER: warning}
+        return Response(original(), media_type="application/json", headers=headers)
+    return Response(dumps(output), media_type="application/json")
+
+
+async def run_call(memory: HookRunner, call: HookCall) -> BatchResult:
+    """Run one call of a batch and describe the outcome."""
+    before = dumps(call.output)
+    response = await run_hook(memory, call.name, call, lambda: before)
+    payload = json.loads(bytes(response.body))
+    if response.status_code == 200:
+        return BatchResult(status=200, output=payload, error=response.headers.get(WARNING_HEADER))
+    return BatchResult(
+        status=response.status_code, error=payload.get("detail"), field=payload.get("field")
+    )
+
+
+def hook_request_schema() -> dict[str, Any]:
+    """OpenAPI ``requestBody`` for the hook route (the body is parsed by hand, for speed)."""
+    schema = HookRequest.model_json_schema()
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "Malformed JSON or a missing/invalid field."},
+    401: {"model": ErrorBody, "description": "No bearer token, or a wrong one."},
+    404: {"model": ErrorBody, "description": "Unknown hook name."},
+    413: {"model": ErrorBody, "description": "Body over the limit."},
+    422: {"model": ErrorBody, "description": "plait cannot use the payload; names the field."},
+}
+
+
+def add_routes(app: FastAPI, memory: HookRunner) -> None:
+    """Attach the health, hook and batch routes."""
+
+    @app.get("/v1/health", response_model=Health, tags=["service"])
+    async def health() -> Health:
+        """Liveness: 200 while the service runs."""
+        return Health()
+
+    @app.post(
+        "/v1/hooks/{name}",
+        tags=["hooks"],
+        responses=ERROR_RESPONSES,
+        openapi_extra={"requestBody": hook_request_schema()},
+        summary="Run one OpenCode hook and return its mutated output",
+    )
+    async def hook(name: str, request: Request) -> Response:
+        """Run ``name`` over ``{input, output}``; the response body is the mutated ``output``."""
+        body = await request.body()
+        try:
+            parsed = HookRequest.model_validate_json(body)
+        except ValidationError as error:
+            return error_response(400, "bad_request", error_detail(error), error_field(error))
+        return await run_hook(memory, name, parsed, lambda: original_output(body))
+
+    @app.post(
+        "/v1/hooks",
+        tags=["hooks"],
+        response_model=BatchResponse,
+        responses=ERROR_RESPONSES,
+        summary="Run several hook calls in order (late delivery from the plugin's outbox)",
+    )
+    async def hooks(batch: BatchRequest) -> Response:
+        """Run every call in order; one call's failure does not stop the others."""
+        results = [await run_call(memory, call) for call in batch.calls]
+        body = BatchResponse(results=results).model_dump(exclude_none=True)
+        return Response(dumps(body), media_type="application/json")
+
+
+def create_app(
+    memory: HookRunner, *, token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> FastAPI:
+    """The service as an ASGI app: token guard, then size guard, then FastAPI routes.
+
+    Args:
+        memory: the :class:`plait.Memory` (anything with its ``hook`` method).
+        token: the bearer token every non-public request must carry.
+        max_body_bytes: request bodies over this size are refused with 413.
+    """
+    if not token:
+        raise ValueError("the service needs a non-empty token")
+    app = FastAPI(
+        title="plait",
+        version=SERVICE_VERSION,
+        summary="Memory layer for AI coding agents: OpenCode hook endpoint.",
+        redoc_url=None,
+    )
+    app.state.memory = memory
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
+        first = error.errors()[0] if error.errors() else {}
+        location = [str(part) for part in first.get("loc", ()) if part != "body"]
+        field = "body" if first.get("type") == "json_invalid" else ".".join(location) or "body"
+        detail = str(first.get("msg", "invalid request"))
+        body = ErrorBody(error="bad_request", detail=detail, field=field)
+        return JSONResponse(body.model_dump(exclude_none=True), status_code=400)
+
+    add_routes(app, memory)
+    app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
+    app.add_middleware(BearerTokenGuard, token=token)
+    return app
+
+
+# -- token and service files --------------------------------------------------------------------
+def load_or_create_token(data_dir: Path | str) -> str:
+    """The service token in ``<data_dir>/token``, created (mode 0600) when missing.
+
+    An existing file whose mode lets others read it is tightened to 0600.
+    """
+    directory = Path(data_dir)
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = directory / TOKEN_FILE
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)
+        token = path.read_text(encoding="utf-8").strip()
+        if token:
+            return token
+        path.unlink()
+        return load_or_create_token(directory)
+    token = secrets.token_urlsafe(32)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(token + "\n")
+    return token
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceInfo:
+    """What ``<data_dir>/services/<project_key>.json`` says about a running service."""
+
+    url: str
+    host: str
+    port: int
+    pid: int
+    project_dir: str
+    version: str = SERVICE_VERSION
+
+
+def service_file(data_dir: Path | str, project_dir: Path | str) -> Path:
+    """Where the service for ``project_dir`` announces itself."""
+    return Path(data_dir) / SERVICES_DIR / f"{project_key(project_dir)}.json"
+
+
+def write_service_file(data_dir: Path | str, info: ServiceInfo) -> Path:
+    """Announce a running service (atomic replace, mode 0600)."""
+    path = service_file(data_dir, info.project_dir)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        json.dump(asdict(info), handle)
+    temporary.replace(path)
+    return path
+
+
+def read_service_file(data_dir: Path | str, project_dir: Path | str) -> ServiceInfo | None:
+    """The announced service for a project, None when there is none or the file is unreadable."""
+    path = service_file(data_dir, project_dir)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return ServiceInfo(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def remove_service_file(data_dir: Path | str, info: ServiceInfo) -> None:
+    """Withdraw the announcement if it is still ours."""
+    current = read_service_file(data_dir, info.project_dir)
+    if current is not None and current.pid == info.pid:
+        service_file(data_dir, info.project_dir).unlink(missing_ok=True)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists (signal 0)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running_service(
+    data_dir: Path | str, project_dir: Path | str, *, timeout: float = 0.5
+) -> ServiceInfo | None:
+    """The service announced for a project if it answers its health check, else None.
+
+    ``plait serve`` calls this first and exits 0 when one already runs (the plugin may try to
+    start the service from several OpenCode processes at once).
+    """
+    import httpx
+
+    info = read_service_file(data_dir, project_dir)
+    if info is None or not pid_alive(info.pid):
+        return None
+    try:
+        response = httpx.get(f"{info.url}/v1/health", timeout=timeout)
+    except httpx.HTTPError:
+        return None
+    return info if response.status_code == 200 else None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost``."""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port``; port 0 or a taken port picks a free one."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if os.name != "nt":
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        if port == 0:
+            sock.close()
+            raise
+        logger.warning("plait: port %d on %s is taken; using a free port", port, host)
+        sock.bind((host, 0))
+    if family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+@contextlib.contextmanager
+def announced(data_dir: Path | str, info: ServiceInfo) -> Iterator[Path]:
+    """Write the service file for the duration of the block."""
+    path = write_service_file(data_dir, info)
+    try:
+        yield path
+    finally:
+        remove_service_file(data_dir, info)
+
+
+async def serve(
+    memory: HookRunner,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    token: str = "",
+    *,
+    data_dir: Path | str | None = None,
+    project_dir: Path | str | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "warning",
+) -> None:
+    """Serve the app with uvicorn until interrupted; announce it in the data dir meanwhile.
+
+    Args:
+        memory: an open :class:`plait.Memory` (its ``settings`` and ``project_dir`` fill in
+            ``data_dir``, ``project_dir`` and the token when not given).
+        host: where to bind; loopback by default, anything else logs a warning.
+        port: preferred port; a taken port falls back to a free one (see the service file).
+        token: the bearer token; empty reads or creates ``<data_dir>/token``.
+        data_dir: plait's data dir (defaults to ``memory.settings.resolved_data_dir()``).
+        project_dir: the project served (defaults to ``memory.project_dir``).
+        max_body_bytes: the request body limit.
+        log_level: uvicorn's log level.
+    """
+    import uvicorn
+
+    data_dir = data_dir or memory.settings.resolved_data_dir()  # type: ignore[attr-defined]
+    project_dir = project_dir or memory.project_dir  # type: ignore[attr-defined]
+    token = token or load_or_create_token(data_dir)
+    if not is_loopback(host):
+        logger.warning("plait: serving on %s, reachable beyond this machine", host)
+    sock = bind_socket(host, port)
+    bound_port = sock.getsockname()[1]
+    app = create_app(memory, token=token, max_body_bytes=max_body_bytes)
+    config = uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
+    url_host = f"[{host}]" if ":" in host else host
+    info = ServiceInfo(
+        url=f"http://{url_host}:{bound_port}",
+        host=host,
+        port=bound_port,
+        pid=os.getpid(),
+        project_dir=os.path.realpath(os.fspath(project_dir)),
+    )
+    with announced(data_dir, info):
+        await server.serve(sockets=[sock])
+
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PORT",
+    "TOKEN_FILE",
+    "WARNING_HEADER",
+    "BatchRequest",
+    "BatchResponse",
+    "HookRequest",
+    "HookRunner",
+    "ServiceInfo",
+    "create_app",
+    "load_or_create_token",
+    "project_key",
+    "read_service_file",
+    "remove_service_file",
+    "running_service",
+    "serve",
+    "service_file",
+    "write_service_file",
+]

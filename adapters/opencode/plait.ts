@@ -1,0 +1,345 @@
+/**
+ * plait for OpenCode: forwards hooks to plait's local service and applies what it returns.
+ *
+ * Contract (see adapters/http.py):
+ * - service URL: env PLAIT_URL, else `url` in <dataDir>/services/<projectKey>.json
+ * - token:       env PLAIT_TOKEN, else <dataDir>/token
+ * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` in ../plait.json (written by
+ *                `plait opencode install`), else the platform's user data dir + "/plait"
+ * - projectKey:  first 16 hex digits of sha256(realpath(project dir))
+ * Every call gives up after 250 ms (PLAIT_TIMEOUT_MS) and OpenCode goes on (fail open).
+ * Hooks that record something (event, chat.message, tool.execute.after) are appended to an
+ * outbox (<dataDir>/outbox/<projectKey>.jsonl) when they cannot be delivered and are sent,
+ * in order, after the next successful call. When the service is unreachable the plugin
+ * starts `plait serve` detached (command from plait.json `serve`, or PLAIT_SERVE_COMMAND).
+ */
+import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
+import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs"
+import { homedir, platform } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+
+type Json = Record<string, any>
+
+const TIMEOUT_MS = Number(process.env.PLAIT_TIMEOUT_MS ?? 250)
+const FLUSH_TIMEOUT_MS = 5_000
+const FLUSH_BATCH = 200
+const OFFLINE_BACKOFF_MS = 2_000
+const SPAWN_INTERVAL_MS = 30_000
+const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
+const DURABLE = new Set(["event", "chat.message", "tool.execute.after"])
+const EVENT_TYPES = new Set([
+  "session.created",
+  "session.updated",
+  "session.deleted",
+  "session.idle",
+  "session.compacted",
+  "session.error",
+  "message.updated",
+  "message.part.updated",
+  "todo.updated",
+  "file.edited",
+  "vcs.branch.updated",
+  "command.executed",
+])
+
+type Settings = { dataDir: string; serve: string[] }
+
+function readJson(path: string): Json | undefined {
+  try {
+    return JSON.parse(readFileSync(path, "utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+function defaultDataDir(): string {
+  const home = homedir()
+  if (platform() === "darwin") return join(home, "Library", "Application Support", "plait")
+  if (platform() === "win32") return join(process.env.LOCALAPPDATA ?? join(home, "AppData", "Local"), "plait")
+  return join(process.env.XDG_DATA_HOME || join(home, ".local", "share"), "plait")
+}
+
+function serveCommand(file: Json): string[] {
+  try {
+    const fromEnv = process.env.PLAIT_SERVE_COMMAND ? JSON.parse(process.env.PLAIT_SERVE_COMMAND) : undefined
+    const command = fromEnv ?? file.serve
+    if (Array.isArray(command) && command.length > 0) return command.map(String)
+  } catch {}
+  return ["plait", "serve"]
+}
+
+function pluginSettings(project: string): Settings {
+  const here = dirname(fileURLToPath(import.meta.url))
+  const file = readJson(join(here, "..", "plait.json")) ?? {}
+  const dataDir = process.env.PLAIT_DATA_DIR || file.dataDir || defaultDataDir()
+  return { dataDir, serve: [...serveCommand(file), "--project", project] }
+}
+
+function projectKey(project: string): string {
+  let real = project
+  try {
+    real = realpathSync(project)
+  } catch {}
+  return createHash("sha256").update(real, "utf8").digest("hex").slice(0, 16)
+}
+
+/** Copy `source` into `target` in place, keeping object identity where ids (or indexes) match. */
+function mergeInto(target: any, source: any): any {
+  if (Array.isArray(target) && Array.isArray(source)) {
+    const byId = new Map<string, any>()
+    for (const item of target) {
+      const id = item?.id ?? item?.info?.id
+      if (id !== undefined) byId.set(id, item)
+    }
+    const used = new Set<any>()
+    const merged = source.map((item: any, index: number) => {
+      const id = item?.id ?? item?.info?.id
+      const candidate = id !== undefined ? byId.get(id) : target[index]
+      const sameKind = id !== undefined || (candidate?.id ?? candidate?.info?.id) === undefined
+      const previous = sameKind && !used.has(candidate) ? candidate : undefined
+      if (!isObject(previous) || !isObject(item)) return item
+      used.add(previous)
+      return mergeInto(previous, item)
+    })
+    target.splice(0, target.length, ...merged)
+    return target
+  }
+  if (isObject(target) && isObject(source)) {
+    for (const key of Object.keys(target)) if (!(key in source)) delete target[key]
+    for (const [key, value] of Object.entries(source)) {
+      const previous = target[key]
+      const nested = (isObject(previous) && isObject(value)) || (Array.isArray(previous) && Array.isArray(value))
+      target[key] = nested ? mergeInto(previous, value) : value
+    }
+    return target
+  }
+  return source
+}
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+}
+
+/** The slice of a transform output the service needs: the last user message only. */
+function lastUserMessage(output: Json): Json | undefined {
+  const messages: any[] = Array.isArray(output?.messages) ? output.messages : []
+  for (let index = messages.length - 1; index >= 0; index--) {
+    if (messages[index]?.info?.role === "user") return messages[index]
+  }
+  return undefined
+}
+
+class PlaitClient {
+  private url?: string
+  private token?: string
+  private offlineUntil = 0
+  private lastSpawn = 0
+  private flushing = false
+  readonly outbox: string
+  readonly key: string
+
+  constructor(
+    readonly project: string,
+    readonly settings: Settings,
+  ) {
+    this.key = projectKey(project)
+    this.outbox = join(settings.dataDir, "outbox", `${this.key}.jsonl`)
+  }
+
+  private locate(): boolean {
+    this.url = process.env.PLAIT_URL || readJson(join(this.settings.dataDir, "services", `${this.key}.json`))?.url
+    this.token = process.env.PLAIT_TOKEN
+    if (!this.token) {
+      try {
+        this.token = readFileSync(join(this.settings.dataDir, "token"), "utf8").trim()
+      } catch {
+        this.token = undefined
+      }
+    }
+    return Boolean(this.url && this.token)
+  }
+
+  /** Post one hook; the parsed response body, or undefined when it could not be delivered. */
+  async call(name: string, input: Json, output: Json): Promise<Json | undefined> {
+    if (Date.now() < this.offlineUntil || (!this.url && !this.locate())) {
+      this.undelivered(name, input, output)
+      return undefined
+    }
+    try {
+      const response = await this.post(`/v1/hooks/${name}`, { input, output }, TIMEOUT_MS)
+      if (response.status === 401) this.url = undefined
+      if (response.status >= 500 || response.status === 401) throw new Error(`status ${response.status}`)
+      if (response.status !== 200) return undefined
+      const body = (await response.json()) as Json
+      this.offlineUntil = 0
+      void this.flush()
+      return body
+    } catch {
+      this.url = undefined
+      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
+      this.undelivered(name, input, output)
+      return undefined
+    }
+  }
+
+  private post(path: string, body: unknown, timeoutMs: number): Promise<Response> {
+    return fetch(`${this.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    })
+  }
+
+  private undelivered(name: string, input: Json, output: Json): void {
+    if (DURABLE.has(name)) this.keep({ name, input, output })
+    this.startService()
+  }
+
+  /** Append one call to the outbox file (synchronous, so nothing is lost on exit). */
+  keep(call: Json): void {
+    try {
+      mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
+      appendFileSync(this.outbox, JSON.stringify(call) + "\n", { mode: 0o600 })
+    } catch {}
+  }
+
+  /** Send the outbox in order, in batches; what is not confirmed stays for the next time. */
+  async flush(): Promise<void> {
+    if (this.flushing) return
+    this.flushing = true
+    const sending = `${this.outbox}.sending`
+    try {
+      if (!existsSync(sending)) {
+        if (!existsSync(this.outbox)) return
+        renameSync(this.outbox, sending)
+      }
+      let lines = readFileSync(sending, "utf8").split("\n").filter(Boolean)
+      while (lines.length > 0) {
+        const calls = lines.slice(0, FLUSH_BATCH).flatMap((line) => {
+          try {
+            return [JSON.parse(line)]
+          } catch {
+            return []
+          }
+        })
+        const response = await this.post("/v1/hooks", { calls }, FLUSH_TIMEOUT_MS)
+        if (response.status !== 200) return
+        lines = lines.slice(FLUSH_BATCH)
+        writeFileSync(sending, lines.length ? lines.join("\n") + "\n" : "", { mode: 0o600 })
+      }
+      unlinkSync(sending)
+    } catch {
+      // stays on disk; the next successful call tries again
+    } finally {
+      this.flushing = false
+    }
+  }
+
+  /** Start `plait serve` detached, at most once per interval. */
+  startService(): void {
+    if (process.env.PLAIT_URL || process.env.PLAIT_NO_SPAWN) return
+    if (Date.now() - this.lastSpawn < SPAWN_INTERVAL_MS) return
+    this.lastSpawn = Date.now()
+    try {
+      const [command, ...args] = this.settings.serve
+      const child = spawn(command, args, { cwd: this.project, detached: true, stdio: "ignore" })
+      child.on("error", () => {})
+      child.unref()
+    } catch {}
+  }
+}
+
+function projectDir(input: PluginInput): string {
+  return input.worktree && input.worktree !== "/" ? input.worktree : input.directory
+}
+
+function applyPolicy(output: Json, returned: Json | undefined): void {
+  const policy = returned?.plait
+  if (!returned) return
+  delete returned.plait
+  mergeInto(output, returned)
+  if (policy?.action === "deny") throw new Error(policy.message || "plait: this tool call is denied")
+}
+
+/** Events in flight, delivered in order off OpenCode's path; kept on disk if the process exits. */
+class EventQueue {
+  private pending: Json[] = []
+  private chain: Promise<void> = Promise.resolve()
+
+  constructor(private readonly client: PlaitClient) {
+    process.once("exit", () => this.spill())
+  }
+
+  push(event: Json): void {
+    const call = { name: "event", input: { event }, output: {} }
+    this.pending.push(call)
+    this.chain = this.chain.then(async () => {
+      await this.client.call("event", call.input, call.output)
+      this.pending = this.pending.filter((item) => item !== call)
+    })
+  }
+
+  drain(): Promise<void> {
+    return this.chain
+  }
+
+  private spill(): void {
+    for (const call of this.pending) this.client.keep(call)
+    this.pending = []
+  }
+}
+
+const PlaitPlugin: Plugin = async (input) => {
+  const project = projectDir(input)
+  const client = new PlaitClient(project, pluginSettings(project))
+  const events = new EventQueue(client)
+
+  const hooks: Hooks = {
+    dispose: async () => {
+      await Promise.race([events.drain(), new Promise((resolve) => setTimeout(resolve, 1_000))])
+    },
+    event: async ({ event }) => {
+      if (EVENT_TYPES.has(event.type)) events.push(event as Json)
+    },
+    "chat.message": async (hookInput, output) => {
+      const returned = await client.call("chat.message", hookInput as Json, output as Json)
+      if (returned) mergeInto(output, returned)
+    },
+    "experimental.chat.messages.transform": async (hookInput, output) => {
+      const last = lastUserMessage(output as Json)
+      if (!last) return
+      const returned = await client.call("experimental.chat.messages.transform", hookInput as Json, {
+        messages: [last],
+      })
+      const message = returned?.messages?.[0]
+      if (message) mergeInto(last, message)
+    },
+    "experimental.session.compacting": async (hookInput, output) => {
+      const returned = await client.call("experimental.session.compacting", hookInput as Json, output as Json)
+      if (returned) mergeInto(output, returned)
+    },
+    "tool.execute.before": async (hookInput, output) => {
+      applyPolicy(output as Json, await client.call("tool.execute.before", hookInput as Json, output as Json))
+    },
+    "tool.execute.after": async (hookInput, output) => {
+      const returned = await client.call("tool.execute.after", hookInput as Json, output as Json)
+      if (returned) mergeInto(output, returned)
+    },
+  }
+  return hooks
+}
+
+export default PlaitPlugin
