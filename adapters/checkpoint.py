@@ -58,6 +58,18 @@ STATE_TYPES = [
 ]
 
 
+# How many checkpoints past the cap a thread may hold before a put trims it (trimming in a batch
+# keeps the common put at one round trip).
+TRIM_SLACK = 4
+# KEYS[1] = the namespace's id set, ARGV[1] = the namespace key prefix.
+LOAD_NEWEST = """
+local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, 1)[1]
+if not newest then return false end
+return {newest, redis.call('HGETALL', ARGV[1] .. ':c:' .. newest),
+        redis.call('HGETALL', ARGV[1] .. ':w:' .. newest)}
+"""
+
+
 def plait_serializer() -> JsonPlusSerializer:
     """A checkpoint serializer allowed to revive plait's state types (and LangChain's own)."""
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
@@ -129,23 +141,40 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
 
     # -- reads ----------------------------------------------------------------------------------
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The checkpoint named by the config, or the thread's newest in that namespace."""
+        """The checkpoint named by the config, or the thread's newest in that namespace.
+
+        The newest is found and read in one round trip (a server-side script), since every hook
+        starts with this call.
+        """
         configurable = config["configurable"]
         thread_id = str(configurable["thread_id"])
         ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = get_checkpoint_id(config)
-        if checkpoint_id is None:
-            newest = await self.client.zrevrangebylex(self._ids(thread_id, ns), "+", "-", 0, 1)
-            if not newest:
-                return None
-            checkpoint_id = _text(newest[0])
-        return await self._load(thread_id, ns, checkpoint_id)
+        if checkpoint_id is not None:
+            return await self._load(thread_id, ns, checkpoint_id)
+        found = await self.client.eval(
+            LOAD_NEWEST, 1, self._ids(thread_id, ns), self._ns(thread_id, ns)
+        )
+        if not found:
+            return None
+        newest, stored, writes = found
+        return self._tuple(thread_id, ns, _text(newest), _pairs(stored), _pairs(writes))
 
     async def _load(self, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple | None:
         async with self.client.pipeline(transaction=False) as pipe:
             pipe.hgetall(self._checkpoint(thread_id, ns, checkpoint_id))
             pipe.hgetall(self._writes(thread_id, ns, checkpoint_id))
             stored, writes = await pipe.execute()
+        return self._tuple(thread_id, ns, checkpoint_id, stored, writes)
+
+    def _tuple(
+        self,
+        thread_id: str,
+        ns: str,
+        checkpoint_id: str,
+        stored: dict[Any, Any],
+        writes: dict[Any, Any],
+    ) -> CheckpointTuple | None:
         if not stored:
             return None
         stored = {_text(k): v for k, v in stored.items()}
@@ -248,11 +277,14 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
             pipe.zadd(self._ids(thread_id, ns), {checkpoint_id: 0})
             pipe.sadd(self._namespaces(thread_id), ns)
             pipe.sadd(self.prefix + "threads", thread_id)
-            await pipe.execute()
-        if self.max_checkpoints_per_thread:
-            await self._trim(thread_id, ns, self.max_checkpoints_per_thread)
-        if self.ttl_seconds:
-            await self._expire(thread_id, ns, checkpoint_id)
+            pipe.zcard(self._ids(thread_id, ns))
+            if self.ttl_seconds:
+                for key in self._thread_keys(thread_id, ns, checkpoint_id):
+                    pipe.expire(key, int(self.ttl_seconds))
+            count = (await pipe.execute())[4]
+        keep = self.max_checkpoints_per_thread
+        if keep and count > keep + TRIM_SLACK:
+            await self._trim(thread_id, ns, keep)
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -286,17 +318,13 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
                 pipe.expire(key, self.ttl_seconds)
             await pipe.execute()
 
-    async def _expire(self, thread_id: str, ns: str, checkpoint_id: str) -> None:
-        ttl = int(self.ttl_seconds or 0)
-        async with self.client.pipeline(transaction=False) as pipe:
-            for key in (
-                self._checkpoint(thread_id, ns, checkpoint_id),
-                self._writes(thread_id, ns, checkpoint_id),
-                self._ids(thread_id, ns),
-                self._namespaces(thread_id),
-            ):
-                pipe.expire(key, ttl)
-            await pipe.execute()
+    def _thread_keys(self, thread_id: str, ns: str, checkpoint_id: str) -> tuple[str, ...]:
+        return (
+            self._checkpoint(thread_id, ns, checkpoint_id),
+            self._writes(thread_id, ns, checkpoint_id),
+            self._ids(thread_id, ns),
+            self._namespaces(thread_id),
+        )
 
     async def _trim(self, thread_id: str, ns: str, keep: int) -> None:
         old = await self.client.zrevrangebylex(self._ids(thread_id, ns), "+", "-", keep, 1_000_000)
@@ -368,6 +396,12 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         raise NotImplementedError("AsyncRedisSaver is async-only; use RedisSaver for sync graphs")
 
 
+def _pairs(flat: Any) -> dict[Any, Any]:
+    """A flat [field, value, …] reply (from a script) as a dict."""
+    items = list(flat or [])
+    return dict(zip(items[0::2], items[1::2], strict=True))
+
+
 def matches(metadata: CheckpointMetadata, wanted: dict[str, Any] | None) -> bool:
     """Whether metadata has every key/value of the filter."""
     if not wanted:
@@ -417,6 +451,7 @@ class RedisSaver(BaseCheckpointSaver[str]):
         self._call(self.inner.client.aclose())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        self._loop.close()
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See :meth:`AsyncRedisSaver.aget_tuple`."""

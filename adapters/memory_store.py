@@ -57,15 +57,21 @@ class InMemoryHotStore:
 
     # -- event log ------------------------------------------------------------------------------
     async def append_events(
-        self, root_session_id: str, events: Sequence[SessionEvent]
+        self,
+        root_session_id: str,
+        events: Sequence[SessionEvent],
+        *,
+        enqueue_group: str | None = None,
     ) -> list[SessionEvent]:
-        """Append; an event's id is its 1-based position."""
+        """Append; an event's id is its 1-based position. Optionally enqueue them too."""
         log = self._events[root_session_id]
         stored = [
             event.model_copy(update={"id": len(log) + i + 1, "root_session_id": root_session_id})
             for i, event in enumerate(events)
         ]
         log.extend(stored)
+        if enqueue_group is not None:
+            await self.enqueue(enqueue_group, stored)
         return stored
 
     async def read_events(
@@ -90,14 +96,15 @@ class InMemoryHotStore:
         return self._get(f"snapshot:{root_session_id}")
 
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
-        """Stage with the session TTL."""
-        self._set(f"staged:{root_session_id}", envelope, self.session_ttl_seconds)
+        """Current envelope and staged flag, with the session TTL."""
+        self._set(f"envelope:{root_session_id}", envelope, self.session_ttl_seconds)
+        self._set(f"staged:{root_session_id}", "1", self.session_ttl_seconds)
 
-    async def take_envelope(self, root_session_id: str) -> str | None:
-        """Return and clear."""
-        value = self._get(f"staged:{root_session_id}")
+    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
+        """The current envelope, fresh if it was staged (the flag is cleared)."""
+        fresh = self._get(f"staged:{root_session_id}") is not None
         self._values.pop(f"staged:{root_session_id}", None)
-        return value
+        return self._get(f"envelope:{root_session_id}"), fresh
 
     # -- cache ----------------------------------------------------------------------------------
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:

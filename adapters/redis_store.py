@@ -6,7 +6,8 @@ Keys, all under ``prefix`` (default ``plait:``):
 ``s:{root}:events``       list of event JSON; an event's id is its 1-based position, so append is
                           one RPUSH and ``read_events(after_id)`` one LRANGE
 ``s:{root}:snapshot``     the snapshot JSON
-``s:{root}:staged``       the staged envelope, taken with GETDEL
+``s:{root}:envelope``     the newest composed envelope
+``s:{root}:staged``       set while that envelope is fresh (not yet taken), taken with GETDEL
 ``parent:{session}``      a child session's parent
 ``cache:{key}``           cache entries (SET EX)
 ``drain``                 the durable queue: a stream read through the ``drain`` consumer group
@@ -29,6 +30,19 @@ from redis.exceptions import RedisError, ResponseError
 from plait.errors import BackendUnavailable
 
 CONSUMER_GROUP = "drain"
+# KEYS: the session's event list, the drain stream. ARGV: ttl, group ("" = do not enqueue),
+# then the events. Returns the list length, from which the events' ids follow.
+APPEND_AND_ENQUEUE = """
+local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then
+  local first = length - (#ARGV - 2) + 1
+  for i = 3, #ARGV do
+    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i - 3)
+  end
+end
+return length
+"""
 
 
 def _decode(value: Any) -> str:
@@ -73,17 +87,30 @@ class RedisHotStore:
 
     # -- event log ------------------------------------------------------------------------------
     async def append_events(
-        self, root_session_id: str, events: Sequence[SessionEvent]
+        self,
+        root_session_id: str,
+        events: Sequence[SessionEvent],
+        *,
+        enqueue_group: str | None = None,
     ) -> list[SessionEvent]:
-        """RPUSH the events; their ids follow from the list length RPUSH returns."""
+        """RPUSH the events (ids follow from the list length) and XADD them, in one script."""
         if not events:
             return []
-        key = self._key("s", root_session_id, "events")
-        payloads = [dump_event(e.model_copy(update={"id": 0})) for e in events]
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.rpush(key, *payloads)
-            pipe.expire(key, self.session_ttl_seconds)
-            length, _ = await pipe.execute()
+        if enqueue_group is not None:
+            await self._ensure_group()
+        payloads = [
+            dump_event(e.model_copy(update={"id": 0, "root_session_id": root_session_id}))
+            for e in events
+        ]
+        length = await self.client.eval(
+            APPEND_AND_ENQUEUE,
+            2,
+            self._key("s", root_session_id, "events"),
+            self._key("drain"),
+            self.session_ttl_seconds,
+            enqueue_group or "",
+            *payloads,
+        )
         first = int(length) - len(events) + 1
         return [
             event.model_copy(update={"id": first + offset, "root_session_id": root_session_id})
@@ -114,14 +141,22 @@ class RedisHotStore:
         return None if value is None else _decode(value)
 
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
-        """SET the staged envelope."""
-        key = self._key("s", root_session_id, "staged")
-        await self.client.set(key, envelope, ex=self.session_ttl_seconds)
+        """SET the envelope as current and the staged flag."""
+        ttl = self.session_ttl_seconds
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(self._key("s", root_session_id, "envelope"), envelope, ex=ttl)
+            pipe.set(self._key("s", root_session_id, "staged"), 1, ex=ttl)
+            await pipe.execute()
 
-    async def take_envelope(self, root_session_id: str) -> str | None:
-        """GETDEL the staged envelope."""
-        value = await self.client.getdel(self._key("s", root_session_id, "staged"))
-        return None if value is None else _decode(value)
+    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
+        """GETDEL the staged flag and GET the current envelope, atomically."""
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.getdel(self._key("s", root_session_id, "staged"))
+            pipe.get(self._key("s", root_session_id, "envelope"))
+            staged, current = await pipe.execute()
+        if current is None:
+            return None, False
+        return _decode(current), staged is not None
 
     # -- cache ----------------------------------------------------------------------------------
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
@@ -209,11 +244,12 @@ class RedisHotStore:
         entries = []
         for (entry_id, fields), count in zip(messages, counts, strict=True):
             values = _fields(fields)
+            event_id = int(_decode(values["id"])) if "id" in values else None
             entries.append(
                 QueueEntry(
                     entry_id=_decode(entry_id),
                     group_id=_decode(values["group"]),
-                    event=load_event(values["event"]),
+                    event=load_event(values["event"], event_id=event_id),
                     deliveries=int(count),
                 )
             )

@@ -2,7 +2,7 @@
 
 before (``experimental.session.compacting``): fold → read cache → compose → hand to summarizer.
 after (``session.compacted``): fold (the summary is an event by now) → read cache → compose →
-schedule the drain. Neither waits on Graphiti.
+stage it for the next model call → schedule the drain. Neither waits on Graphiti.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from plait.nodes.hooks import (
     read_cache,
     route_compaction,
     schedule_drain,
+    stage_envelope,
 )
 from plait.state.context import PlaitContext
 from plait.state.hooks import HookState
@@ -28,6 +29,7 @@ def build_compaction_graph() -> StateGraph:
     builder.add_node("read_cache", read_cache)
     builder.add_node("compose_envelope", compose)
     builder.add_node("hand_over_envelope", hand_over_envelope)
+    builder.add_node("stage_envelope", stage_envelope)
     builder.add_node("schedule_drain", schedule_drain)
     builder.add_edge(START, "fold_snapshot")
     builder.add_edge("fold_snapshot", "read_cache")
@@ -35,8 +37,9 @@ def build_compaction_graph() -> StateGraph:
     builder.add_conditional_edges(
         "compose_envelope",
         route_compaction,
-        {"before": "hand_over_envelope", "after": "schedule_drain"},
+        {"before": "hand_over_envelope", "after": "stage_envelope"},
     )
+    builder.add_edge("stage_envelope", "schedule_drain")
     builder.add_edge("hand_over_envelope", END)
     builder.add_edge("schedule_drain", END)
     return builder

@@ -49,21 +49,32 @@ async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     """Make new events durable in the session's log and the drain queue; drop repeats."""
     snapshot = state.get("snapshot") or Snapshot()
     fresh = [event for event in state.get("events", []) if not snapshot.is_duplicate(event)]
-    if fresh:
-        context = runtime.context
-        stored = await context.store.append_events(state["session"].root_session_id, fresh)
-        await context.store.enqueue(context.group_id, stored)
-    return {"events": []}
+    if not fresh:
+        return {"events": []}
+    context = runtime.context
+    stored = await context.store.append_events(
+        state["session"].root_session_id, fresh, enqueue_group=context.group_id
+    )
+    return {"events": stored}
 
 
 async def fold_snapshot(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Fold every logged event the snapshot has not seen (this call's and other processes')."""
+    """Fold every logged event the snapshot has not seen (this call's and other processes').
+
+    When this call's events follow straight on from the cursor nothing else was logged
+    meanwhile, and they are folded without reading the log back.
+    """
     cursor = state.get("cursor", 0)
-    root = state["session"].root_session_id
-    unseen = await runtime.context.store.read_events(root, after_id=cursor, limit=CATCH_UP_LIMIT)
+    recorded = state.get("events", [])
+    if recorded and recorded[0].id == cursor + 1:
+        unseen = recorded
+    else:
+        root = state["session"].root_session_id
+        store = runtime.context.store
+        unseen = await store.read_events(root, after_id=cursor, limit=CATCH_UP_LIMIT)
     if not unseen:
-        return {}
-    return {"snapshot": unseen, "cursor": unseen[-1].id}
+        return {"events": []}
+    return {"snapshot": unseen, "cursor": unseen[-1].id, "events": []}
 
 
 async def read_cache(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -119,14 +130,13 @@ async def stage_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> di
 
 
 async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Take the staged envelope (cleared so no later turn gets it), else reuse the newest one.
+    """Take the envelope for this model call from the hot store (no graph state needed).
 
     OpenCode rebuilds the messages before every model call of a turn, so every call gets the
-    envelope once; the staged one is fresh for the turn's first call.
+    current envelope, once; the staged flag tells the turn's first call it is fresh.
     """
-    root = state["session"].root_session_id
-    staged = await runtime.context.store.take_envelope(root)
-    return {"inject": staged or state.get("envelope")}
+    envelope, _ = await runtime.context.store.take_envelope(state["session"].root_session_id)
+    return {"inject": envelope}
 
 
 async def hand_over_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

@@ -41,9 +41,16 @@ class HotStore(Protocol):
 
     # -- event log of a root session ------------------------------------------------------------
     async def append_events(
-        self, root_session_id: str, events: Sequence[SessionEvent]
+        self,
+        root_session_id: str,
+        events: Sequence[SessionEvent],
+        *,
+        enqueue_group: str | None = None,
     ) -> list[SessionEvent]:
-        """Append events, assigning monotonic ids; return them as stored. O(1) per event."""
+        """Append events, assigning monotonic ids; return them as stored. O(1) per event.
+
+        With ``enqueue_group`` the stored events also go onto the drain queue, atomically.
+        """
         ...
 
     async def read_events(
@@ -66,11 +73,15 @@ class HotStore(Protocol):
         ...
 
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
-        """Stage an envelope for the next ``messages.transform`` of this session."""
+        """Stage a freshly composed envelope; it also becomes the session's current one."""
         ...
 
-    async def take_envelope(self, root_session_id: str) -> str | None:
-        """Return the staged envelope and clear it atomically (one turn never gets it twice)."""
+    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
+        """The envelope for a model call and whether it was fresh.
+
+        A staged envelope is returned and un-staged atomically (fresh); with none staged, the
+        current one is returned again (a later model call of the same turn), or None.
+        """
         ...
 
     # -- cache ----------------------------------------------------------------------------------

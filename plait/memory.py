@@ -33,6 +33,8 @@ from plait.state.snapshot import Snapshot
 logger = logging.getLogger("plait")
 
 MAX_SESSION_LOCKS = 4096
+MAX_CACHED_ROOTS = 4096
+STATELESS_HOOKS = frozenset({"experimental.chat.messages.transform"})
 CHECKPOINTS_KEPT_PER_THREAD = 8
 PROJECT_SESSION = "project"
 
@@ -88,6 +90,8 @@ class Memory:
         self.group_id = group_id
         self.checkpointer = checkpointer
         self.graph: CompiledStateGraph = build_hooks_graph().compile(checkpointer=checkpointer)
+        # Hooks that need no graph state (they read the hot store) skip the checkpoint round trips.
+        self.stateless_graph: CompiledStateGraph = build_hooks_graph().compile()
         self.context = PlaitContext(
             store=backends.store,
             settings=backends.settings,
@@ -96,6 +100,7 @@ class Memory:
         )
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
         self._last_root: str | None = None
+        self._roots: dict[str, str] = {}
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -205,12 +210,17 @@ class Memory:
         if session is None:
             return output
         async with self._lock(session.root_session_id):
-            result = await self.graph.ainvoke(
-                hook_input(name, session, payload),
-                config=self._config(session.root_session_id),
-                context=self.context,
-                durability="exit",
-            )
+            if name in STATELESS_HOOKS:
+                result = await self.stateless_graph.ainvoke(
+                    hook_input(name, session, payload), context=self.context
+                )
+            else:
+                result = await self.graph.ainvoke(
+                    hook_input(name, session, payload),
+                    config=self._config(session.root_session_id),
+                    context=self.context,
+                    durability="exit",
+                )
         if result.get("host_event") == "session.deleted" and session.session_id != session.root_session_id:
             await self.store.forget_session(session.session_id)
         return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
@@ -221,8 +231,13 @@ class Memory:
             if self._last_root is None:
                 return None
             return SessionRef(session_id=self._last_root, root_session_id=self._last_root)
-        await link_child(self.store, target.session_id, target.parent_id)
-        root = await find_root(self.store, target.session_id)
+        root = self._roots.get(target.session_id)
+        if root is None or target.parent_id:
+            await link_child(self.store, target.session_id, target.parent_id)
+            root = await find_root(self.store, target.session_id)
+            self._roots[target.session_id] = root
+            while len(self._roots) > MAX_CACHED_ROOTS:
+                self._roots.pop(next(iter(self._roots)))
         self._last_root = root
         return SessionRef(session_id=target.session_id, root_session_id=root)
 
@@ -251,9 +266,7 @@ class Memory:
             event.model_copy(update={"root_session_id": root, "session_id": session_id})
             for event in events
         ]
-        stored = await self.store.append_events(root, prepared)
-        await self.store.enqueue(self.group_id, stored)
-        return stored
+        return await self.store.append_events(root, prepared, enqueue_group=self.group_id)
 
     async def turn(
         self, session_id: str, events: Sequence[SessionEvent] = (), *, query: str = ""

@@ -61,11 +61,24 @@ async def test_hot_store_keeps_sessions_apart(store: HotStore) -> None:
     assert [e.summary for e in await store.read_events("two")] == ["y", "z"]
 
 
-async def test_hot_store_take_envelope_clears_it(store: HotStore) -> None:
-    assert await store.take_envelope("root") is None
+async def test_hot_store_take_envelope_is_fresh_once(store: HotStore) -> None:
+    assert await store.take_envelope("root") == (None, False)
     await store.stage_envelope("root", "<session_memory/>")
-    assert await store.take_envelope("root") == "<session_memory/>"
-    assert await store.take_envelope("root") is None
+    assert await store.take_envelope("root") == ("<session_memory/>", True)
+    assert await store.take_envelope("root") == ("<session_memory/>", False)
+    await store.stage_envelope("root", "<session_memory>2</session_memory>")
+    assert await store.take_envelope("root") == ("<session_memory>2</session_memory>", True)
+
+
+async def test_hot_store_append_can_enqueue_atomically(store: HotStore) -> None:
+    await store.append_events("root", [event("a")])
+    stored = await store.append_events("root", [event("b"), event("c")], enqueue_group="g9")
+    claimed = await store.claim("w", count=10)
+    assert [(c.group_id, c.event.id, c.event.summary) for c in claimed] == [
+        ("g9", 2, "b"),
+        ("g9", 3, "c"),
+    ]
+    assert [e.id for e in stored] == [2, 3]
 
 
 async def test_hot_store_snapshot_round_trip(store: HotStore) -> None:
