@@ -125,6 +125,9 @@ def compose_envelope(
     head = '<session_memory version="1">'
     tail = "</session_memory>"
     request = truncate_utf8(snapshot.last_request, ITEM_MAX_BYTES)
+    entries = candidates(snapshot)
+    if any(entry.text == request for entry in entries):
+        request = ""  # the request is already a decision, rule or task: said once
     top = [f"  <last_request>{clean(request)}</last_request>"] if request else []
     memory = ""
     if persistent:
@@ -134,7 +137,6 @@ def compose_envelope(
     room = budget_bytes - fixed - (len(memory.encode()) + 1 if memory else 0)
     if room < 0 and memory:
         memory, room = "", budget_bytes - fixed
-    entries = candidates(snapshot)
     allowance = min(snapshot_budget_bytes, room)
     while True:
         body = top + render_sections(admit(entries, allowance)) + ([memory] if memory else [])

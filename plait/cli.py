@@ -218,6 +218,77 @@ def config_reference(
     console.print(f"wrote {output}")
 
 
+@app.command()
+def serve(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
+) -> None:
+    """Run the local HTTP service the OpenCode plugin talks to (loopback, bearer token)."""
+    from plait.adapters.http import running_service
+    from plait.adapters.http import serve as serve_http
+    from plait.memory import Memory
+
+    settings = load_settings(project, data_dir)
+    project_dir = (project or Path.cwd()).resolve()
+    if running_service(settings.resolved_data_dir(), project_dir) is not None:
+        console.print("plait serve: already running for this project")
+        raise typer.Exit(0)
+
+    async def run() -> None:
+        async with Memory.open(project_dir, settings=settings) as memory:
+            await serve_http(
+                memory,
+                host or settings.service.host,
+                settings.service.port if port is None else port,
+                data_dir=settings.resolved_data_dir(),
+                project_dir=project_dir,
+                max_body_bytes=settings.service.max_body_bytes,
+            )
+
+    try:
+        asyncio.run(run())
+    except PlaitError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+    """Run plait's MCP server (session tools) on stdio."""
+    from plait.adapters.mcp import run_stdio
+
+    settings = load_settings(project, data_dir)
+    try:
+        asyncio.run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
+    except PlaitError as error:
+        fail(str(error))
+
+
+opencode_app = typer.Typer(help="OpenCode integration.", no_args_is_help=True)
+app.add_typer(opencode_app, name="opencode")
+
+
+@opencode_app.command("install")
+def opencode_install(
+    project: ProjectOption = None,
+    global_: Annotated[
+        bool, typer.Option("--global", help="Install for the user, not the project.")
+    ] = False,
+) -> None:
+    """Write the plugin and the MCP entry into opencode.json (the project's, or the user's)."""
+    from plait.adapters.opencode import install_opencode
+
+    try:
+        written = install_opencode((project or Path.cwd()).resolve(), global_=global_)
+    except PlaitError as error:
+        fail(str(error))
+    for path in written:
+        console.print(f"wrote {path}")
+
+
 def main() -> None:
     """Entry point."""
     app()

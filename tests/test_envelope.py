@@ -108,3 +108,11 @@ def test_strip_envelopes_removes_earlier_blocks_only() -> None:
     assert strip_envelopes(text) == "hello"
     assert strip_envelopes("<session_memory>unclosed") == ""
     assert strip_envelopes("plain") == "plain"
+
+
+def test_envelope_says_a_request_that_is_also_a_decision_once() -> None:
+    text = "We decided to use Postgres."
+    snapshot = fold_snapshot(Snapshot(), [ev(EventKind.PROMPT, text), ev(EventKind.DECISION, text)])
+    envelope = render(snapshot)
+    assert envelope.count(text) == 1
+    assert ET.fromstring(envelope).find("last_request") is None
