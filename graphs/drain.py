@@ -2,7 +2,8 @@
 
 Failures retry with exponential backoff and jitter, then dead-letter after ``drain_retry_max``;
 an unreachable graph server leaves the batch queued. Checkpointed per consumer: a worker killed
-mid-batch resumes its unacked entries, and episode uuids derived from event ids keep it exactly-once.
+mid-batch resumes its unacked entries, and episode uuids derived from event ids keep it
+exactly-once.
 """
 
 from __future__ import annotations

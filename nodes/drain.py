@@ -174,7 +174,9 @@ def route_after_claim_batch(state: DrainState) -> Literal["redact_batch", "__end
 def route_after_write_episodes(
     state: DrainState, runtime: Runtime[PlaitContext]
 ) -> Literal["ack_batch", "wait_backoff", "dead_letter_batch", "__end__"]:
-    """Ack on success; retry with backoff; dead-letter after ``drain_retry_max`` tries; leave
+    """Ack, retry, dead-letter, or leave the batch queued.
+
+    Ack on success; retry with backoff; dead-letter after ``drain_retry_max`` tries; leave
     the batch pending (claimed again on the next run) when the graph server is unreachable.
     """
     if state.get("error") is None:

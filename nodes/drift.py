@@ -6,9 +6,50 @@ import re
 
 WORD = re.compile(r"[a-z0-9_./-]{3,}")
 STOPWORDS = frozenset(
-    "the and for with that this from have are was were will would should could into then than "
-    "they them their there what when where which while about also just like make sure please "
-    "can you our your its it's let's lets".split()
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "that",
+        "this",
+        "from",
+        "have",
+        "are",
+        "was",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "into",
+        "then",
+        "than",
+        "they",
+        "them",
+        "their",
+        "there",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "about",
+        "also",
+        "just",
+        "like",
+        "make",
+        "sure",
+        "please",
+        "can",
+        "you",
+        "our",
+        "your",
+        "its",
+        "it's",
+        "let's",
+        "lets",
+    ]
 )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from plait.state.events import truncate_utf8
-from plait.state.snapshot import Item, Snapshot
+from plait.state.snapshot import Snapshot
 
 ENVELOPE_BLOCK = re.compile(r"<session_memory\b.*?(?:</session_memory>|\Z)\s*", re.DOTALL)
 INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -39,10 +39,14 @@ SECTIONS: tuple[Section, ...] = (
     Section(source="errors", tier=1, tag="unresolved_errors", child="error"),
     Section(source="compaction_summary", tier=1, tag="session_snapshot", child="", label="summary"),
     Section(source="intent", tier=2, tag="session_snapshot", child="", label="intent"),
-    Section(source="subagents_open", tier=2, tag="session_snapshot", child="", label="subagent running"),
+    Section(
+        source="subagents_open", tier=2, tag="session_snapshot", child="", label="subagent running"
+    ),
     Section(source="environment", tier=3, tag="session_snapshot", child="", label="environment"),
     Section(source="git", tier=3, tag="session_snapshot", child="", label="git"),
-    Section(source="subagents_done", tier=3, tag="session_snapshot", child="", label="subagent done"),
+    Section(
+        source="subagents_done", tier=3, tag="session_snapshot", child="", label="subagent done"
+    ),
     Section(source="discoveries", tier=4, tag="session_snapshot", child="", label="found"),
 )
 
@@ -132,7 +136,9 @@ def compose_envelope(
     memory = ""
     if persistent:
         refs = quoteattr(" ".join(node_refs))
-        memory = f"  <persistent_memory node_refs={refs}>\n{clean(persistent)}\n  </persistent_memory>"
+        memory = (
+            f"  <persistent_memory node_refs={refs}>\n{clean(persistent)}\n  </persistent_memory>"
+        )
     fixed = len(head) + len(tail) + sum(len(line.encode()) + 1 for line in top) + 2
     room = budget_bytes - fixed - (len(memory.encode()) + 1 if memory else 0)
     if room < 0 and memory:

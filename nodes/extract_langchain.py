@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_opencode import chat_message, tool_events
 from plait.state.events import SessionEvent
@@ -21,7 +20,8 @@ def message_text(message: BaseMessage) -> str:
         text = "\n".join(
             block if isinstance(block, str) else str(block.get("text", ""))
             for block in content
-            if isinstance(block, str) or (isinstance(block, Mapping) and block.get("type") == "text")
+            if isinstance(block, str)
+            or (isinstance(block, Mapping) and block.get("type") == "text")
         )
     return strip_envelopes(text).strip()
 

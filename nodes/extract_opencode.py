@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.errors import InvalidHookPayload
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.redact import redact
 from plait.nodes.rules import is_approval, promote, topic_key
 from plait.state.events import EventKind, SessionEvent
+
+from plait.errors import InvalidHookPayload
 
 FILE_TOOLS = {
     "read": EventKind.FILE_READ,
@@ -33,7 +34,9 @@ FAILURE_LINE = re.compile(
     r"(?im)^.*\b(?:error|failed|failure|exception|traceback|fatal|panic)\b.*$"
 )
 SUCCESS_WORDS = re.compile(r"\b(?:\d+ passed|success|ok)\b", re.IGNORECASE)
-GIT_STATE_CHANGE = re.compile(r"\bgit\s+(?:commit|checkout|switch|merge|rebase|push|pull|reset|branch|tag|stash)\b")
+GIT_STATE_CHANGE = re.compile(
+    r"\bgit\s+(?:commit|checkout|switch|merge|rebase|push|pull|reset|branch|tag|stash)\b"
+)
 IGNORED_ERRORS = frozenset({"MessageAbortedError"})
 TEXT_MAX = 4096
 
@@ -52,7 +55,11 @@ class OpenCodeTurn:
 def require_str(value: Any, field_name: str) -> str:
     """A non-empty string, or :class:`InvalidHookPayload` naming the field."""
     if not isinstance(value, str) or not value.strip():
-        kind = "missing" if value is None else f"must be a non-empty string, not {type(value).__name__}"
+        kind = (
+            "missing"
+            if value is None
+            else f"must be a non-empty string, not {type(value).__name__}"
+        )
         raise InvalidHookPayload(kind, field=field_name)
     return value[:256]
 
@@ -153,7 +160,7 @@ def tool_after(input: dict[str, Any], output: dict[str, Any]) -> OpenCodeTurn:
     session = require_str(input.get("sessionID"), "input.sessionID")
     tool = require_str(input.get("tool"), "input.tool").lower()
     args = input.get("args") if isinstance(input.get("args"), Mapping) else {}
-    text = str(output.get("output", ""))[:TEXT_MAX * 4]
+    text = str(output.get("output", ""))[: TEXT_MAX * 4]
     metadata = output.get("metadata") if isinstance(output.get("metadata"), Mapping) else {}
     events = tool_events(session, tool, args, text, metadata)
     return OpenCodeTurn(session_id=session, events=events)
@@ -169,7 +176,9 @@ def tool_events(
         verb = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "wrote"}.get(
             FILE_TOOLS[tool], "edited"
         )
-        return [make_event(session, FILE_TOOLS[tool], f"{verb} {path}", hook, refs=(path,), key=path)]
+        return [
+            make_event(session, FILE_TOOLS[tool], f"{verb} {path}", hook, refs=(path,), key=path)
+        ]
     if tool in SEARCH_TOOLS:
         pattern = str(args.get("pattern") or args.get("query") or args.get("path") or "")
         return [make_event(session, EventKind.FILE_SEARCH, f"{tool} {pattern}", hook)]
@@ -193,9 +202,15 @@ def command_events(
     events: list[SessionEvent] = []
     if failed:
         line = first_failure(text) or f"{command} exited {exit_code}"
-        events.append(make_event(session, EventKind.ERROR, f"{program}: {line}", hook, key=key, body=text[-2000:]))
+        events.append(
+            make_event(
+                session, EventKind.ERROR, f"{program}: {line}", hook, key=key, body=text[-2000:]
+            )
+        )
     else:
-        events.append(make_event(session, EventKind.ERROR_RESOLVED, f"{program} succeeded", hook, key=key))
+        events.append(
+            make_event(session, EventKind.ERROR_RESOLVED, f"{program} succeeded", hook, key=key)
+        )
     if program == "git" and GIT_STATE_CHANGE.search(command):
         events.append(make_event(session, EventKind.GIT, command[:200], hook))
     if program == "cd":
@@ -282,7 +297,12 @@ def part_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> Op
     part = props.get("part") if isinstance(props.get("part"), Mapping) else {}
     session = session or (part.get("sessionID") if isinstance(part.get("sessionID"), str) else None)
     timing = part.get("time") if isinstance(part.get("time"), Mapping) else {}
-    if session is None or part.get("type") != "text" or not timing.get("end") or part.get("synthetic"):
+    if (
+        session is None
+        or part.get("type") != "text"
+        or not timing.get("end")
+        or part.get("synthetic")
+    ):
         return OpenCodeTurn(session_id=session, event_type=kind)
     text = strip_envelopes(str(part.get("text", ""))).strip()
     if not text:
@@ -302,7 +322,11 @@ def todo_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> Op
             continue
         key = f"todo:{todo.get('id') or topic_key(str(todo['content']))}"
         status = str(todo.get("status", "pending"))
-        task_kind = EventKind.TASK_COMPLETE if status in ("completed", "cancelled") else EventKind.TASK_UPDATE
+        task_kind = (
+            EventKind.TASK_COMPLETE
+            if status in ("completed", "cancelled")
+            else EventKind.TASK_UPDATE
+        )
         summary = f"{todo['content']} [{status}]"
         events.append(make_event(session, task_kind, summary, kind, key=key))
     return OpenCodeTurn(session_id=session, event_type=kind, events=events)
@@ -313,7 +337,9 @@ def file_edited(kind: str, session: str | None, props: Mapping[str, Any]) -> Ope
     path = props.get("file")
     if not isinstance(path, str) or not path:
         return OpenCodeTurn(session_id=session, event_type=kind)
-    event = make_event(session or "", EventKind.FILE_EDIT, f"edited {path}", kind, refs=(path,), key=path)
+    event = make_event(
+        session or "", EventKind.FILE_EDIT, f"edited {path}", kind, refs=(path,), key=path
+    )
     return OpenCodeTurn(session_id=session, event_type=kind, events=[event])
 
 

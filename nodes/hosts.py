@@ -66,8 +66,11 @@ def parse_hook(name: str, payload: Mapping[str, Any], session: SessionRef) -> Pa
 
 
 def as_subagent_work(event: SessionEvent, session: SessionRef) -> SessionEvent:
-    """In a child session, the prompt is the subagent's task and its answer a discovery; they
-    must not pass for the root's own request or compaction summary."""
+    """Re-read a child session's event as subagent work.
+
+    In a child session, the prompt is the subagent's task and its answer a discovery; they
+    must not pass for the root's own request or compaction summary.
+    """
     if event.kind is EventKind.PROMPT:
         update = {"kind": EventKind.SUBAGENT_START, "summary": f"subagent: {event.summary}"}
         return event.model_copy(update={**update, "key": session.session_id, "body": ""})

@@ -114,7 +114,9 @@ class HotStore(Protocol):
     async def claim(
         self, consumer: str, *, count: int, min_idle_ms: int = 60_000
     ) -> list[QueueEntry]:
-        """Claim up to ``count`` entries: this consumer's unacked ones (a restart resumes them),
+        """Claim up to ``count`` entries.
+
+        This consumer's unacked ones first (a restart resumes them),
         then stale ones of dead consumers (idle ``min_idle_ms``), then new ones.
         """
         ...

@@ -1,4 +1,4 @@
-"""Tool routing policy for ``tool.execute.before``: keep big, unbounded output out of the context."""
+"""Tool routing for ``tool.execute.before``: keep big, unbounded output out of the context."""
 
 from __future__ import annotations
 

@@ -13,7 +13,9 @@ APPROVAL = re.compile(
     r"(?:[\s,.!]+(?:yes|ok|sure|go ahead|do it|please|thanks|fine|good))*[\s,.!]*$",
     re.IGNORECASE,
 )
-QUESTION = re.compile(r"^\s*(?:how|what|why|where|when|which|who|can|could|should we|do we)\b.*\?", re.I | re.S)
+QUESTION = re.compile(
+    r"^\s*(?:how|what|why|where|when|which|who|can|could|should we|do we)\b.*\?", re.I | re.S
+)
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
 RULE = re.compile(
     r"^\s*(?:rule|constraint)\s*:|\b(?:never|always)\s+(?!mind\b)[a-z]+|\b(?:must(?: not)?|"
@@ -22,7 +24,8 @@ RULE = re.compile(
 )
 PREFERENCE = re.compile(r"\b(?:i|we) (?:prefer|like|'d rather|would rather)\b|^\s*prefer\b", re.I)
 DECISION = re.compile(
-    r"^\s*decision\s*:|\b(?:we(?:'ve)? decided|decided to|let's use|let's go with|we(?:'ll| will) use|"
+    r"^\s*decision\s*:|\b(?:we(?:'ve)? decided|decided to|let's use|let's go with|"
+    r"we(?:'ll| will) use|"
     r"go with|switch to|instead)\b|^\s*(?:actually,?\s*)?use\s",
     re.IGNORECASE,
 )

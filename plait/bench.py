@@ -9,6 +9,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from plait.memory import Memory
@@ -103,7 +104,7 @@ async def bench_hotpath(
         transform: list[float] = []
         for turn in range(rounds + 20):
             message = f"Turn {turn}: refactor src/module_{turn % 97}.py and keep the tests green."
-            elapsed_chat = await timed(lambda m=message: send_chat(replay, m))
+            elapsed_chat = await timed(partial(send_chat, replay, message))
             elapsed_transform = await timed(replay.model_call)
             if turn >= 20:  # warm-up turns are not counted
                 chat.append(elapsed_chat)
@@ -135,7 +136,10 @@ async def send_chat(replay: SessionReplay, text: str) -> None:
 
 def write_section(path: Path, title: str, body: str) -> None:
     """Replace (or add) one ``## title`` section of the benchmarks file."""
-    header = "# plait benchmarks\n\nFigures measured with `plait bench …` on the machine named in each section.\n"
+    header = (
+        "# plait benchmarks\n\n"
+        "Figures measured with `plait bench …` on the machine named in each section.\n"
+    )
     text = path.read_text() if path.exists() else header
     marker = f"## {title}\n"
     section = f"{marker}\n{body.strip()}\n"

@@ -11,7 +11,6 @@ from typing import Any, Self
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph.state import CompiledStateGraph
 
 from plait.adapters.checkpoint import AsyncRedisSaver, plait_serializer
@@ -221,7 +220,10 @@ class Memory:
                     context=self.context,
                     durability="exit",
                 )
-        if result.get("host_event") == "session.deleted" and session.session_id != session.root_session_id:
+        if (
+            result.get("host_event") == "session.deleted"
+            and session.session_id != session.root_session_id
+        ):
             await self.store.forget_session(session.session_id)
         return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
 

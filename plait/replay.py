@@ -173,7 +173,9 @@ class SessionReplay:
         await self.event("session.idle")
 
     async def compact(self, summary: str) -> list[str]:
-        """A compaction: ``session.compacting`` (returns the context plait added), the summary
+        """A compaction, as OpenCode runs it.
+
+        ``session.compacting`` (returns the context plait added), the summary
         message, ``session.compacted``; the history shrinks to the summary.
         """
         output = await self.runner.hook(

@@ -134,7 +134,9 @@ KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | None) -> str:
-    """``auto`` becomes: the OpenAI-compatible endpoint if a base_url is set, OpenAI if a key is
+    """What ``auto`` means here.
+
+    The OpenAI-compatible endpoint if a base_url is set, OpenAI if a key is
     set (in the settings or ``OPENAI_API_KEY``), else the offline extractor.
     """
     if provider != "auto":

@@ -11,9 +11,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from plait.state.events import EventKind, SessionEvent, truncate_utf8
+from pydantic import BaseModel, ConfigDict, Field
 
 LAST_TEXT_MAX_BYTES = 600
 COMPACTION_MAX_BYTES = 1200
@@ -110,14 +109,20 @@ def item_key(event: SessionEvent) -> str:
     """The identity an event's item is kept under."""
     if event.key:
         return event.key
-    if event.refs and event.kind in (EventKind.FILE_READ, EventKind.FILE_WRITE, EventKind.FILE_EDIT):
+    if event.refs and event.kind in (
+        EventKind.FILE_READ,
+        EventKind.FILE_WRITE,
+        EventKind.FILE_EDIT,
+    ):
         return event.refs[0]
     return " ".join(event.summary.lower().split())[:120]
 
 
 def file_text(event: SessionEvent) -> str:
     """How a file appears in files in play: its path and what was last done to it."""
-    action = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "written"}.get(event.kind, "edited")
+    action = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "written"}.get(
+        event.kind, "edited"
+    )
     return f"{item_key(event)} ({action})"
 
 
@@ -169,7 +174,9 @@ def _message(s: Snapshot, e: SessionEvent) -> None:
 
 
 def _compaction(s: Snapshot, e: SessionEvent) -> None:
-    s.compaction_summary = truncate_utf8(e.body or s.last_assistant or e.summary, COMPACTION_MAX_BYTES)
+    s.compaction_summary = truncate_utf8(
+        e.body or s.last_assistant or e.summary, COMPACTION_MAX_BYTES
+    )
 
 
 def _decision(s: Snapshot, e: SessionEvent) -> None:
@@ -202,7 +209,9 @@ def _file(s: Snapshot, e: SessionEvent) -> None:
 def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
     started = remove(s.subagents_open, item_key(e))
     text = f"{started.text} (done)" if started else e.summary
-    upsert(s.subagents_done, Item(key=item_key(e), text=text, event_id=e.id), CAPS["subagents_done"])
+    upsert(
+        s.subagents_done, Item(key=item_key(e), text=text, event_id=e.id), CAPS["subagents_done"]
+    )
 
 
 HANDLERS: dict[EventKind, Any] = {

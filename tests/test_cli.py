@@ -38,12 +38,16 @@ def test_doctor_fails_when_redis_url_points_at_a_dead_port(monkeypatch: pytest.M
     assert checks["checkpointer"]["status"] == "unavailable"
 
 
-def test_doctor_flags_a_provider_without_a_key(monkeypatch: pytest.MonkeyPatch, tmp_data_dir: Path) -> None:
+def test_doctor_flags_a_provider_without_a_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_data_dir: Path
+) -> None:
     monkeypatch.setenv("PLAIT_LLM__PROVIDER", "anthropic")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
     checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
-    assert checks["llm"]["status"] == "unavailable" and "ANTHROPIC_API_KEY" in checks["llm"]["detail"]
+    assert (
+        checks["llm"]["status"] == "unavailable" and "ANTHROPIC_API_KEY" in checks["llm"]["detail"]
+    )
     assert result.exit_code == 0
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
-
 from plait.adapters.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.memory_store import InMemoryHotStore
 from plait.adapters.redis_store import RedisHotStore
-from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
 from plait.nodes.ports import HotStore, KnowledgeGraph, MemoryHit
-from plait.settings import Settings
 from plait.state.background import ClaimedEvent
 from plait.state.events import EventKind, SessionEvent
+
+from plait.background import Background
+from plait.settings import Settings
 
 
 def event(summary: str, kind: EventKind = EventKind.DECISION, root: str = "s1") -> SessionEvent:
@@ -46,14 +46,18 @@ class FlakyGraph:
 @pytest.fixture(params=["redis", "memory"])
 async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[HotStore]:
     if request.param == "redis":
-        hot: HotStore = RedisHotStore.from_url(request.getfixturevalue("redis_url"), prefix=key_prefix)
+        hot: HotStore = RedisHotStore.from_url(
+            request.getfixturevalue("redis_url"), prefix=key_prefix
+        )
     else:
         hot = InMemoryHotStore()
     yield hot
     await hot.aclose()
 
 
-def background(store: HotStore, graph: KnowledgeGraph, sleeps: list[float], **redis: int) -> Background:
+def background(
+    store: HotStore, graph: KnowledgeGraph, sleeps: list[float], **redis: int
+) -> Background:
     async def record_sleep(seconds: float) -> None:
         sleeps.append(seconds)
 
@@ -93,7 +97,9 @@ async def test_drain_replay_of_the_same_events_writes_nothing_new(store: HotStor
     assert report.written == 0 and len(graph.episodes["g1"]) == 3
 
 
-async def test_drain_retries_with_backoff_then_dead_letters_with_the_reason(store: HotStore) -> None:
+async def test_drain_retries_with_backoff_then_dead_letters_with_the_reason(
+    store: HotStore,
+) -> None:
     await store.enqueue("g1", await stored_events(store, 2))
     graph = FlakyGraph(failures=100, error=ValueError("LLM returned invalid JSON"))
     sleeps: list[float] = []

@@ -6,7 +6,6 @@ import xml.etree.ElementTree as ET
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from plait.nodes.envelope import compose_envelope, strip_envelopes
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
@@ -24,7 +23,9 @@ TAG_ORDER = [
 
 
 def ev(kind: EventKind, summary: str, key: str = "", **extra) -> SessionEvent:
-    return SessionEvent(root_session_id="s", session_id="s", kind=kind, summary=summary, key=key, **extra)
+    return SessionEvent(
+        root_session_id="s", session_id="s", kind=kind, summary=summary, key=key, **extra
+    )
 
 
 def full_snapshot() -> Snapshot:
@@ -94,7 +95,13 @@ def test_envelope_drops_lowest_tiers_first_under_a_small_budget() -> None:
     budget=st.integers(min_value=512, max_value=4000),
 )
 def test_envelope_is_valid_xml_within_budget_for_any_text(texts: list[str], budget: int) -> None:
-    kinds = [EventKind.PROMPT, EventKind.DECISION, EventKind.RULE, EventKind.ERROR, EventKind.DISCOVERY]
+    kinds = [
+        EventKind.PROMPT,
+        EventKind.DECISION,
+        EventKind.RULE,
+        EventKind.ERROR,
+        EventKind.DISCOVERY,
+    ]
     events = [ev(kinds[i % len(kinds)], text, key=str(i)) for i, text in enumerate(texts)]
     envelope = render(fold_snapshot(Snapshot(), events), budget_bytes=budget, persistent=texts[0])
     assert len(envelope.encode()) <= budget

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import pytest
-
-from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.extract_langchain import events_from_messages
 from plait.nodes.extract_opencode import extract_opencode, program_of
 from plait.state.events import EventKind
 
+from plait.errors import InvalidHookPayload, UnknownHook
+
 
 def chat(text: str, **part) -> tuple[dict, dict]:
-    parts = [{"id": "prt_1", "sessionID": "ses_1", "messageID": "msg_1", "type": "text", "text": text, **part}]
-    return {"sessionID": "ses_1"}, {"message": {"id": "msg_1", "role": "user", "sessionID": "ses_1"}, "parts": parts}
+    parts = [
+        {
+            "id": "prt_1",
+            "sessionID": "ses_1",
+            "messageID": "msg_1",
+            "type": "text",
+            "text": text,
+            **part,
+        }
+    ]
+    return {"sessionID": "ses_1"}, {
+        "message": {"id": "msg_1", "role": "user", "sessionID": "ses_1"},
+        "parts": parts,
+    }
 
 
 def kinds(turn) -> list[EventKind]:
@@ -39,7 +51,12 @@ def test_chat_message_drops_an_earlier_envelope_from_the_text() -> None:
 
 def test_transform_takes_the_session_from_the_messages() -> None:
     messages = [{"info": {"id": "m", "sessionID": "ses_9", "role": "user"}, "parts": []}]
-    assert extract_opencode("experimental.chat.messages.transform", {}, {"messages": messages}).session_id == "ses_9"
+    assert (
+        extract_opencode(
+            "experimental.chat.messages.transform", {}, {"messages": messages}
+        ).session_id
+        == "ses_9"
+    )
     with pytest.raises(InvalidHookPayload, match="output.messages"):
         extract_opencode("experimental.chat.messages.transform", {}, {"messages": "nope"})
 
@@ -52,8 +69,20 @@ def test_transform_takes_the_session_from_the_messages() -> None:
         ("write", {"filePath": "b.py"}, "ok", {}, [EventKind.FILE_WRITE]),
         ("grep", {"pattern": "TODO"}, "a.py:1", {}, [EventKind.FILE_SEARCH]),
         ("bash", {"command": "pytest -q"}, "1 failed", {"exit": 1}, [EventKind.ERROR]),
-        ("bash", {"command": "uv run pytest -q"}, "3 passed", {"exit": 0}, [EventKind.ERROR_RESOLVED]),
-        ("bash", {"command": "git commit -am x"}, "done", {"exit": 0}, [EventKind.ERROR_RESOLVED, EventKind.GIT]),
+        (
+            "bash",
+            {"command": "uv run pytest -q"},
+            "3 passed",
+            {"exit": 0},
+            [EventKind.ERROR_RESOLVED],
+        ),
+        (
+            "bash",
+            {"command": "git commit -am x"},
+            "done",
+            {"exit": 0},
+            [EventKind.ERROR_RESOLVED, EventKind.GIT],
+        ),
         ("task", {"description": "explore"}, "found it", {}, [EventKind.SUBAGENT_FINISH]),
         ("todowrite", {}, "[]", {}, []),
     ],
@@ -72,7 +101,10 @@ def test_a_failing_command_and_its_fix_share_a_key() -> None:
         return extract_opencode(
             "tool.execute.after",
             {"tool": "bash", "sessionID": "s", "callID": "c", "args": {"command": command}},
-            {"output": "FAILED tests/test_x.py::test_a - AssertionError", "metadata": {"exit": exit_code}},
+            {
+                "output": "FAILED tests/test_x.py::test_a - AssertionError",
+                "metadata": {"exit": exit_code},
+            },
         ).events[0]
 
     failure, fix = run("pytest -q tests/test_x.py", 1), run("uv run pytest", 0)
@@ -91,24 +123,59 @@ def event(kind: str, **properties) -> tuple[dict, dict]:
 
 
 def test_bus_events_map_to_plait_events() -> None:
-    created = extract_opencode("event", *event("session.created", sessionID="ses_c", info={"id": "ses_c", "parentID": "ses_p", "title": "explore"}))
-    assert (created.session_id, created.parent_id, kinds(created)) == ("ses_c", "ses_p", [EventKind.SUBAGENT_START])
-    todos = extract_opencode("event", *event("todo.updated", sessionID="s", todos=[
-        {"id": "1", "content": "a", "status": "in_progress"}, {"id": "2", "content": "b", "status": "completed"}]))
+    created = extract_opencode(
+        "event",
+        *event(
+            "session.created",
+            sessionID="ses_c",
+            info={"id": "ses_c", "parentID": "ses_p", "title": "explore"},
+        ),
+    )
+    assert (created.session_id, created.parent_id, kinds(created)) == (
+        "ses_c",
+        "ses_p",
+        [EventKind.SUBAGENT_START],
+    )
+    todos = extract_opencode(
+        "event",
+        *event(
+            "todo.updated",
+            sessionID="s",
+            todos=[
+                {"id": "1", "content": "a", "status": "in_progress"},
+                {"id": "2", "content": "b", "status": "completed"},
+            ],
+        ),
+    )
     assert kinds(todos) == [EventKind.TASK_UPDATE, EventKind.TASK_COMPLETE]
-    error = extract_opencode("event", *event("session.error", sessionID="s", error={"name": "APIError", "data": {"message": "rate limited"}}))
+    error = extract_opencode(
+        "event",
+        *event(
+            "session.error",
+            sessionID="s",
+            error={"name": "APIError", "data": {"message": "rate limited"}},
+        ),
+    )
     assert error.events[0].summary == "APIError: rate limited"
-    aborted = extract_opencode("event", *event("session.error", sessionID="s", error={"name": "MessageAbortedError"}))
+    aborted = extract_opencode(
+        "event", *event("session.error", sessionID="s", error={"name": "MessageAbortedError"})
+    )
     assert aborted.events == []
     edited = extract_opencode("event", *event("file.edited", file="/repo/a.py"))
     assert edited.session_id is None and edited.events[0].refs == ("/repo/a.py",)
     branch = extract_opencode("event", *event("vcs.branch.updated", branch="main"))
     assert branch.events[0].summary == "branch main"
-    summary = extract_opencode("event", *event("message.updated", sessionID="s", info={"role": "assistant", "summary": True}))
+    summary = extract_opencode(
+        "event",
+        *event("message.updated", sessionID="s", info={"role": "assistant", "summary": True}),
+    )
     assert kinds(summary) == [EventKind.COMPACTION_SUMMARY]
     idle = extract_opencode("event", *event("session.idle", sessionID="s"))
     assert idle.event_type == "session.idle" and idle.events == []
-    streaming = extract_opencode("event", *event("message.part.updated", sessionID="s", part={"type": "text", "text": "partial"}))
+    streaming = extract_opencode(
+        "event",
+        *event("message.part.updated", sessionID="s", part={"type": "text", "text": "partial"}),
+    )
     assert streaming.events == []
 
 
@@ -136,5 +203,10 @@ def test_langchain_messages_use_the_same_rules() -> None:
         ToolMessage("ok", tool_call_id="t2"),
     ]
     events = events_from_messages(messages, root_session_id="root", session_id="child")
-    assert [e.kind for e in events] == [EventKind.PROMPT, EventKind.RULE, EventKind.ERROR, EventKind.FILE_EDIT]
+    assert [e.kind for e in events] == [
+        EventKind.PROMPT,
+        EventKind.RULE,
+        EventKind.ERROR,
+        EventKind.FILE_EDIT,
+    ]
     assert all(e.root_session_id == "root" and e.session_id == "child" for e in events)

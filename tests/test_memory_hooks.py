@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from plait.adapters.checkpoint import TRIM_SLACK
 
 from plait import InvalidHookPayload, Memory, Settings, UnknownHook
-from plait.adapters.checkpoint import TRIM_SLACK
 from plait.demo import check, find_envelope
-from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
 from plait.demo_session import EXPECTED, play
+from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
 from plait.replay import SessionReplay
 
 
@@ -79,7 +79,9 @@ async def test_memory_bad_payloads_raise_typed_errors_and_lose_nothing(memory: M
         await memory.hook("chat.nonsense", {}, {})
     with pytest.raises(InvalidHookPayload, match="output"):
         await memory.hook("chat.message", {"sessionID": "x"}, None)  # type: ignore[arg-type]
-    unknown_event = {"event": {"type": "brand.new.event", "properties": {"sessionID": session.session_id}}}
+    unknown_event = {
+        "event": {"type": "brand.new.event", "properties": {"sessionID": session.session_id}}
+    }
     assert await memory.hook("event", unknown_event, {}) == {}
     assert await memory.store.event_count(session.session_id) == before
     assert "keep the API versioned" in await memory.envelope(session.session_id)
@@ -99,8 +101,12 @@ async def test_memory_huge_and_malformed_text_is_capped_and_escaped(memory: Memo
 
 async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
     session = SessionReplay(runner=memory)
-    await session.user("Use the key sk-proj-abcdefghijklmnopqrstuvwx123 <private>my home address</private>")
-    stored = " ".join(e.summary + e.body for e in await memory.store.read_events(session.session_id))
+    await session.user(
+        "Use the key sk-proj-abcdefghijklmnopqrstuvwx123 <private>my home address</private>"
+    )
+    stored = " ".join(
+        e.summary + e.body for e in await memory.store.read_events(session.session_id)
+    )
     assert "sk-proj-abcdefghijklmnop" not in stored and "home address" not in stored
 
 
@@ -119,7 +125,9 @@ async def test_memory_tool_policy(memory: Memory, tmp_path: Path) -> None:
     assert "plait" not in await session.tool("bash", {"command": "ls"})
 
 
-async def test_memory_checkpoint_does_not_grow_with_session_length(memory: Memory, redis_url: str) -> None:
+async def test_memory_checkpoint_does_not_grow_with_session_length(
+    memory: Memory, redis_url: str
+) -> None:
     import redis.asyncio as aioredis
 
     session = SessionReplay(runner=memory)
@@ -131,10 +139,14 @@ async def test_memory_checkpoint_does_not_grow_with_session_length(memory: Memor
         return max(sizes), len(keys)
 
     for turn in range(30):
-        await session.user(f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}.")
+        await session.user(
+            f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}."
+        )
     size_30, count_30 = await checkpoint_bytes()
     for turn in range(30, 150):
-        await session.user(f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}.")
+        await session.user(
+            f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}."
+        )
     size_150, count_150 = await checkpoint_bytes()
     await client.aclose()
     assert count_150 <= CHECKPOINTS_KEPT_PER_THREAD + TRIM_SLACK

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-
 from plait.nodes.redact import REDACTED, redact
 from plait.nodes.rules import is_approval, promote
 from plait.state.events import EventKind
 
 
-@pytest.mark.parametrize("text", ["yes, do it", "Sounds good, go ahead.", "ok", "LGTM!", "Looks fine."])
+@pytest.mark.parametrize(
+    "text", ["yes, do it", "Sounds good, go ahead.", "ok", "LGTM!", "Looks fine."]
+)
 def test_rules_approvals_are_not_requests(text: str) -> None:
     assert is_approval(text) and promote(text) == []
 

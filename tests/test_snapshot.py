@@ -7,11 +7,15 @@ from plait.state.snapshot import CAPS, Snapshot, fold_snapshot
 
 
 def ev(kind: EventKind, summary: str, key: str = "", **extra) -> SessionEvent:
-    return SessionEvent(root_session_id="s", session_id="s", kind=kind, summary=summary, key=key, **extra)
+    return SessionEvent(
+        root_session_id="s", session_id="s", kind=kind, summary=summary, key=key, **extra
+    )
 
 
 def test_snapshot_reversed_decision_leaves() -> None:
-    snapshot = fold_snapshot(Snapshot(), [ev(EventKind.DECISION, "We decided to use SQLite for the cache")])
+    snapshot = fold_snapshot(
+        Snapshot(), [ev(EventKind.DECISION, "We decided to use SQLite for the cache")]
+    )
     reversal = ev(EventKind.DECISION, "Use Redis instead.", keywords=("not:sqlite",))
     snapshot = fold_snapshot(snapshot, [reversal])
     assert [d.text for d in snapshot.decisions] == ["Use Redis instead."]
@@ -27,7 +31,9 @@ def test_snapshot_completed_task_leaves_and_updates_replace() -> None:
         ],
     )
     assert [t.text for t in snapshot.tasks] == ["write docs [pending]", "write tests [in_progress]"]
-    snapshot = fold_snapshot(snapshot, [ev(EventKind.TASK_COMPLETE, "write tests [completed]", key="todo:1")])
+    snapshot = fold_snapshot(
+        snapshot, [ev(EventKind.TASK_COMPLETE, "write tests [completed]", key="todo:1")]
+    )
     assert [t.key for t in snapshot.tasks] == ["todo:2"]
 
 
@@ -87,10 +93,14 @@ def test_snapshot_duplicates_are_recognised() -> None:
     assert snapshot.is_duplicate(decision)
     assert not snapshot.is_duplicate(ev(EventKind.DECISION, "use Postgres"))
     error = ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest")
-    snapshot = fold_snapshot(snapshot, [error, ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest")])
+    snapshot = fold_snapshot(
+        snapshot, [error, ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest")]
+    )
     assert not snapshot.is_duplicate(error)
 
 
 def test_snapshot_round_trips_through_json() -> None:
-    snapshot = fold_snapshot(Snapshot(), [ev(EventKind.DECISION, "use Redis"), ev(EventKind.PROMPT, "go")])
+    snapshot = fold_snapshot(
+        Snapshot(), [ev(EventKind.DECISION, "use Redis"), ev(EventKind.PROMPT, "go")]
+    )
     assert Snapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
