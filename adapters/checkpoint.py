@@ -1,33 +1,41 @@
 """LangGraph checkpointers on plain Redis: no RedisJSON, no RediSearch, any Redis 7+ server.
 
 FalkorDB's server (the embedded default) carries no search or JSON module, so
-langgraph-checkpoint-redis cannot run on it; this saver uses only strings, hashes, sets and
-sorted sets. Keys, under ``prefix`` (default ``plait:cp:``), with ``T`` the thread and ``N`` the
-namespace (both percent-encoded):
+langgraph-checkpoint-redis cannot run on it; these savers use only strings, hashes, sets, sorted
+sets and Lua scripts. Keys, under ``prefix`` (default ``plait:cp:``), with ``T`` the thread and
+``N`` the namespace, each percent-encoded (the empty namespace is ``%``):
 
 ==========================  ================================================================
-``threads``                 set of thread ids
-``T:ns``                    set of the thread's namespaces
+``%threads``                sorted set of thread ids, scored by when they expire (``inf``)
+``%runs:RUN``               set of ``ID⏎T:N`` references (⏎ a newline) to its checkpoints
+``T:ns``                    set of the thread's encoded namespaces
 ``T:N:ids``                 sorted set of checkpoint ids (score 0; ids sort in time order)
-``T:N:c:ID``                hash: ``checkpoint``, ``metadata`` (serialized), ``parent``
-``T:N:w:ID``                hash of pending writes: ``task_id|idx`` → serialized write
+``T:N:c:ID``                hash: ``checkpoint``, ``metadata``, ``parent``, ``run`` (its key)
+``T:N:w:ID``                hash of pending writes: ``task_id|idx`` → header line + blob
 ==========================  ================================================================
 
-Growth is bounded two ways: ``max_checkpoints_per_thread`` keeps the newest N checkpoints of each
-namespace (older ones go with their writes on every put), and ``ttl_seconds`` makes a thread's
-keys expire after that long without a write. ``aprune`` does the same on demand.
+Getting a checkpoint (the newest or a named one) is one round trip, and so is putting one: each
+is a server-side script. Growth is bounded two ways: ``max_checkpoints_per_thread`` keeps the
+newest N checkpoints of each namespace (older ones go with their writes inside the put), and
+``ttl_seconds`` makes a thread's keys expire that long after its last write. ``aprune`` /
+``prune`` trim on demand. Scripts compute key names from their arguments, so the savers need a
+standalone (or replicated) Redis, not Redis Cluster.
+
+Every operation is written once, as a generator that yields batches of Redis calls and receives
+their replies (:class:`_Operations`); :class:`AsyncRedisSaver` and :class:`RedisSaver` only
+drive those generators over ``redis.asyncio`` and ``redis`` clients.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
-from urllib.parse import quote
+from collections.abc import AsyncIterator, Generator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+from urllib.parse import quote, unquote
 
+import redis
 import redis.asyncio as aioredis
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -39,9 +47,13 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     get_checkpoint_id,
     get_checkpoint_metadata,
+    writes_sort_key,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from redis.exceptions import NoScriptError
+
+from plait.errors import ConfigError
 
 DEFAULT_PREFIX = "plait:cp:"
 # plait's own state types, the only classes its checkpoints may revive.
@@ -56,31 +68,208 @@ STATE_TYPES = [
     ("plait.state.background", "ClaimedEvent"),
     ("plait.state.background", "Hit"),
 ]
+# Checkpoints past the cap a thread may hold after a put. The put script trims exactly, so none;
+# kept so callers can state their bound as ``cap + TRIM_SLACK``.
+TRIM_SLACK = 0
+# Checkpoints read per pipelined round trip while listing.
+LIST_BATCH = 32
+# Oldest index entries a put with a TTL checks for checkpoints that already expired.
+SWEEP_PER_PUT = 2
 
+T = TypeVar("T")
 
-# How many checkpoints past the cap a thread may hold before a put trims it (trimming in a batch
-# keeps the common put at one round trip).
-TRIM_SLACK = 4
-# KEYS[1] = the namespace's id set, ARGV[1] = the namespace key prefix.
-LOAD_NEWEST = """
-local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, 1)[1]
-if not newest then return false end
-return {newest, redis.call('HGETALL', ARGV[1] .. ':c:' .. newest),
-        redis.call('HGETALL', ARGV[1] .. ':w:' .. newest)}
+# -- server-side scripts ------------------------------------------------------------------------
+_LUA_HELPERS = """
+local function drop(base, id)
+  local c = base .. ':c:' .. id
+  local run = redis.call('HGET', c, 'run')
+  if run and run ~= '' then redis.call('SREM', run, id .. '\\n' .. base) end
+  redis.call('DEL', c, base .. ':w:' .. id)
+  redis.call('ZREM', base .. ':ids', id)
+end
+local function trim(base, keep)
+  local surplus = redis.call('ZCARD', base .. ':ids') - keep
+  if surplus <= 0 then return 0 end
+  for _, id in ipairs(redis.call('ZRANGE', base .. ':ids', 0, surplus - 1)) do drop(base, id) end
+  return surplus
+end
+local function touch_thread(index, thread, ttl)
+  if ttl <= 0 then redis.call('ZADD', index, 'inf', thread) return end
+  local now = redis.call('TIME')
+  local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+  redis.call('ZADD', index, now_ms + ttl * 1000, thread)
+  redis.call('ZREMRANGEBYSCORE', index, '-inf', '(' .. now_ms)
+end
+local function expire(ttl, keys)
+  if ttl <= 0 then return end
+  for _, key in ipairs(keys) do redis.call('EXPIRE', key, ttl) end
+end
 """
 
+# KEYS: checkpoint hash, ids, namespaces, thread index.
+# ARGV: base, id, checkpoint, metadata, parent, run key, namespace segment, thread, keep, ttl.
+_PUT = """
+local base, id, parent, run = ARGV[1], ARGV[2], ARGV[5], ARGV[6]
+local keep, ttl = tonumber(ARGV[9]), tonumber(ARGV[10])
+redis.call('HSET', KEYS[1], 'checkpoint', ARGV[3], 'metadata', ARGV[4], 'parent', parent,
+           'run', run)
+redis.call('ZADD', KEYS[2], 0, id)
+redis.call('SADD', KEYS[3], ARGV[7])
+if run ~= '' then
+  redis.call('SADD', run, id .. '\\n' .. base)
+  expire(ttl, {run})
+end
+touch_thread(KEYS[4], ARGV[8], ttl)
+if keep > 0 then trim(base, keep) end
+if ttl > 0 then
+  expire(ttl, {KEYS[1], KEYS[2], KEYS[3]})
+  if parent ~= '' then expire(ttl, {base .. ':c:' .. parent, base .. ':w:' .. parent}) end
+  for _, old in ipairs(redis.call('ZRANGE', KEYS[2], 0, SWEEP_LAST)) do
+    if redis.call('EXISTS', base .. ':c:' .. old) == 0 then drop(base, old) end
+  end
+end
+return 1
+""".replace("SWEEP_LAST", str(SWEEP_PER_PUT - 1))
 
-def plait_serializer() -> JsonPlusSerializer:
-    """A checkpoint serializer allowed to revive plait's state types (and LangChain's own)."""
-    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+# KEYS: ids. ARGV: base, id ('' for the newest).
+_GET = """
+local id = ARGV[2]
+if id == '' then
+  id = redis.call('ZRANGE', KEYS[1], -1, -1)[1]
+  if not id then return false end
+end
+local stored = redis.call('HGETALL', ARGV[1] .. ':c:' .. id)
+if #stored == 0 then return false end
+return {id, stored, redis.call('HGETALL', ARGV[1] .. ':w:' .. id)}
+"""
+
+# KEYS: ids. ARGV: base, checkpoint ids to drop.
+_DROP = """
+for i = 2, #ARGV do drop(ARGV[1], ARGV[i]) end
+return #ARGV - 1
+"""
+
+# KEYS: namespaces, thread index. ARGV: thread base, keep, thread.
+# keep = 0 deletes the thread, keep = N keeps the newest N per namespace.
+_TRIM_THREAD = """
+local keep = tonumber(ARGV[2])
+for _, segment in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  trim(ARGV[1] .. ':' .. segment, keep)
+end
+if keep == 0 then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[3])
+end
+return 1
+"""
+
+# KEYS: source namespaces, target namespaces, thread index.
+# ARGV: source thread base, target thread base, target thread, ttl.
+_COPY_THREAD = """
+local ttl = tonumber(ARGV[4])
+local segments = redis.call('SMEMBERS', KEYS[1])
+for _, segment in ipairs(segments) do
+  local source, target = ARGV[1] .. ':' .. segment, ARGV[2] .. ':' .. segment
+  for _, id in ipairs(redis.call('ZRANGE', source .. ':ids', 0, -1)) do
+    local c, w = target .. ':c:' .. id, target .. ':w:' .. id
+    redis.call('DEL', w)
+    if redis.call('COPY', source .. ':c:' .. id, c, 'REPLACE') == 1 then
+      redis.call('COPY', source .. ':w:' .. id, w)
+      redis.call('ZADD', target .. ':ids', 0, id)
+      local run = redis.call('HGET', c, 'run')
+      if run and run ~= '' then redis.call('SADD', run, id .. '\\n' .. target) end
+      expire(ttl, {c, w})
+    end
+  end
+  redis.call('SADD', KEYS[2], segment)
+  expire(ttl, {target .. ':ids'})
+end
+if #segments > 0 then
+  touch_thread(KEYS[3], ARGV[3], ttl)
+  expire(ttl, {KEYS[2]})
+end
+return #segments
+"""
+
+SCRIPTS = {
+    name: _LUA_HELPERS + body
+    for name, body in {
+        "put": _PUT,
+        "get": _GET,
+        "drop": _DROP,
+        "trim_thread": _TRIM_THREAD,
+        "copy_thread": _COPY_THREAD,
+    }.items()
+}
 
 
+# -- pure helpers: keys ---------------------------------------------------------------------------
+def encode_segment(value: str) -> str:
+    """One key segment: percent-encoded (no ``:`` survives), the empty string as ``%``."""
+    return quote(str(value), safe="") or "%"
+
+
+def decode_segment(segment: str) -> str:
+    """Inverse of :func:`encode_segment`."""
+    return "" if segment == "%" else unquote(segment)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeySpace:
+    """Key names of one saver; pure, shared by the sync and async savers."""
+
+    prefix: str = DEFAULT_PREFIX
+
+    @property
+    def thread_index(self) -> str:
+        """Sorted set of every live thread id."""
+        return self.prefix + "%threads"
+
+    def run(self, run_id: str) -> str:
+        """Set of references to a run's checkpoints."""
+        return f"{self.prefix}%runs:{encode_segment(run_id)}"
+
+    def thread(self, thread_id: str) -> str:
+        """Base of a thread's keys."""
+        return self.prefix + encode_segment(thread_id)
+
+    def namespaces(self, thread_id: str) -> str:
+        """Set of the thread's encoded namespaces."""
+        return self.thread(thread_id) + ":ns"
+
+    def base(self, thread_id: str, ns: str) -> str:
+        """Base of one namespace's keys."""
+        return f"{self.thread(thread_id)}:{encode_segment(ns)}"
+
+    @staticmethod
+    def ids(base: str) -> str:
+        """Sorted set of a namespace's checkpoint ids."""
+        return base + ":ids"
+
+    @staticmethod
+    def checkpoint(base: str, checkpoint_id: str) -> str:
+        """Hash of one checkpoint."""
+        return f"{base}:c:{checkpoint_id}"
+
+    @staticmethod
+    def writes(base: str, checkpoint_id: str) -> str:
+        """Hash of one checkpoint's pending writes."""
+        return f"{base}:w:{checkpoint_id}"
+
+
+# -- pure helpers: (de)serialization --------------------------------------------------------------
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def _pairs(flat: Any) -> dict[Any, Any]:
+    """A flat ``[field, value, …]`` reply (from a script) as a dict."""
+    items = list(flat or [])
+    return dict(zip(items[0::2], items[1::2], strict=True))
+
+
 def pack(serde: SerializerProtocol, value: Any) -> bytes:
-    """Serialize with the saver's serde into one ``type\\0bytes`` blob."""
+    """Serialize with the saver's serde into one blob: the type, a NUL byte, the bytes."""
     kind, data = serde.dumps_typed(value)
     return kind.encode() + b"\0" + data
 
@@ -91,7 +280,333 @@ def unpack(serde: SerializerProtocol, blob: bytes) -> Any:
     return serde.loads_typed((kind.decode(), data))
 
 
-class AsyncRedisSaver(BaseCheckpointSaver[str]):
+def pack_write(serde: SerializerProtocol, task_path: str, channel: str, value: Any) -> bytes:
+    """One pending write: a JSON header line ``[task_path, channel, type]`` then the bytes."""
+    kind, data = serde.dumps_typed(value)
+    return json.dumps([task_path, channel, kind]).encode() + b"\n" + data
+
+
+def unpack_writes(serde: SerializerProtocol, stored: dict[Any, Any]) -> list[tuple[str, str, Any]]:
+    """A writes hash as ``(task_id, channel, value)`` in LangGraph's ``writes_sort_key`` order."""
+    keyed = []
+    for field, blob in stored.items():
+        task_id, _, idx = _text(field).rpartition("|")
+        header, _, data = blob.partition(b"\n")
+        task_path, channel, kind = json.loads(header)
+        value = serde.loads_typed((kind, data))
+        keyed.append((writes_sort_key(task_path, task_id, int(idx)), (task_id, channel, value)))
+    return [write for _, write in sorted(keyed, key=lambda item: item[0])]
+
+
+def write_fields(
+    serde: SerializerProtocol,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> list[tuple[str, bytes, bool]]:
+    """``(field, blob, overwrite)`` per write: special channels overwrite, others keep the first."""
+    fields = []
+    for idx, (channel, value) in enumerate(writes):
+        slot = WRITES_IDX_MAP.get(channel, idx)
+        blob = pack_write(serde, task_path, channel, value)
+        fields.append((f"{task_id}|{slot}", blob, channel in WRITES_IDX_MAP))
+    return fields
+
+
+def checkpoint_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config that names one checkpoint."""
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
+
+
+def decode_tuple(
+    serde: SerializerProtocol,
+    config: RunnableConfig,
+    stored: dict[Any, Any],
+    writes: dict[Any, Any],
+    metadata: CheckpointMetadata | None = None,
+) -> CheckpointTuple | None:
+    """A stored checkpoint hash and writes hash as a ``CheckpointTuple`` (None when missing)."""
+    if not stored:
+        return None
+    stored = {_text(key): value for key, value in stored.items()}
+    configurable = config["configurable"]
+    parent = _text(stored.get("parent", b""))
+    parent_config = (
+        checkpoint_config(configurable["thread_id"], configurable["checkpoint_ns"], parent)
+        if parent
+        else None
+    )
+    return CheckpointTuple(
+        config=config,
+        checkpoint=unpack(serde, stored["checkpoint"]),
+        metadata=metadata if metadata is not None else unpack(serde, stored["metadata"]),
+        parent_config=parent_config,
+        pending_writes=unpack_writes(serde, writes),
+    )
+
+
+def matches(metadata: CheckpointMetadata, wanted: dict[str, Any] | None) -> bool:
+    """Whether metadata has every key/value of the filter."""
+    if not wanted:
+        return True
+    return all(key in metadata and metadata[key] == value for key, value in wanted.items())  # type: ignore[literal-required]
+
+
+def split_reference(reference: Any) -> tuple[str, str]:
+    """A run index member (checkpoint id, newline, namespace base) as ``(base, id)``."""
+    checkpoint_id, _, base = _text(reference).partition("\n")
+    return base, checkpoint_id
+
+
+def plait_serializer() -> JsonPlusSerializer:
+    """A checkpoint serializer allowed to revive plait's state types (and LangChain's own)."""
+    return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+# -- operations, written once ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Call:
+    """One Redis call: a client method name (or ``script:NAME``) and its arguments."""
+
+    method: str
+    args: tuple[Any, ...] = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class Emit:
+    """A result an operation hands out before it finishes (``list``)."""
+
+    item: CheckpointTuple
+
+
+Request = list[Call] | Emit
+Operation = Generator[Request, Any, T]
+
+
+def _script(name: str, keys: Sequence[str], args: Sequence[Any]) -> Call:
+    return Call(f"script:{name}", (len(keys), *keys, *args))
+
+
+def _where(config: RunnableConfig) -> tuple[str, str]:
+    configurable = config["configurable"]
+    return str(configurable["thread_id"]), str(configurable.get("checkpoint_ns") or "")
+
+
+class _Operations(BaseCheckpointSaver[str]):
+    """Settings, keys and every operation as a generator of Redis call batches."""
+
+    def __init__(
+        self,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_checkpoints_per_thread: int | None = None,
+        ttl_seconds: int | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        if max_checkpoints_per_thread is not None and max_checkpoints_per_thread < 1:
+            raise ConfigError(
+                f"max_checkpoints_per_thread must be >= 1, got {max_checkpoints_per_thread!r}"
+            )
+        if ttl_seconds is not None and ttl_seconds < 1:
+            raise ConfigError(f"ttl_seconds must be >= 1, got {ttl_seconds!r}")
+        self.keys = KeySpace(prefix=prefix)
+        self.prefix = prefix
+        self.max_checkpoints_per_thread = max_checkpoints_per_thread
+        self.ttl_seconds = ttl_seconds
+
+    def _get_op(self, config: RunnableConfig) -> Operation[CheckpointTuple | None]:
+        thread_id, ns = _where(config)
+        base = self.keys.base(thread_id, ns)
+        wanted = get_checkpoint_id(config) or ""
+        (found,) = yield [_script("get", [self.keys.ids(base)], [base, wanted])]
+        if not found:
+            return None
+        checkpoint_id, stored, writes = found
+        named = checkpoint_config(thread_id, ns, _text(checkpoint_id))
+        return decode_tuple(self.serde, named, _pairs(stored), _pairs(writes))
+
+    def _put_op(
+        self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata
+    ) -> Operation[RunnableConfig]:
+        thread_id, ns = _where(config)
+        base = self.keys.base(thread_id, ns)
+        merged = get_checkpoint_metadata(config, metadata)
+        run_id = merged.get("run_id")
+        checkpoint_id = checkpoint["id"]
+        keys = [
+            self.keys.checkpoint(base, checkpoint_id),
+            self.keys.ids(base),
+            self.keys.namespaces(thread_id),
+            self.keys.thread_index,
+        ]
+        args = [
+            base,
+            checkpoint_id,
+            pack(self.serde, checkpoint),
+            pack(self.serde, merged),
+            config["configurable"].get("checkpoint_id") or "",
+            self.keys.run(str(run_id)) if run_id else "",
+            encode_segment(ns),
+            thread_id,
+            self.max_checkpoints_per_thread or 0,
+            self.ttl_seconds or 0,
+        ]
+        yield [_script("put", keys, args)]
+        return checkpoint_config(thread_id, ns, checkpoint_id)
+
+    def _put_writes_op(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Operation[None]:
+        thread_id, ns = _where(config)
+        key = self.keys.writes(
+            self.keys.base(thread_id, ns), config["configurable"]["checkpoint_id"]
+        )
+        calls = [
+            Call("hset" if overwrite else "hsetnx", (key, field, blob))
+            for field, blob, overwrite in write_fields(self.serde, writes, task_id, task_path)
+        ]
+        if calls and self.ttl_seconds:
+            calls.append(Call("expire", (key, self.ttl_seconds)))
+        if calls:
+            yield calls
+
+    def _list_op(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Operation[None]:
+        configurable = (config or {}).get("configurable", {})
+        if configurable.get("thread_id") is not None:
+            threads = [str(configurable["thread_id"])]
+        else:
+            (members,) = yield [Call("zrange", (self.keys.thread_index, 0, -1))]
+            threads = sorted(_text(member) for member in members)
+        wanted_id = configurable.get("checkpoint_id")
+        before_id = get_checkpoint_id(before) if before else None
+        remaining = limit
+        for thread_id in threads:
+            refs = yield from self._refs_op(thread_id, configurable.get("checkpoint_ns"))
+            refs = [
+                (ns, cid)
+                for ns, cid in refs
+                if (not wanted_id or cid == wanted_id) and (not before_id or cid < before_id)
+            ]
+            while refs:
+                # Without a filter, a limit says how many to read: ``limit=1`` reads one.
+                size = LIST_BATCH if filter or remaining is None else min(LIST_BATCH, remaining)
+                chunk, refs = refs[:size], refs[size:]
+                found = yield from self._load_many_op(thread_id, chunk, filter)
+                for item in found:
+                    yield Emit(item)
+                    if remaining is not None:
+                        remaining -= 1
+                        if remaining <= 0:
+                            return
+
+    def _refs_op(self, thread_id: str, ns: str | None) -> Operation[list[tuple[str, str]]]:
+        """(namespace, checkpoint id) pairs of a thread, newest id first."""
+        if ns is not None:
+            namespaces = [str(ns)]
+        else:
+            (segments,) = yield [Call("smembers", (self.keys.namespaces(thread_id),))]
+            namespaces = [decode_segment(_text(segment)) for segment in segments]
+        if not namespaces:
+            return []
+        replies = yield [
+            Call("zrange", (self.keys.ids(self.keys.base(thread_id, n)), 0, -1)) for n in namespaces
+        ]
+        pairs = [(n, _text(i)) for n, ids in zip(namespaces, replies, strict=True) for i in ids]
+        return sorted(pairs, key=lambda pair: pair[1], reverse=True)
+
+    def _load_many_op(
+        self, thread_id: str, refs: Sequence[tuple[str, str]], filter: dict[str, Any] | None
+    ) -> Operation[list[CheckpointTuple]]:
+        calls = []
+        for ns, checkpoint_id in refs:
+            base = self.keys.base(thread_id, ns)
+            calls.append(Call("hgetall", (self.keys.checkpoint(base, checkpoint_id),)))
+            calls.append(Call("hgetall", (self.keys.writes(base, checkpoint_id),)))
+        replies = yield calls
+        found = []
+        for index, (ns, checkpoint_id) in enumerate(refs):
+            stored, writes = replies[2 * index], replies[2 * index + 1]
+            if not stored:
+                continue
+            stored = {_text(key): value for key, value in stored.items()}
+            metadata = unpack(self.serde, stored["metadata"])
+            if not matches(metadata, filter):
+                continue
+            named = checkpoint_config(thread_id, ns, checkpoint_id)
+            item = decode_tuple(self.serde, named, stored, writes, metadata)
+            if item is not None:
+                found.append(item)
+        return found
+
+    def _trim_thread_op(self, thread_id: str, keep: int) -> Operation[None]:
+        thread_id = str(thread_id)
+        keys = [self.keys.namespaces(thread_id), self.keys.thread_index]
+        yield [_script("trim_thread", keys, [self.keys.thread(thread_id), keep, thread_id])]
+
+    def _delete_for_runs_op(self, run_ids: Sequence[str]) -> Operation[None]:
+        run_keys = [self.keys.run(str(run_id)) for run_id in run_ids]
+        if not run_keys:
+            return
+        replies = yield [Call("smembers", (key,)) for key in run_keys]
+        by_base: dict[str, list[str]] = {}
+        for members in replies:
+            for member in members:
+                base, checkpoint_id = split_reference(member)
+                by_base.setdefault(base, []).append(checkpoint_id)
+        calls = [
+            _script("drop", [self.keys.ids(base)], [base, *ids]) for base, ids in by_base.items()
+        ]
+        yield [*calls, Call("delete", tuple(run_keys))]
+
+    def _copy_thread_op(self, source: str, target: str) -> Operation[None]:
+        source, target = str(source), str(target)
+        keys = [self.keys.namespaces(source), self.keys.namespaces(target), self.keys.thread_index]
+        args = [self.keys.thread(source), self.keys.thread(target), target, self.ttl_seconds or 0]
+        yield [_script("copy_thread", keys, args)]
+
+    def _prune_op(self, thread_ids: Sequence[str], strategy: str) -> Operation[None]:
+        if strategy not in ("keep_latest", "delete"):
+            raise ConfigError(f"unknown prune strategy {strategy!r}: use 'keep_latest' or 'delete'")
+        keep = 1 if strategy == "keep_latest" else 0
+        for thread_id in thread_ids:
+            yield from self._trim_thread_op(thread_id, keep)
+
+
+def _check_client(client: Any) -> None:
+    kwargs = getattr(getattr(client, "connection_pool", None), "connection_kwargs", {})
+    if kwargs.get("decode_responses"):
+        raise ConfigError(
+            "the checkpointer stores bytes; give it a client without decode_responses"
+        )
+
+
+def _queue(pipe: Any, call: Call, shas: dict[str, str]) -> None:
+    if call.method.startswith("script:"):
+        pipe.evalsha(shas[call.method.removeprefix("script:")], *call.args)
+    else:
+        getattr(pipe, call.method)(*call.args, **dict(call.kwargs))
+
+
+# -- the async saver ------------------------------------------------------------------------------
+class AsyncRedisSaver(_Operations):
     """Async checkpointer on plain Redis (redis-py asyncio)."""
 
     def __init__(
@@ -103,12 +618,25 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         ttl_seconds: int | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
-        """Use an existing client; see :meth:`from_conn_string` to own one."""
-        super().__init__(serde=serde)
+        """Use an existing client (not ``decode_responses``); see :meth:`from_conn_string`.
+
+        Args:
+            client: A ``redis.asyncio.Redis`` client.
+            prefix: Prefix of every key.
+            max_checkpoints_per_thread: Keep only the newest N checkpoints per thread and
+                namespace (older ones and their writes are deleted on put).
+            ttl_seconds: Expire a thread's keys this long after its last write.
+            serde: The serializer (default: LangGraph's ``JsonPlusSerializer``).
+        """
+        _check_client(client)
+        super().__init__(
+            prefix=prefix,
+            max_checkpoints_per_thread=max_checkpoints_per_thread,
+            ttl_seconds=ttl_seconds,
+            serde=serde,
+        )
         self.client = client
-        self.prefix = prefix
-        self.max_checkpoints_per_thread = max_checkpoints_per_thread
-        self.ttl_seconds = ttl_seconds
+        self._shas: dict[str, str] = {}
 
     @classmethod
     @asynccontextmanager
@@ -120,92 +648,39 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         finally:
             await client.aclose()
 
-    # -- keys -----------------------------------------------------------------------------------
-    def _thread(self, thread_id: str) -> str:
-        return self.prefix + quote(str(thread_id), safe="")
+    async def _execute(self, calls: list[Call]) -> list[Any]:
+        if not self._shas:
+            await self._load_scripts()
+        try:
+            return await self._pipeline(calls)
+        except NoScriptError:  # the server restarted or its scripts were flushed
+            await self._load_scripts()
+            return await self._pipeline(calls)
 
-    def _ns(self, thread_id: str, ns: str) -> str:
-        return f"{self._thread(thread_id)}:{quote(ns, safe='') or '_'}"
-
-    def _ids(self, thread_id: str, ns: str) -> str:
-        return self._ns(thread_id, ns) + ":ids"
-
-    def _checkpoint(self, thread_id: str, ns: str, checkpoint_id: str) -> str:
-        return f"{self._ns(thread_id, ns)}:c:{checkpoint_id}"
-
-    def _writes(self, thread_id: str, ns: str, checkpoint_id: str) -> str:
-        return f"{self._ns(thread_id, ns)}:w:{checkpoint_id}"
-
-    def _namespaces(self, thread_id: str) -> str:
-        return self._thread(thread_id) + ":ns"
-
-    # -- reads ----------------------------------------------------------------------------------
-    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        """The checkpoint named by the config, or the thread's newest in that namespace.
-
-        The newest is found and read in one round trip (a server-side script), since every hook
-        starts with this call.
-        """
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
-        checkpoint_id = get_checkpoint_id(config)
-        if checkpoint_id is not None:
-            return await self._load(thread_id, ns, checkpoint_id)
-        found = await self.client.eval(
-            LOAD_NEWEST, 1, self._ids(thread_id, ns), self._ns(thread_id, ns)
-        )
-        if not found:
-            return None
-        newest, stored, writes = found
-        return self._tuple(thread_id, ns, _text(newest), _pairs(stored), _pairs(writes))
-
-    async def _load(self, thread_id: str, ns: str, checkpoint_id: str) -> CheckpointTuple | None:
+    async def _pipeline(self, calls: list[Call]) -> list[Any]:
         async with self.client.pipeline(transaction=False) as pipe:
-            pipe.hgetall(self._checkpoint(thread_id, ns, checkpoint_id))
-            pipe.hgetall(self._writes(thread_id, ns, checkpoint_id))
-            stored, writes = await pipe.execute()
-        return self._tuple(thread_id, ns, checkpoint_id, stored, writes)
+            for call in calls:
+                _queue(pipe, call, self._shas)
+            return await pipe.execute()
 
-    def _tuple(
-        self,
-        thread_id: str,
-        ns: str,
-        checkpoint_id: str,
-        stored: dict[Any, Any],
-        writes: dict[Any, Any],
-    ) -> CheckpointTuple | None:
-        if not stored:
-            return None
-        stored = {_text(k): v for k, v in stored.items()}
-        config: RunnableConfig = {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-            }
-        }
-        parent = _text(stored.get("parent", b""))
-        parent_config: RunnableConfig | None = (
-            {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
-            if parent
-            else None
-        )
-        return CheckpointTuple(
-            config=config,
-            checkpoint=unpack(self.serde, stored["checkpoint"]),
-            metadata=unpack(self.serde, stored["metadata"]),
-            parent_config=parent_config,
-            pending_writes=self._pending_writes(writes),
-        )
+    async def _load_scripts(self) -> None:
+        async with self.client.pipeline(transaction=False) as pipe:
+            for body in SCRIPTS.values():
+                pipe.script_load(body)
+            self._shas = dict(zip(SCRIPTS, map(_text, await pipe.execute()), strict=True))
 
-    def _pending_writes(self, writes: dict[Any, Any]) -> list[tuple[str, str, Any]]:
-        ordered = []
-        for field, blob in writes.items():
-            task_id, _, idx = _text(field).rpartition("|")
-            channel, value = unpack(self.serde, blob)
-            ordered.append(((task_id, int(idx)), (task_id, channel, value)))
-        return [write for _, write in sorted(ordered, key=lambda item: item[0])]
+    async def _run(self, operation: Operation[T]) -> T:
+        reply = None
+        while True:
+            try:
+                request = operation.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            reply = None if isinstance(request, Emit) else await self._execute(request)
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by the config, or the newest of its namespace; one round trip."""
+        return await self._run(self._get_op(config))
 
     async def alist(
         self,
@@ -215,45 +690,23 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        """Checkpoints newest first, by thread, namespace, metadata filter and ``before``."""
-        configurable = (config or {}).get("configurable", {})
-        threads = (
-            [str(configurable["thread_id"])]
-            if configurable.get("thread_id") is not None
-            else sorted(_text(t) for t in await self.client.smembers(self.prefix + "threads"))
-        )
-        wanted_id = configurable.get("checkpoint_id")
-        before_id = get_checkpoint_id(before) if before else None
-        remaining = limit
-        for thread_id in threads:
-            for ns, checkpoint_id in await self._ids_of(thread_id, configurable.get("checkpoint_ns")):
-                if wanted_id and checkpoint_id != wanted_id:
-                    continue
-                if before_id and checkpoint_id >= before_id:
-                    continue
-                found = await self._load(thread_id, ns, checkpoint_id)
-                if found is None or not matches(found.metadata, filter):
-                    continue
-                yield found
-                if remaining is not None:
-                    remaining -= 1
-                    if remaining <= 0:
-                        return
+        """Checkpoints newest first, by thread, namespace, metadata filter, ``before``, ``limit``.
 
-    async def _ids_of(self, thread_id: str, ns: str | None) -> list[tuple[str, str]]:
-        """(namespace, checkpoint id) pairs of a thread, newest id first."""
-        namespaces = (
-            [ns]
-            if ns is not None
-            else [_text(n) for n in await self.client.smembers(self._namespaces(thread_id))]
-        )
-        pairs = []
-        for namespace in namespaces:
-            ids = await self.client.zrevrangebylex(self._ids(thread_id, namespace), "+", "-")
-            pairs.extend((namespace, _text(i)) for i in ids)
-        return sorted(pairs, key=lambda pair: pair[1], reverse=True)
+        Checkpoints are read in pipelined batches of ``LIST_BATCH``.
+        """
+        operation = self._list_op(config, filter, before, limit)
+        reply = None
+        while True:
+            try:
+                request = operation.send(reply)
+            except StopIteration:
+                return
+            if isinstance(request, Emit):
+                reply = None
+                yield request.item
+            else:
+                reply = await self._execute(request)
 
-    # -- writes ---------------------------------------------------------------------------------
     async def aput(
         self,
         config: RunnableConfig,
@@ -261,37 +714,8 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint; keep the thread within its bounds."""
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
-        parent = configurable.get("checkpoint_id") or ""
-        checkpoint_id = checkpoint["id"]
-        record = {
-            "checkpoint": pack(self.serde, checkpoint),
-            "metadata": pack(self.serde, get_checkpoint_metadata(config, metadata)),
-            "parent": parent,
-        }
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(self._checkpoint(thread_id, ns, checkpoint_id), mapping=record)
-            pipe.zadd(self._ids(thread_id, ns), {checkpoint_id: 0})
-            pipe.sadd(self._namespaces(thread_id), ns)
-            pipe.sadd(self.prefix + "threads", thread_id)
-            pipe.zcard(self._ids(thread_id, ns))
-            if self.ttl_seconds:
-                for key in self._thread_keys(thread_id, ns, checkpoint_id):
-                    pipe.expire(key, int(self.ttl_seconds))
-            count = (await pipe.execute())[4]
-        keep = self.max_checkpoints_per_thread
-        if keep and count > keep + TRIM_SLACK:
-            await self._trim(thread_id, ns, keep)
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
-            }
-        }
+        """Store a checkpoint and keep the thread within its bounds, in one round trip."""
+        return await self._run(self._put_op(config, checkpoint, metadata))
 
     async def aput_writes(
         self,
@@ -301,161 +725,108 @@ class AsyncRedisSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes; special channels overwrite, others keep the first."""
-        configurable = config["configurable"]
-        thread_id = str(configurable["thread_id"])
-        ns = configurable.get("checkpoint_ns", "")
-        key = self._writes(thread_id, ns, configurable["checkpoint_id"])
-        async with self.client.pipeline(transaction=True) as pipe:
-            for idx, (channel, value) in enumerate(writes):
-                slot = WRITES_IDX_MAP.get(channel, idx)
-                field = f"{task_id}|{slot}"
-                blob = pack(self.serde, (channel, value))
-                if channel in WRITES_IDX_MAP:
-                    pipe.hset(key, field, blob)
-                else:
-                    pipe.hsetnx(key, field, blob)
-            if self.ttl_seconds:
-                pipe.expire(key, self.ttl_seconds)
-            await pipe.execute()
+        await self._run(self._put_writes_op(config, writes, task_id, task_path))
 
-    def _thread_keys(self, thread_id: str, ns: str, checkpoint_id: str) -> tuple[str, ...]:
-        return (
-            self._checkpoint(thread_id, ns, checkpoint_id),
-            self._writes(thread_id, ns, checkpoint_id),
-            self._ids(thread_id, ns),
-            self._namespaces(thread_id),
-        )
-
-    async def _trim(self, thread_id: str, ns: str, keep: int) -> None:
-        old = await self.client.zrevrangebylex(self._ids(thread_id, ns), "+", "-", keep, 1_000_000)
-        if old:
-            await self._drop(thread_id, ns, [_text(i) for i in old])
-
-    async def _drop(self, thread_id: str, ns: str, checkpoint_ids: Sequence[str]) -> None:
-        async with self.client.pipeline(transaction=True) as pipe:
-            for checkpoint_id in checkpoint_ids:
-                pipe.delete(
-                    self._checkpoint(thread_id, ns, checkpoint_id),
-                    self._writes(thread_id, ns, checkpoint_id),
-                )
-            pipe.zrem(self._ids(thread_id, ns), *checkpoint_ids)
-            await pipe.execute()
-
-    # -- maintenance ----------------------------------------------------------------------------
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of the thread."""
-        thread_id = str(thread_id)
-        for ns, checkpoint_id in await self._ids_of(thread_id, None):
-            await self._drop(thread_id, ns, [checkpoint_id])
-        namespaces = [_text(n) for n in await self.client.smembers(self._namespaces(thread_id))]
-        keys = [self._ids(thread_id, ns) for ns in namespaces] + [self._namespaces(thread_id)]
-        await self.client.delete(*keys)
-        await self.client.srem(self.prefix + "threads", thread_id)
+        await self._run(self._trim_thread_op(thread_id, 0))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        """Delete checkpoints (and their writes) whose metadata names one of the runs."""
-        wanted = {str(run_id) for run_id in run_ids}
-        async for found in self.alist(None):
-            if str(found.metadata.get("run_id")) in wanted:
-                configurable = found.config["configurable"]
-                await self._drop(
-                    configurable["thread_id"],
-                    configurable["checkpoint_ns"],
-                    [configurable["checkpoint_id"]],
-                )
+        """Delete the checkpoints (and their writes) whose metadata names one of the runs."""
+        await self._run(self._delete_for_runs_op(run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint and write of one thread to another."""
-        for ns, checkpoint_id in await self._ids_of(str(source_thread_id), None):
-            source = (str(source_thread_id), ns, checkpoint_id)
-            target = (str(target_thread_id), ns, checkpoint_id)
-            stored = await self.client.hgetall(self._checkpoint(*source))
-            writes = await self.client.hgetall(self._writes(*source))
-            async with self.client.pipeline(transaction=True) as pipe:
-                pipe.hset(self._checkpoint(*target), mapping=stored)
-                if writes:
-                    pipe.hset(self._writes(*target), mapping=writes)
-                pipe.zadd(self._ids(str(target_thread_id), ns), {checkpoint_id: 0})
-                pipe.sadd(self._namespaces(str(target_thread_id)), ns)
-                pipe.sadd(self.prefix + "threads", str(target_thread_id))
-                await pipe.execute()
+        await self._run(self._copy_thread_op(source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """``keep_latest``: only the newest checkpoint per namespace; ``delete``: all of them."""
-        for thread_id in thread_ids:
-            if strategy == "delete":
-                await self.adelete_thread(thread_id)
-                continue
-            namespaces = [_text(n) for n in await self.client.smembers(self._namespaces(thread_id))]
-            for ns in namespaces:
-                await self._trim(str(thread_id), ns, 1)
+        """``keep_latest``: only the newest checkpoint per namespace; ``delete``: none."""
+        await self._run(self._prune_op(thread_ids, strategy))
 
-    # -- sync API (LangGraph's sync invoke) -----------------------------------------------------
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """Not supported on the async saver; use :class:`RedisSaver`."""
         raise NotImplementedError("AsyncRedisSaver is async-only; use RedisSaver for sync graphs")
 
 
-def _pairs(flat: Any) -> dict[Any, Any]:
-    """A flat [field, value, …] reply (from a script) as a dict."""
-    items = list(flat or [])
-    return dict(zip(items[0::2], items[1::2], strict=True))
+# -- the sync saver -------------------------------------------------------------------------------
+class RedisSaver(_Operations):
+    """Sync checkpointer (redis-py): the same keys and operations as :class:`AsyncRedisSaver`."""
 
-
-def matches(metadata: CheckpointMetadata, wanted: dict[str, Any] | None) -> bool:
-    """Whether metadata has every key/value of the filter."""
-    if not wanted:
-        return True
-    return all(
-        key in metadata and json.dumps(metadata[key], default=str) == json.dumps(value, default=str)
-        for key, value in wanted.items()
-    )
-
-
-class RedisSaver(BaseCheckpointSaver[str]):
-    """Sync checkpointer with the same key layout, for graphs invoked synchronously.
-
-    It runs an :class:`AsyncRedisSaver` on a private event loop thread rather than keeping a
-    second copy of every operation.
-    """
-
-    def __init__(self, url: str, **kwargs: Any) -> None:
-        """Connect to ``url``; keyword arguments as for :class:`AsyncRedisSaver`."""
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        client = self._call(self._client(url))
-        self.inner = AsyncRedisSaver(client, **kwargs)
-        super().__init__(serde=self.inner.serde)
-
-    @staticmethod
-    async def _client(url: str) -> aioredis.Redis:
-        return aioredis.Redis.from_url(url)
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        max_checkpoints_per_thread: int | None = None,
+        ttl_seconds: int | None = None,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        """Use an existing ``redis.Redis`` client; arguments as for :class:`AsyncRedisSaver`."""
+        _check_client(client)
+        super().__init__(
+            prefix=prefix,
+            max_checkpoints_per_thread=max_checkpoints_per_thread,
+            ttl_seconds=ttl_seconds,
+            serde=serde,
+        )
+        self.client = client
+        self._shas: dict[str, str] = {}
 
     @classmethod
-    def from_conn_string(cls, url: str, **kwargs: Any) -> RedisSaver:
-        """A saver owning its connection; close it with :meth:`close` (or ``with``)."""
-        return cls(url, **kwargs)
+    @contextmanager
+    def from_conn_string(cls, url: str, **kwargs: Any) -> Iterator[RedisSaver]:
+        """``with RedisSaver.from_conn_string(url) as saver``: owns its client."""
+        client = redis.Redis.from_url(url)
+        try:
+            yield cls(client, **kwargs)
+        finally:
+            client.close()
 
-    def __enter__(self) -> RedisSaver:
-        return self
+    def _execute(self, calls: list[Call]) -> list[Any]:
+        if not self._shas:
+            self._load_scripts()
+        try:
+            return self._pipeline(calls)
+        except NoScriptError:  # the server restarted or its scripts were flushed
+            self._load_scripts()
+            return self._pipeline(calls)
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def _pipeline(self, calls: list[Call]) -> list[Any]:
+        with self.client.pipeline(transaction=False) as pipe:
+            for call in calls:
+                _queue(pipe, call, self._shas)
+            return pipe.execute()
 
-    def _call(self, coroutine: Any) -> Any:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+    def _load_scripts(self) -> None:
+        with self.client.pipeline(transaction=False) as pipe:
+            for body in SCRIPTS.values():
+                pipe.script_load(body)
+            self._shas = dict(zip(SCRIPTS, map(_text, pipe.execute()), strict=True))
 
-    def close(self) -> None:
-        """Close the connection and stop the loop thread."""
-        self._call(self.inner.client.aclose())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-        self._loop.close()
+    def _iterate(self, operation: Operation[T]) -> Generator[CheckpointTuple, None, T]:
+        reply = None
+        while True:
+            try:
+                request = operation.send(reply)
+            except StopIteration as stop:
+                return stop.value
+            if isinstance(request, Emit):
+                reply = None
+                yield request.item
+            else:
+                reply = self._execute(request)
+
+    def _run(self, operation: Operation[T]) -> T:
+        iterator = self._iterate(operation)
+        while True:
+            try:
+                next(iterator)
+            except StopIteration as stop:
+                return stop.value
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """See :meth:`AsyncRedisSaver.aget_tuple`."""
-        return self._call(self.inner.aget_tuple(config))
+        return self._run(self._get_op(config))
 
     def list(
         self,
@@ -466,14 +837,7 @@ class RedisSaver(BaseCheckpointSaver[str]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """See :meth:`AsyncRedisSaver.alist`."""
-
-        async def collect() -> list[CheckpointTuple]:
-            return [
-                item
-                async for item in self.inner.alist(config, filter=filter, before=before, limit=limit)
-            ]
-
-        yield from self._call(collect())
+        yield from self._iterate(self._list_op(config, filter, before, limit))
 
     def put(
         self,
@@ -483,7 +847,7 @@ class RedisSaver(BaseCheckpointSaver[str]):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """See :meth:`AsyncRedisSaver.aput`."""
-        return self._call(self.inner.aput(config, checkpoint, metadata, new_versions))
+        return self._run(self._put_op(config, checkpoint, metadata))
 
     def put_writes(
         self,
@@ -493,23 +857,33 @@ class RedisSaver(BaseCheckpointSaver[str]):
         task_path: str = "",
     ) -> None:
         """See :meth:`AsyncRedisSaver.aput_writes`."""
-        self._call(self.inner.aput_writes(config, writes, task_id, task_path))
+        self._run(self._put_writes_op(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """See :meth:`AsyncRedisSaver.adelete_thread`."""
-        self._call(self.inner.adelete_thread(thread_id))
+        self._run(self._trim_thread_op(thread_id, 0))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """See :meth:`AsyncRedisSaver.adelete_for_runs`."""
-        self._call(self.inner.adelete_for_runs(run_ids))
+        self._run(self._delete_for_runs_op(run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """See :meth:`AsyncRedisSaver.acopy_thread`."""
-        self._call(self.inner.acopy_thread(source_thread_id, target_thread_id))
+        self._run(self._copy_thread_op(source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """See :meth:`AsyncRedisSaver.aprune`."""
-        self._call(self.inner.aprune(thread_ids, strategy=strategy))
+        self._run(self._prune_op(thread_ids, strategy))
 
 
-__all__ = ["AsyncRedisSaver", "RedisSaver", "plait_serializer"]
+__all__ = [
+    "DEFAULT_PREFIX",
+    "STATE_TYPES",
+    "TRIM_SLACK",
+    "AsyncRedisSaver",
+    "KeySpace",
+    "RedisSaver",
+    "decode_segment",
+    "encode_segment",
+    "plait_serializer",
+]
