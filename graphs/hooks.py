@@ -18,7 +18,6 @@ from plait.nodes.hooks import (
     apply_tool_policy,
     compose,
     detect_drift,
-    finish,
     fold_snapshot,
     hand_over_envelope,
     read_cache,
@@ -51,7 +50,6 @@ def build_hooks_graph() -> StateGraph:
     builder.add_node("compaction", build_compaction_graph().compile())
     builder.add_node("schedule_drain", schedule_drain)
     builder.add_node("apply_tool_policy", apply_tool_policy)
-    builder.add_node("finish", finish)
 
     builder.add_edge(START, "adapt_payload")
     builder.add_conditional_edges("adapt_payload", route_after_adapt_payload)
@@ -60,17 +58,15 @@ def build_hooks_graph() -> StateGraph:
     builder.add_edge("read_cache", "detect_drift")
     builder.add_edge("detect_drift", "compose_envelope")
     builder.add_conditional_edges("compose_envelope", route_after_compose_envelope)
-    nodes_before_finish = (
+    last_nodes = (
         "stage_envelope",
         "hand_over_envelope",
         "take_envelope",
         "compaction",
         "schedule_drain",
     )
-    for node in nodes_before_finish:
-        builder.add_edge(node, "finish")
-    builder.add_edge("apply_tool_policy", "finish")
-    builder.add_edge("finish", END)
+    for node in (*last_nodes, "apply_tool_policy"):
+        builder.add_edge(node, END)
     return builder
 
 

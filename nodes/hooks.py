@@ -168,11 +168,6 @@ async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) ->
     return update
 
 
-async def finish(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Drop the host payload so the checkpoint stays small."""
-    return {"payload": {}, "events": []}
-
-
 Route = Literal["record_events", "take_envelope", "compaction", "apply_tool_policy"]
 
 
@@ -190,7 +185,7 @@ def route_after_adapt_payload(state: HookState) -> Route:
 
 def route_after_fold_snapshot(
     state: HookState,
-) -> Literal["read_cache", "compaction", "schedule_drain", "finish"]:
+) -> Literal["read_cache", "compaction", "schedule_drain", "__end__"]:
     """A user message goes on to compose; idle drains; a compacted session runs compaction."""
     if state["hook"] in ("chat.message", TURN_HOOK):
         return "read_cache"
@@ -199,7 +194,7 @@ def route_after_fold_snapshot(
         return "compaction"
     if host_event == "session.idle":
         return "schedule_drain"
-    return "finish"
+    return "__end__"
 
 
 def route_after_compose_envelope(
@@ -221,7 +216,6 @@ __all__ = [
     "compose",
     "detect_drift",
     "envelope_for",
-    "finish",
     "fold_snapshot",
     "hand_over_envelope",
     "project_cache_key",

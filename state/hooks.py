@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from plait.state.events import SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
+from langgraph.channels.untracked_value import UntrackedValue
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -48,20 +49,20 @@ class CachedRecall(BaseModel):
     refreshed_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
-def replace(_: Any, new: Any) -> Any:
-    """Reducer that keeps the newest value (the default, spelled out for transient channels)."""
-    return new
-
-
 class HookInput(TypedDict):
-    """What one hook call puts into the graph. Transient values are reset on every call."""
+    """What one hook call puts into the graph.
+
+    The host payload, this call's events and what the call hands back are untracked channels:
+    they live for one run and never reach a checkpoint, so a 10 MB message costs the checkpoint
+    nothing and nothing of one call leaks into the next.
+    """
 
     hook: str
     session: SessionRef
-    payload: dict[str, Any]
-    events: list[SessionEvent]
-    inject: str | None
-    policy: ToolPolicy | None
+    payload: Annotated[dict[str, Any], UntrackedValue(dict)]
+    events: Annotated[list[SessionEvent], UntrackedValue(list)]
+    inject: Annotated[str | None, UntrackedValue(str)]
+    policy: Annotated[ToolPolicy | None, UntrackedValue(ToolPolicy)]
 
 
 class HookOutput(TypedDict, total=False):
@@ -87,7 +88,7 @@ class HookState(HookInput, total=False):
 
 
 def hook_input(hook: str, session: SessionRef, payload: dict[str, Any]) -> HookInput:
-    """A fresh input for one hook call, with every transient channel reset."""
+    """The input of one hook call."""
     return HookInput(
         hook=hook, session=session, payload=payload, events=[], inject=None, policy=None
     )
