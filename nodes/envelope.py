@@ -2,26 +2,45 @@
 
 Items are admitted in priority order (P0 first, newest first within a tier) while the snapshot
 budget lasts, then rendered in the fixed section order of DESIGN.md; whatever does not fit is
-the lowest tier, oldest first. Each item appears in one section only.
+the lowest tier, oldest first. Each text appears once: an item already said by a higher tier (or
+the last request said by a decision) is not repeated. When the whole envelope is still over its
+budget, the lowest tiers go first, then the persistent memory, then the request is shortened.
+All text is XML-escaped, so nothing a user writes can close the envelope.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from plait.state.events import truncate_utf8
 from plait.state.snapshot import Snapshot
 
-ENVELOPE_BLOCK = re.compile(r"<session_memory\b.*?(?:</session_memory>|\Z)\s*", re.DOTALL)
+ENVELOPE_BLOCK = re.compile(
+    r"<session_memory(?:\s[^<>]*)?>.*?(?:</session_memory\s*>|\Z)\s*", re.DOTALL
+)
 INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+HEAD = '<session_memory version="1">'
+TAIL = "</session_memory>"
 ITEM_MAX_BYTES = 400
+PERSISTENT_BUDGET_BYTES = 2000
+NODE_REFS_MAX = 32
+SHORT_REQUEST_BYTES = 120
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Section:
-    """Where a snapshot section goes in the envelope and how important it is."""
+    """Where a snapshot section goes in the envelope and how important it is.
+
+    Attributes:
+        source: The ``Snapshot`` field it is read from.
+        tier: 0 is kept longest; the highest tier is dropped first.
+        tag: The envelope element it renders into.
+        child: The element of each item ("" for lines of ``session_snapshot``).
+        label: The prefix of a ``session_snapshot`` line.
+    """
 
     source: str
     tier: int
@@ -30,7 +49,9 @@ class Section:
     label: str = ""
 
 
-# The order here is the render order; ``tier`` decides what is dropped first.
+# The one table of sections: the order here is the render order; ``tier`` decides what is
+# dropped first. ``last_assistant`` (only the source of a compaction summary) and ``edits``
+# (already in files in play) are deliberately not rendered.
 SECTIONS: tuple[Section, ...] = (
     Section(source="tasks", tier=1, tag="active_tasks", child="task"),
     Section(source="decisions", tier=0, tag="key_decisions", child="decision"),
@@ -51,13 +72,25 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
-def clean(text: str) -> str:
-    """Escaped, single-line-safe text valid in XML 1.0."""
-    return escape(INVALID_XML.sub("", text))
+def xml_text(text: str) -> str:
+    """``text`` made valid XML 1.0 character data: encodable, no control characters, escaped."""
+    encodable = text.encode("utf-8", errors="replace").decode("utf-8")
+    return escape(INVALID_XML.sub("", encodable))
+
+
+clean = xml_text  # the older name
+
+
+def fit_bytes(text: str, max_bytes: int) -> str:
+    """``text`` escaped, cut so the escaped form has at most ``max_bytes`` (never mid-entity)."""
+    cut = truncate_utf8(text, max_bytes)
+    while len(xml_text(cut).encode()) > max_bytes and cut:
+        cut = truncate_utf8(cut, len(cut.encode("utf-8", "replace")) * 3 // 4)
+    return xml_text(cut)
 
 
 def strip_envelopes(text: str) -> str:
-    """Remove ``<session_memory>`` blocks (an unclosed one runs to the end)."""
+    """Remove ``<session_memory …>`` blocks (an unclosed one runs to the end)."""
     return ENVELOPE_BLOCK.sub("", text)
 
 
@@ -70,86 +103,158 @@ class Entry:
     order: int
 
 
+def normalized(text: str) -> str:
+    """The form two texts are compared in to say an item once."""
+    return " ".join(text.lower().split()).rstrip(".!")
+
+
+def section_texts(snapshot: Snapshot, section: Section) -> list[str]:
+    """A section's non-empty texts, newest first."""
+    value = getattr(snapshot, section.source)
+    texts = [value] if isinstance(value, str) else [item.text for item in reversed(value)]
+    return [text for text in texts if text]
+
+
 def candidates(snapshot: Snapshot) -> list[Entry]:
-    """Every item of the snapshot as an envelope entry, newest first within each section."""
+    """Every item as an envelope entry, each text once (kept by its highest tier)."""
+    seen: set[str] = set()
     entries: list[Entry] = []
-    for section in SECTIONS:
-        value = getattr(snapshot, section.source)
-        items = [value] if isinstance(value, str) else [i.text for i in reversed(value)]
-        for order, text in enumerate(t for t in items if t):
+    for section in sorted(SECTIONS, key=lambda s: s.tier):
+        for order, text in enumerate(section_texts(snapshot, section)):
+            if normalized(text) in seen:
+                continue
+            seen.add(normalized(text))
             line = f"{section.label}: {text}" if section.label else text
             entries.append(Entry(section, truncate_utf8(line, ITEM_MAX_BYTES), order))
     return entries
 
 
-def admit(entries: list[Entry], budget_bytes: int) -> list[Entry]:
+def entry_cost(entry: Entry) -> int:
+    """Bytes an entry adds to the envelope (its escaped text and its element tags)."""
+    return len(xml_text(entry.text).encode()) + len(entry.section.child) * 2 + 6
+
+
+def admit(entries: Sequence[Entry], budget_bytes: int) -> list[Entry]:
     """The entries that fit, taken by tier then recency."""
     admitted: list[Entry] = []
     used = 0
     for entry in sorted(entries, key=lambda e: (e.section.tier, e.order)):
-        size = len(clean(entry.text).encode()) + len(entry.section.child) * 2 + 6
+        size = entry_cost(entry)
         if used + size <= budget_bytes:
             admitted.append(entry)
             used += size
     return admitted
 
 
-def render_sections(admitted: list[Entry]) -> list[str]:
+def render_sections(admitted: Sequence[Entry]) -> list[str]:
     """XML for the admitted entries, sections in their fixed order."""
-    lines: list[str] = []
     by_tag: dict[str, list[Entry]] = {}
     for entry in admitted:
         by_tag.setdefault(entry.section.tag, []).append(entry)
-    rendered_tags: set[str] = set()
-    for section in SECTIONS:
-        tag = section.tag
-        if tag in rendered_tags or tag not in by_tag:
+    lines: list[str] = []
+    for tag, child in dict.fromkeys((s.tag, s.child) for s in SECTIONS):
+        if tag not in by_tag:
             continue
-        rendered_tags.add(tag)
-        ordered = sorted(by_tag[tag], key=lambda e: (SECTIONS.index(e.section), e.order))
-        if tag == "session_snapshot":
-            body = "\n".join(clean(e.text) for e in ordered)
-            lines.append(f"  <session_snapshot>\n{body}\n  </session_snapshot>")
-        else:
-            child = section.child
-            inner = "".join(f"<{child}>{clean(e.text)}</{child}>" for e in ordered)
+        ordered = sorted(by_tag.pop(tag), key=lambda e: (SECTIONS.index(e.section), e.order))
+        if child:
+            inner = "".join(f"<{child}>{xml_text(e.text)}</{child}>" for e in ordered)
             lines.append(f"  <{tag}>{inner}</{tag}>")
+        else:
+            body = "\n".join(xml_text(e.text) for e in ordered)
+            lines.append(f"  <{tag}>\n{body}\n  </{tag}>")
     return lines
+
+
+def request_text(snapshot: Snapshot, entries: Sequence[Entry]) -> str:
+    """The last request, unless a decision, rule or task already says it."""
+    request = truncate_utf8(snapshot.last_request, ITEM_MAX_BYTES)
+    return "" if any(entry.text == request for entry in entries) else request
+
+
+def request_line(request: str, max_bytes: int = ITEM_MAX_BYTES * 6) -> str:
+    """The ``<last_request>`` element, or "" when there is no request."""
+    return f"  <last_request>{fit_bytes(request, max_bytes)}</last_request>" if request else ""
+
+
+def persistent_block(persistent: str | None, node_refs: Sequence[str], budget_bytes: int) -> str:
+    """The ``<persistent_memory>`` element within its own budget, or ""."""
+    if not persistent or not persistent.strip() or budget_bytes <= 0:
+        return ""
+    refs = " ".join(ref for ref in node_refs[:NODE_REFS_MAX] if ref and " " not in ref)
+    attribute = quoteattr(INVALID_XML.sub("", truncate_utf8(refs, 1500)))
+    head = f"  <persistent_memory node_refs={attribute}>\n"
+    tail = "\n  </persistent_memory>"
+    room = budget_bytes - len(head.encode()) - len(tail)
+    return f"{head}{fit_bytes(persistent.strip(), room)}{tail}" if room > 0 else ""
+
+
+def assemble(lines: Sequence[str]) -> str:
+    """The envelope around its section lines ("" when there are none)."""
+    body = [line for line in lines if line]
+    return "\n".join([HEAD, *body, TAIL]) if body else ""
+
+
+def attempts(request: str, memory: str) -> Iterator[tuple[str, str]]:
+    """(request line, memory block) pairs, richest first, for when the budget is tight."""
+    yield request_line(request), memory
+    if memory:
+        yield request_line(request), ""
+    if request:
+        yield request_line(request, SHORT_REQUEST_BYTES), ""
+
+
+def fit(top: str, entries: Sequence[Entry], memory: str, budget: int, allowance: int) -> str:
+    """The richest envelope of ``top``, admitted entries and ``memory`` within ``budget``."""
+    fixed = len(assemble([top or " ", memory]).encode())
+    allowance = max(0, min(allowance, budget - fixed))
+    while True:
+        envelope = assemble([top, *render_sections(admit(entries, allowance)), memory])
+        if len(envelope.encode()) <= budget:
+            return envelope
+        if allowance <= 0:
+            return ""
+        allowance = max(0, allowance - max(32, allowance // 8))
 
 
 def compose_envelope(
     snapshot: Snapshot,
     *,
     persistent: str | None = None,
-    node_refs: tuple[str, ...] = (),
+    node_refs: Sequence[str] = (),
     budget_bytes: int,
     snapshot_budget_bytes: int,
+    persistent_budget_bytes: int = PERSISTENT_BUDGET_BYTES,
 ) -> str:
-    """The envelope, or "" when there is nothing to say. Never over ``budget_bytes``."""
-    head = '<session_memory version="1">'
-    tail = "</session_memory>"
-    request = truncate_utf8(snapshot.last_request, ITEM_MAX_BYTES)
+    """The envelope, or "" when there is nothing to say. Never over ``budget_bytes``.
+
+    Args:
+        snapshot: The session's snapshot.
+        persistent: Cached long-term facts (the cache is its only source), optional.
+        node_refs: Graph node uuids behind ``persistent``.
+        budget_bytes: Hard cap on the whole envelope (UTF-8 bytes).
+        snapshot_budget_bytes: Cap on the snapshot items (everything but the request and
+            the persistent memory).
+        persistent_budget_bytes: Cap on the ``<persistent_memory>`` element.
+
+    Returns:
+        Well-formed XML within ``budget_bytes``, or "".
+    """
     entries = candidates(snapshot)
-    if any(entry.text == request for entry in entries):
-        request = ""  # the request is already a decision, rule or task: said once
-    top = [f"  <last_request>{clean(request)}</last_request>"] if request else []
-    memory = ""
-    if persistent:
-        refs = quoteattr(" ".join(node_refs))
-        memory = (
-            f"  <persistent_memory node_refs={refs}>\n{clean(persistent)}\n  </persistent_memory>"
-        )
-    fixed = len(head) + len(tail) + sum(len(line.encode()) + 1 for line in top) + 2
-    room = budget_bytes - fixed - (len(memory.encode()) + 1 if memory else 0)
-    if room < 0 and memory:
-        memory, room = "", budget_bytes - fixed
-    allowance = min(snapshot_budget_bytes, room)
-    while True:
-        body = top + render_sections(admit(entries, allowance)) + ([memory] if memory else [])
-        envelope = "\n".join([head, *body, tail]) if body else ""
-        if len(envelope.encode()) <= budget_bytes or allowance <= 0:
-            return envelope if len(envelope.encode()) <= budget_bytes else ""
-        allowance -= max(64, allowance // 10)
+    request = request_text(snapshot, entries)
+    memory = persistent_block(persistent, tuple(node_refs), persistent_budget_bytes)
+    for top, block in attempts(request, memory):
+        envelope = fit(top, entries, block, budget_bytes, snapshot_budget_bytes)
+        if envelope:
+            return envelope
+    return ""
 
 
-__all__ = ["SECTIONS", "compose_envelope", "strip_envelopes"]
+__all__ = [
+    "ITEM_MAX_BYTES",
+    "PERSISTENT_BUDGET_BYTES",
+    "SECTIONS",
+    "Section",
+    "compose_envelope",
+    "strip_envelopes",
+    "xml_text",
+]

@@ -18,7 +18,7 @@ from plait.nodes.redact import redact
 from plait.nodes.rules import is_approval, promote, topic_key
 from plait.state.events import EventKind, SessionEvent
 
-from plait.errors import InvalidHookPayload
+from plait.errors import InvalidHookPayload, UnknownHook
 
 FILE_TOOLS = {
     "read": EventKind.FILE_READ,
@@ -39,6 +39,10 @@ GIT_STATE_CHANGE = re.compile(
 )
 IGNORED_ERRORS = frozenset({"MessageAbortedError"})
 TEXT_MAX = 4096
+# How much of one host text is examined at all: a 10 MB message costs what 64 KB costs.
+SCAN_MAX = 65_536
+TODOS_MAX = 50
+DONE_TODO = frozenset({"completed", "cancelled", "canceled", "done"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -52,6 +56,22 @@ class OpenCodeTurn:
     events: list[SessionEvent] = field(default_factory=list)
 
 
+def as_text(value: Any, limit: int = SCAN_MAX) -> str:
+    """Host text as ``str``, at most ``limit`` characters; bytes are decoded leniently.
+
+    A cut text loses its last, possibly partial word too, so half a secret at the cut can never
+    slip past redaction.
+    """
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value[: limit * 4]).decode("utf-8", errors="replace")
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    words = head.rsplit(None, 1)
+    return words[0] if len(words) == 2 else head
+
+
 def require_str(value: Any, field_name: str) -> str:
     """A non-empty string, or :class:`InvalidHookPayload` naming the field."""
     if not isinstance(value, str) or not value.strip():
@@ -62,6 +82,11 @@ def require_str(value: Any, field_name: str) -> str:
         )
         raise InvalidHookPayload(kind, field=field_name)
     return value[:256]
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is an object, else an empty one (for optional parts of a payload)."""
+    return value if isinstance(value, Mapping) else {}
 
 
 def mapping(value: Any, field_name: str) -> Mapping[str, Any]:
@@ -80,8 +105,8 @@ def make_event(
         root_session_id=session_id,
         session_id=session_id,
         kind=kind,
-        summary=redact(summary[:TEXT_MAX]),
-        body=redact(str(body)[:TEXT_MAX]),
+        summary=redact(as_text(summary, TEXT_MAX)),
+        body=redact(as_text(body, TEXT_MAX)),
         source_hook=hook,
         **extra,
     )
@@ -89,12 +114,10 @@ def make_event(
 
 def extract_opencode(hook: str, input: dict[str, Any], output: dict[str, Any]) -> OpenCodeTurn:
     """Parse one hook call. Raises :class:`InvalidHookPayload` for a payload it cannot use."""
-    handler = HANDLERS.get(hook)
+    handler = HANDLERS.get(hook) if isinstance(hook, str) else None
     if handler is None:
-        from plait.errors import UnknownHook
-
-        raise UnknownHook(f"unknown hook {hook!r}")
-    return handler(input, output)
+        raise UnknownHook(f"unknown hook {hook!r}; known: {', '.join(HANDLERS)}", field="hook")
+    return handler(dict(mapping(input, "input")), dict(mapping(output, "output")))
 
 
 # -- chat.message -------------------------------------------------------------------------------
@@ -103,33 +126,33 @@ def user_text(parts: Any) -> str:
     if not isinstance(parts, list):
         raise InvalidHookPayload("must be a list", field="output.parts")
     texts = [
-        str(part.get("text", ""))
+        as_text(part.get("text", ""))
         for part in parts
         if isinstance(part, Mapping)
         and part.get("type") == "text"
         and not part.get("synthetic")
         and not part.get("ignored")
     ]
-    return strip_envelopes("\n".join(texts)).strip()
+    return strip_envelopes(as_text("\n".join(texts))).strip()
 
 
 def chat_message(input: dict[str, Any], output: dict[str, Any]) -> OpenCodeTurn:
     """A user prompt: the request, plus decisions, rules and tasks stated in it."""
-    message = output.get("message") if isinstance(output.get("message"), Mapping) else {}
+    message = obj(output.get("message"))
     session = require_str(input.get("sessionID") or message.get("sessionID"), "input.sessionID")
     text = redact(user_text(output.get("parts", [])))
     if not text or is_approval(text):
         return OpenCodeTurn(session_id=session)
     hook = "chat.message"
     events = [make_event(session, EventKind.PROMPT, text, hook, body=text)]
-    for promotion in promote(text):
+    for promotion in promote(as_text(text, TEXT_MAX)):
         events.append(
             make_event(
                 session,
                 promotion.kind,
                 promotion.text,
                 hook,
-                key=topic_key(promotion.text),
+                key=promotion.key or topic_key(promotion.text),
                 keywords=tuple(f"not:{term}" for term in promotion.negated),
             )
         )
@@ -159,9 +182,9 @@ def tool_after(input: dict[str, Any], output: dict[str, Any]) -> OpenCodeTurn:
     """What a tool did: a file touched, a search, a command's error or its fix, a subagent."""
     session = require_str(input.get("sessionID"), "input.sessionID")
     tool = require_str(input.get("tool"), "input.tool").lower()
-    args = input.get("args") if isinstance(input.get("args"), Mapping) else {}
-    text = str(output.get("output", ""))[: TEXT_MAX * 4]
-    metadata = output.get("metadata") if isinstance(output.get("metadata"), Mapping) else {}
+    args = obj(input.get("args"))
+    text = as_text(output.get("output", ""), TEXT_MAX * 4)
+    metadata = obj(output.get("metadata"))
     events = tool_events(session, tool, args, text, metadata)
     return OpenCodeTurn(session_id=session, events=events)
 
@@ -171,7 +194,9 @@ def tool_events(
 ) -> list[SessionEvent]:
     """Events for one finished tool call."""
     hook = "tool.execute.after"
-    path = str(args.get("filePath") or args.get("path") or args.get("file_path") or "")
+    path = as_text(args.get("filePath") or args.get("path") or args.get("file_path") or "", 512)
+    if tool not in SHELL_TOOLS and tool_failed(metadata):
+        return [tool_error(session, tool, path, text, hook)]
     if tool in FILE_TOOLS and path:
         verb = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "wrote"}.get(
             FILE_TOOLS[tool], "edited"
@@ -180,14 +205,48 @@ def tool_events(
             make_event(session, FILE_TOOLS[tool], f"{verb} {path}", hook, refs=(path,), key=path)
         ]
     if tool in SEARCH_TOOLS:
-        pattern = str(args.get("pattern") or args.get("query") or args.get("path") or "")
+        pattern = as_text(args.get("pattern") or args.get("query") or path, 200)
         return [make_event(session, EventKind.FILE_SEARCH, f"{tool} {pattern}", hook)]
     if tool in SHELL_TOOLS:
-        return command_events(session, str(args.get("command", "")), text, metadata)
+        return command_events(session, as_text(args.get("command", ""), 2000), text, metadata)
     if tool == "task":
-        description = str(args.get("description") or args.get("prompt") or "subagent task")
-        return [make_event(session, EventKind.SUBAGENT_FINISH, description, hook, body=text[:1000])]
+        return [subagent_result(session, args, text, metadata)]
     return []
+
+
+def subagent_result(
+    session: str, args: Mapping[str, Any], text: str, metadata: Mapping[str, Any]
+) -> SessionEvent:
+    """The ``task`` tool returned: its subagent finished (keyed by the child session if named)."""
+    description = as_text(args.get("description") or args.get("prompt") or "subagent task", 200)
+    child = metadata.get("sessionId") or metadata.get("sessionID")
+    key = child if isinstance(child, str) and child else ""
+    hook = "tool.execute.after"
+    return make_event(
+        session, EventKind.SUBAGENT_FINISH, description, hook, body=text[:1000], key=key
+    )
+
+
+def tool_failed(metadata: Mapping[str, Any]) -> bool:
+    """Whether a (non-shell) tool reports failure: an ``error`` or a non-zero exit."""
+    exit_code = metadata.get("exit", metadata.get("exitCode"))
+    return bool(metadata.get("error")) or exit_code not in (None, 0)
+
+
+def tool_error(session: str, tool: str, path: str, text: str, hook: str) -> SessionEvent:
+    """A failed tool call, keyed by its file: a later change of that file resolves it."""
+    key = f"file:{path}" if path else f"tool:{tool}"
+    line = first_failure(text) or first_line(text) or "failed"
+    summary = f"{tool} {path}: {line}" if path else f"{tool}: {line}"
+    refs = (path,) if path else ()
+    return make_event(
+        session, EventKind.ERROR, summary, hook, key=key, refs=refs, body=text[-2000:]
+    )
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of a text, cut to 180 characters."""
+    return next((line.strip()[:180] for line in text.splitlines() if line.strip()), "")
 
 
 def command_events(
@@ -213,9 +272,26 @@ def command_events(
         )
     if program == "git" and GIT_STATE_CHANGE.search(command):
         events.append(make_event(session, EventKind.GIT, command[:200], hook))
+    if program == "export":
+        events.extend(env_events(session, command))
     if program == "cd":
         events.append(make_event(session, EventKind.CWD_CHANGE, command[:200], hook, key="cwd"))
     return events
+
+
+def env_events(session: str, command: str) -> list[SessionEvent]:
+    """``export NAME=value``: one environment change per name (values are redacted)."""
+    assignments = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=(\S*)", command)[:8]
+    return [
+        make_event(
+            session,
+            EventKind.ENV_CHANGE,
+            f"export {name}={value}",
+            "tool.execute.after",
+            key=f"env:{name}",
+        )
+        for name, value in assignments
+    ]
 
 
 def program_of(command: str) -> str:
@@ -253,12 +329,12 @@ def bus_event(input: dict[str, Any], output: dict[str, Any]) -> OpenCodeTurn:
 
 def session_lifecycle(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
     """``session.created/updated/deleted``: the parent link; a child's start is an event."""
-    info = props.get("info") if isinstance(props.get("info"), Mapping) else {}
+    info = obj(props.get("info"))
     session = session or (info.get("id") if isinstance(info.get("id"), str) else None)
     parent = info.get("parentID") if isinstance(info.get("parentID"), str) else None
     events = []
     if kind == "session.created" and parent and session:
-        title = str(info.get("title") or "subagent")
+        title = as_text(info.get("title") or "subagent", 200)
         events.append(
             make_event(session, EventKind.SUBAGENT_START, f"subagent {title}", kind, key=session)
         )
@@ -272,19 +348,19 @@ def plain(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeT
 
 def session_error(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
     """``session.error``."""
-    error = props.get("error") if isinstance(props.get("error"), Mapping) else {}
+    error = obj(props.get("error"))
     name = str(error.get("name") or "UnknownError")
     if name in IGNORED_ERRORS or session is None:
         return OpenCodeTurn(session_id=session, event_type=kind)
-    data = error.get("data") if isinstance(error.get("data"), Mapping) else {}
-    message = str(data.get("message") or name)
+    data = obj(error.get("data"))
+    message = as_text(data.get("message") or name, 1000)
     event = make_event(session, EventKind.ERROR, f"{name}: {message}", kind, key=f"session:{name}")
     return OpenCodeTurn(session_id=session, event_type=kind, events=[event])
 
 
 def message_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
     """An assistant message marked ``summary`` is a compaction summary."""
-    info = props.get("info") if isinstance(props.get("info"), Mapping) else {}
+    info = obj(props.get("info"))
     session = session or (info.get("sessionID") if isinstance(info.get("sessionID"), str) else None)
     if session is None or info.get("role") != "assistant" or not info.get("summary"):
         return OpenCodeTurn(session_id=session, event_type=kind)
@@ -293,10 +369,12 @@ def message_updated(kind: str, session: str | None, props: Mapping[str, Any]) ->
 
 
 def part_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
-    """A finished assistant text part: kept as the latest assistant text (chatter, P4)."""
-    part = props.get("part") if isinstance(props.get("part"), Mapping) else {}
+    """A finished assistant text part (chatter, P4), or a tool call that failed."""
+    part = obj(props.get("part"))
     session = session or (part.get("sessionID") if isinstance(part.get("sessionID"), str) else None)
-    timing = part.get("time") if isinstance(part.get("time"), Mapping) else {}
+    if session is not None and part.get("type") == "tool":
+        return OpenCodeTurn(session_id=session, event_type=kind, events=failed_tool(session, part))
+    timing = obj(part.get("time"))
     if (
         session is None
         or part.get("type") != "text"
@@ -304,11 +382,26 @@ def part_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> Op
         or part.get("synthetic")
     ):
         return OpenCodeTurn(session_id=session, event_type=kind)
-    text = strip_envelopes(str(part.get("text", ""))).strip()
+    text = strip_envelopes(as_text(part.get("text", ""))).strip()
     if not text:
         return OpenCodeTurn(session_id=session, event_type=kind)
     event = make_event(session, EventKind.MESSAGE, text, kind, body=text)
     return OpenCodeTurn(session_id=session, event_type=kind, events=[event])
+
+
+def failed_tool(session: str, part: Mapping[str, Any]) -> list[SessionEvent]:
+    """A tool part in state ``error`` (``tool.execute.after`` is not called for those)."""
+    state = obj(part.get("state"))
+    if state.get("status") != "error":
+        return []
+    tool = as_text(part.get("tool") or "tool", 100).lower()
+    args = obj(state.get("input"))
+    path = as_text(args.get("filePath") or args.get("path") or args.get("file_path") or "", 512)
+    text = as_text(state.get("error") or "failed", TEXT_MAX)
+    if tool in SHELL_TOOLS:
+        command = as_text(args.get("command", ""), 2000)
+        return command_events(session, command, text, {"exit": 1})[:1]
+    return [tool_error(session, tool, path, text, "message.part.updated")]
 
 
 def todo_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
@@ -317,19 +410,20 @@ def todo_updated(kind: str, session: str | None, props: Mapping[str, Any]) -> Op
     if session is None or not isinstance(todos, list):
         return OpenCodeTurn(session_id=session, event_type=kind)
     events = []
-    for todo in todos[:50]:
-        if not isinstance(todo, Mapping) or not todo.get("content"):
-            continue
-        key = f"todo:{todo.get('id') or topic_key(str(todo['content']))}"
-        status = str(todo.get("status", "pending"))
-        task_kind = (
-            EventKind.TASK_COMPLETE
-            if status in ("completed", "cancelled")
-            else EventKind.TASK_UPDATE
-        )
-        summary = f"{todo['content']} [{status}]"
-        events.append(make_event(session, task_kind, summary, kind, key=key))
-    return OpenCodeTurn(session_id=session, event_type=kind, events=events)
+    events = [todo_event(session, todo) for todo in todos[:TODOS_MAX] if isinstance(todo, Mapping)]
+    return OpenCodeTurn(session_id=session, event_type=kind, events=[e for e in events if e])
+
+
+def todo_event(session: str, todo: Mapping[str, Any]) -> SessionEvent | None:
+    """One todo: an open task (created or updated by its id), or a task that leaves."""
+    content = as_text(todo.get("content"), 1000).strip()
+    if not content:
+        return None
+    todo_id = todo.get("id")
+    key = f"todo:{todo_id if isinstance(todo_id, str | int) and todo_id else topic_key(content)}"
+    status = as_text(todo.get("status") or "pending", 40).lower()
+    task_kind = EventKind.TASK_COMPLETE if status in DONE_TODO else EventKind.TASK_UPDATE
+    return make_event(session, task_kind, f"{content} [{status}]", "todo.updated", key=key)
 
 
 def file_edited(kind: str, session: str | None, props: Mapping[str, Any]) -> OpenCodeTurn:
@@ -357,7 +451,7 @@ def command_executed(kind: str, session: str | None, props: Mapping[str, Any]) -
     name = props.get("name")
     if session is None or not isinstance(name, str):
         return OpenCodeTurn(session_id=session, event_type=kind)
-    arguments = str(props.get("arguments") or "")
+    arguments = as_text(props.get("arguments") or "", 1000)
     event = make_event(session, EventKind.INTENT, f"/{name} {arguments}".strip(), kind)
     return OpenCodeTurn(session_id=session, event_type=kind, events=[event])
 
@@ -386,4 +480,13 @@ HANDLERS = {
     "tool.execute.after": tool_after,
 }
 
-__all__ = ["OpenCodeTurn", "extract_opencode", "program_of"]
+__all__ = [
+    "EVENT_HANDLERS",
+    "HANDLERS",
+    "OpenCodeTurn",
+    "as_text",
+    "command_events",
+    "extract_opencode",
+    "program_of",
+    "tool_events",
+]

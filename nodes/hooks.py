@@ -11,7 +11,7 @@ from plait.nodes.hosts import parse_hook
 from plait.nodes.routing import decide_tool_policy, target_file_size
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall, HookState
-from plait.state.snapshot import Snapshot
+from plait.state.snapshot import Snapshot, drop_duplicates
 
 from plait.settings import Settings
 
@@ -48,7 +48,7 @@ async def adapt_payload(state: HookState, runtime: Runtime[PlaitContext]) -> dic
 async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Make new events durable in the session's log and the drain queue; drop repeats."""
     snapshot = state.get("snapshot") or Snapshot()
-    fresh = [event for event in state.get("events", []) if not snapshot.is_duplicate(event)]
+    fresh = drop_duplicates(snapshot, state.get("events", []))
     if not fresh:
         return {"events": []}
     context = runtime.context
@@ -113,6 +113,7 @@ def envelope_for(state: HookState, settings: Settings) -> str:
         node_refs=tuple(recall.node_refs) if recall else (),
         budget_bytes=settings.envelope.budget_bytes,
         snapshot_budget_bytes=settings.snapshot.budget_bytes,
+        persistent_budget_bytes=settings.envelope.persistent_budget_bytes,
     )
 
 

@@ -2,20 +2,30 @@
 
 Every collection has a cap, so the snapshot's size (and the cost of folding one more event) does
 not depend on how long the session is. ``fold_snapshot`` is the reducer of the hooks graph's
-``snapshot`` channel.
+``snapshot`` channel: ``Annotated[Snapshot, fold_snapshot]``, where an update is a list of events
+(folded in order, never re-reading history) or a ``Snapshot`` (which replaces).
+
+What leaves: a completed task, a resolved error (``error_resolved`` of its key, or a later
+successful change of the file it is keyed by), a decision superseded on the same key or reversed
+("use Y instead of X" drops decisions naming X), the oldest item of a section over its cap.
+``drop_duplicates`` / ``Snapshot.is_duplicate`` say which new events would change nothing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from plait.state.events import EventKind, SessionEvent, truncate_utf8
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 LAST_TEXT_MAX_BYTES = 600
 COMPACTION_MAX_BYTES = 1200
+FINGERPRINTS_MAX = 64
+FILE_KINDS = frozenset({EventKind.FILE_READ, EventKind.FILE_WRITE, EventKind.FILE_EDIT})
+# Kinds that hold no state of their own: a repeat is recognised by its fingerprint only.
+STATELESS_KINDS = frozenset({EventKind.FILE_SEARCH, EventKind.TOOL_RESULT})
 
 # section name -> cap on its items
 CAPS: dict[str, int] = {
@@ -63,7 +73,22 @@ class Snapshot(BaseModel):
     discoveries: list[Item] = Field(default_factory=list)
     git: list[Item] = Field(default_factory=list)
     environment: list[Item] = Field(default_factory=list)
+    fingerprints: list[str] = Field(
+        default_factory=list, description="Recent stateless events, for dedup (bounded)."
+    )
     events_folded: int = 0
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Snapshot:
+        """Trim every collection to its cap (a snapshot loaded from anywhere stays bounded)."""
+        for name, cap in CAPS.items():
+            items: list[Item] = getattr(self, name)
+            del items[: max(0, len(items) - cap)]
+        del self.fingerprints[: max(0, len(self.fingerprints) - FINGERPRINTS_MAX)]
+        self.last_request = truncate_utf8(self.last_request, LAST_TEXT_MAX_BYTES)
+        self.compaction_summary = truncate_utf8(self.compaction_summary, COMPACTION_MAX_BYTES)
+        self.last_assistant = truncate_utf8(self.last_assistant, COMPACTION_MAX_BYTES)
+        return self
 
     def is_empty(self) -> bool:
         """Nothing worth injecting."""
@@ -74,17 +99,52 @@ class Snapshot(BaseModel):
         )
 
     def is_duplicate(self, event: SessionEvent) -> bool:
-        """The event would change nothing: its item is already held, with the same text."""
+        """Whether folding ``event`` would change nothing worth recording.
+
+        A held item with the same text, a request equal to the last one, the fix of an error
+        that is not open, the completion of a task that is not held, or a stateless event
+        (search, tool result) seen among the recent fingerprints. For a batch, use
+        :func:`drop_duplicates`, which judges each event after the ones before it.
+        """
+        check = DUPLICATE_CHECKS.get(event.kind)
+        if check is not None:
+            return check(self, event)
         section = SECTION_OF.get(event.kind)
         if section is None:
-            if event.kind is EventKind.PROMPT:
-                return event.summary == self.last_request
             return False
         items: list[Item] = getattr(self, section)
         key = item_key(event)
         if section == "files":
             return bool(items) and items[-1].key == key and items[-1].text == file_text(event)
         return any(item.key == key and item.text == event.summary for item in items)
+
+    def holds(self, section: str, key: str) -> bool:
+        """Whether ``section`` holds an item with ``key``."""
+        return any(item.key == key for item in getattr(self, section))
+
+
+def fingerprint(event: SessionEvent) -> str:
+    """A short stable digest of what an event says (not when or where it was recorded)."""
+    text = "\x1f".join((event.kind.value, event.key, event.summary, event.body))
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
+
+
+DUPLICATE_CHECKS: dict[EventKind, Callable[[Snapshot, SessionEvent], bool]] = {
+    EventKind.PROMPT: lambda s, e: (
+        truncate_utf8(e.body or e.summary, LAST_TEXT_MAX_BYTES) == s.last_request
+    ),
+    EventKind.INTENT: lambda s, e: e.summary == s.intent,
+    EventKind.MESSAGE: lambda s, e: (
+        truncate_utf8(e.body or e.summary, COMPACTION_MAX_BYTES) == s.last_assistant
+    ),
+    EventKind.ERROR_RESOLVED: lambda s, e: not s.holds("errors", item_key(e)),
+    EventKind.TASK_COMPLETE: lambda s, e: not s.holds("tasks", item_key(e)),
+    EventKind.SUBAGENT_FINISH: lambda s, e: (
+        not s.holds("subagents_open", item_key(e)) and s.holds("subagents_done", item_key(e))
+    ),
+    EventKind.FILE_SEARCH: lambda s, e: fingerprint(e) in s.fingerprints,
+    EventKind.TOOL_RESULT: lambda s, e: fingerprint(e) in s.fingerprints,
+}
 
 
 SECTION_OF: dict[EventKind, str] = {
@@ -141,16 +201,24 @@ def remove(items: list[Item], key: str) -> Item | None:
     return None
 
 
+def names_any(text: str, terms: Sequence[str]) -> bool:
+    """Whether ``text`` names any of the terms as a whole word (case-insensitive)."""
+    lowered = text.lower()
+    return any(
+        term and re.search(rf"(?<![\w.+-]){re.escape(term.lower())}(?![\w+-])", lowered)
+        for term in terms
+    )
+
+
 def mentions(item: Item, terms: Sequence[str]) -> bool:
     """Whether an item's text names any of the terms."""
-    text = item.text.lower()
-    return any(term and term in text for term in terms)
+    return names_any(item.text, terms)
 
 
 def without_sentences_naming(text: str, terms: Sequence[str]) -> str:
     """Drop the sentences (or ``;``-clauses) of a text that name a rejected choice."""
     clauses = re.split(r"(?<=[.;!?])\s+", text)
-    return " ".join(c for c in clauses if not any(t and t in c.lower() for t in terms))
+    return " ".join(c for c in clauses if not names_any(c, terms))
 
 
 def apply_event(snapshot: Snapshot, event: SessionEvent) -> None:
@@ -158,7 +226,17 @@ def apply_event(snapshot: Snapshot, event: SessionEvent) -> None:
     handler = HANDLERS.get(event.kind)
     if handler is not None:
         handler(snapshot, event)
+    if event.kind in STATELESS_KINDS:
+        remember_fingerprint(snapshot, fingerprint(event))
     snapshot.events_folded += 1
+
+
+def remember_fingerprint(snapshot: Snapshot, digest: str) -> None:
+    """Keep ``digest`` among the newest fingerprints (bounded, newest last)."""
+    if digest in snapshot.fingerprints:
+        snapshot.fingerprints.remove(digest)
+    snapshot.fingerprints.append(digest)
+    del snapshot.fingerprints[: max(0, len(snapshot.fingerprints) - FINGERPRINTS_MAX)]
 
 
 def _prompt(s: Snapshot, e: SessionEvent) -> None:
@@ -204,6 +282,7 @@ def _file(s: Snapshot, e: SessionEvent) -> None:
     upsert(s.files, Item(key=key, text=file_text(e), event_id=e.id), CAPS["files"])
     if e.kind is not EventKind.FILE_READ:
         upsert(s.edits, Item(key=key, text=e.summary, event_id=e.id), CAPS["edits"])
+        remove(s.errors, f"file:{key}")  # a later successful change of the file fixes it
 
 
 def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
@@ -214,7 +293,7 @@ def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
     )
 
 
-HANDLERS: dict[EventKind, Any] = {
+HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.PROMPT: _prompt,
     EventKind.INTENT: _intent,
     EventKind.MESSAGE: _message,
@@ -239,6 +318,12 @@ HANDLERS: dict[EventKind, Any] = {
 }
 
 
+def working_copy(snapshot: Snapshot) -> Snapshot:
+    """A copy whose lists may be changed in place (items are frozen, so they are shared)."""
+    lists = {name: list(getattr(snapshot, name)) for name in (*CAPS, "fingerprints")}
+    return snapshot.model_copy(update=lists)
+
+
 def fold_snapshot(
     current: Snapshot | None, update: Snapshot | Sequence[SessionEvent] | None
 ) -> Snapshot:
@@ -248,10 +333,38 @@ def fold_snapshot(
     base = current if isinstance(current, Snapshot) else Snapshot()
     if not update:
         return base
-    folded = base.model_copy(deep=True)
+    folded = working_copy(base)
     for event in update:
         apply_event(folded, event)
     return folded
 
 
-__all__ = ["CAPS", "SECTION_OF", "Item", "Snapshot", "fold_snapshot", "item_key"]
+def drop_duplicates(
+    snapshot: Snapshot | None, events: Iterable[SessionEvent]
+) -> list[SessionEvent]:
+    """The events of a batch that are not duplicates, judged one after another.
+
+    Each event is judged against the snapshot as the batch's earlier events leave it, so a
+    repeat inside the batch is dropped and the fix of an error raised earlier in the same batch
+    is kept. Cost: one copy of the (bounded) snapshot plus the batch.
+    """
+    working = working_copy(snapshot or Snapshot())
+    fresh: list[SessionEvent] = []
+    for event in events:
+        if not working.is_duplicate(event):
+            fresh.append(event)
+            apply_event(working, event)
+    return fresh
+
+
+__all__ = [
+    "CAPS",
+    "FINGERPRINTS_MAX",
+    "SECTION_OF",
+    "Item",
+    "Snapshot",
+    "drop_duplicates",
+    "fingerprint",
+    "fold_snapshot",
+    "item_key",
+]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from plait.nodes.extract_langchain import events_from_messages
 from plait.nodes.extract_opencode import extract_opencode, program_of
-from plait.state.events import EventKind
+from plait.nodes.redact import REDACTED
+from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind
 
 from plait.errors import InvalidHookPayload, UnknownHook
 
@@ -210,3 +213,257 @@ def test_langchain_messages_use_the_same_rules() -> None:
         EventKind.FILE_EDIT,
     ]
     assert all(e.root_session_id == "root" and e.session_id == "child" for e in events)
+
+
+# -- robustness, redaction, more host events ---------------------------------------------------
+
+
+def tool(name: str, args: dict, output: str = "", **metadata):
+    return extract_opencode(
+        "tool.execute.after",
+        {"tool": name, "sessionID": "ses_1", "callID": "c", "args": args},
+        {"title": name, "output": output, "metadata": metadata},
+    )
+
+
+def test_chat_message_ten_megabytes_give_capped_events() -> None:
+    huge = "We decided to use Redis for the cache. " + "x" * (10 * 1024 * 1024)
+    turn = extract_opencode("chat.message", *chat(huge))
+    assert kinds(turn) == [EventKind.PROMPT, EventKind.DECISION]
+    for event in turn.events:
+        assert len(event.summary) <= SUMMARY_MAX_CHARS
+        assert len(event.body.encode()) <= BODY_MAX_BYTES
+    assert len(turn.query) <= 1000
+
+
+def test_chat_message_invalid_text_survives() -> None:
+    turn = extract_opencode("chat.message", *chat("fix \udcff this \x00 now"))
+    [prompt] = turn.events
+    prompt.model_dump_json()  # encodable
+    assert "\x00" not in prompt.body and "fix" in prompt.summary
+    bytes_turn = extract_opencode("chat.message", *chat(b"caf\xc3\xa9 \xff broken bytes"))
+    assert bytes_turn.events[0].summary.startswith("café")
+
+
+def test_chat_message_secrets_and_private_spans_are_redacted_at_construction() -> None:
+    text = "Use key sk-proj-abcdefghijklmnopqrstuvwx123 <private>home address</private> please"
+    turn = extract_opencode("chat.message", *chat(text))
+    for event in turn.events:
+        dumped = event.model_dump_json()
+        assert "abcdefghijklmnop" not in dumped and "home address" not in dumped
+    assert REDACTED in turn.events[0].summary
+    assert "abcdefghijklmnop" not in turn.query
+
+
+def test_chat_message_session_falls_back_to_the_message_and_is_validated() -> None:
+    _, output = chat("Run it.")
+    assert extract_opencode("chat.message", {}, output).session_id == "ses_1"
+    with pytest.raises(InvalidHookPayload, match="input.sessionID") as raised:
+        extract_opencode("chat.message", {"sessionID": 42}, {"parts": []})
+    assert raised.value.field == "input.sessionID"
+    with pytest.raises(InvalidHookPayload, match="input.sessionID"):
+        extract_opencode("chat.message", {}, {"parts": []})
+
+
+def test_chat_message_ignores_non_text_parts_and_garbage_parts() -> None:
+    _, output = chat("Run the linter.")
+    output["parts"] += [{"type": "file", "url": "file:///x"}, "junk", None, {"type": "text"}]
+    [prompt] = extract_opencode("chat.message", {"sessionID": "s"}, output).events
+    assert prompt.summary == "Run the linter."
+
+
+def test_extract_rejects_non_objects_and_unknown_hooks_by_name() -> None:
+    with pytest.raises(InvalidHookPayload, match="input") as raised:
+        extract_opencode("chat.message", [], {})  # type: ignore[arg-type]
+    assert raised.value.field == "input"
+    with pytest.raises(InvalidHookPayload) as raised:
+        extract_opencode("chat.message", {}, None)  # type: ignore[arg-type]
+    assert raised.value.field == "output"
+    with pytest.raises(UnknownHook, match="chat.messages"):
+        extract_opencode("chat.messages", {}, {})
+
+
+def test_unknown_bus_events_are_passed_through_without_events() -> None:
+    turn = extract_opencode("event", *event("brand.new.thing", sessionID="s", x=1))
+    assert (turn.session_id, turn.event_type, turn.events) == ("s", "brand.new.thing", [])
+    with pytest.raises(InvalidHookPayload, match="input.event.properties"):
+        extract_opencode("event", {"event": {"type": "session.idle", "properties": [1]}}, {})
+
+
+def test_failed_file_tools_are_errors_keyed_by_the_file() -> None:
+    [error] = tool("edit", {"filePath": "src/a.py"}, "oldString not found", error=True).events
+    assert error.kind is EventKind.ERROR and error.key == "file:src/a.py"
+    assert "oldString not found" in error.summary
+
+
+def test_a_tool_part_in_error_is_an_error() -> None:
+    part = {
+        "type": "tool",
+        "tool": "edit",
+        "sessionID": "s",
+        "state": {"status": "error", "input": {"filePath": "b.py"}, "error": "File not found"},
+    }
+    turn = extract_opencode("event", *event("message.part.updated", sessionID="s", part=part))
+    [error] = turn.events
+    assert (error.kind, error.key) == (EventKind.ERROR, "file:b.py")
+    bash = {**part, "tool": "bash", "state": {**part["state"], "input": {"command": "make"}}}
+    [failed] = extract_opencode(
+        "event", *event("message.part.updated", sessionID="s", part=bash)
+    ).events
+    assert failed.key == "cmd:make"
+    running = {**part, "state": {"status": "running"}}
+    assert (
+        extract_opencode(
+            "event", *event("message.part.updated", sessionID="s", part=running)
+        ).events
+        == []
+    )
+
+
+def test_finished_assistant_text_is_kept_streamed_text_is_not() -> None:
+    done = {"type": "text", "text": "All green.", "time": {"start": 1, "end": 2}}
+    [message] = extract_opencode(
+        "event", *event("message.part.updated", sessionID="s", part=done)
+    ).events
+    assert message.kind is EventKind.MESSAGE and message.body == "All green."
+
+
+def test_todos_are_keyed_by_id_and_bad_todos_are_skipped() -> None:
+    todos = [
+        {"id": "1", "content": "write tests", "status": "pending", "priority": "high"},
+        {"id": "2", "content": "", "status": "pending"},
+        "junk",
+        {"content": "no id here", "status": "cancelled"},
+    ] + [{"id": str(i), "content": f"t{i}", "status": "pending"} for i in range(100)]
+    turn = extract_opencode("event", *event("todo.updated", sessionID="s", todos=todos))
+    assert turn.events[0].key == "todo:1" and turn.events[0].summary == "write tests [pending]"
+    assert turn.events[1].kind is EventKind.TASK_COMPLETE
+    assert turn.events[1].key == "todo:no id here"
+    assert len(turn.events) <= 50
+
+
+def test_commands_slash_commands_cd_and_export() -> None:
+    turn = extract_opencode(
+        "event", *event("command.executed", sessionID="s", name="review", arguments="src/")
+    )
+    assert turn.events[0].kind is EventKind.INTENT and turn.events[0].summary == "/review src/"
+    cd = tool("bash", {"command": "cd pkg"}, "", exit=0)
+    assert EventKind.CWD_CHANGE in kinds(cd)
+    export = tool("bash", {"command": "export API_KEY=abcd1234secret MODE=dev"}, "", exit=0)
+    envs = [e for e in export.events if e.kind is EventKind.ENV_CHANGE]
+    assert [e.key for e in envs] == ["env:API_KEY", "env:MODE"]
+    assert "abcd1234secret" not in envs[0].summary
+
+
+def test_a_command_without_exit_code_is_judged_by_its_output() -> None:
+    assert kinds(tool("bash", {"command": "make"}, "make: *** Error 2")) == [EventKind.ERROR]
+    assert kinds(tool("bash", {"command": "make"}, "built")) == [EventKind.ERROR_RESOLVED]
+
+
+def test_subagent_task_result_is_keyed_by_its_child_session() -> None:
+    [finished] = tool("task", {"description": "explore"}, "done", sessionId="ses_child").events
+    assert finished.key == "ses_child"
+
+
+def test_session_lifecycle_names_the_parent() -> None:
+    updated = extract_opencode(
+        "event", *event("session.updated", info={"id": "ses_c", "parentID": "ses_p"})
+    )
+    assert (updated.session_id, updated.parent_id, updated.events) == ("ses_c", "ses_p", [])
+    root = extract_opencode("event", *event("session.created", info={"id": "ses_r"}))
+    assert root.parent_id is None and root.events == []
+
+
+def test_a_subagent_opened_by_its_session_is_closed_by_the_task_result() -> None:
+    from plait.state.snapshot import Snapshot, fold_snapshot
+
+    created = extract_opencode(
+        "event",
+        *event("session.created", sessionID="ses_c", info={"id": "ses_c", "parentID": "ses_p"}),
+    )
+    snapshot = fold_snapshot(Snapshot(), created.events)
+    assert [s.key for s in snapshot.subagents_open] == ["ses_c"]
+    result = tool("task", {"description": "explore"}, "found it", sessionId="ses_c")
+    snapshot = fold_snapshot(snapshot, result.events)
+    assert snapshot.subagents_open == [] and [s.key for s in snapshot.subagents_done] == ["ses_c"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "sessionID",
+                    "tool",
+                    "args",
+                    "output",
+                    "metadata",
+                    "parts",
+                    "type",
+                    "text",
+                    "event",
+                ]
+                + ["properties", "info", "part", "todos", "messages", "message", "state", "error"]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+HOOKS = [
+    "chat.message",
+    "experimental.chat.messages.transform",
+    "experimental.session.compacting",
+    "event",
+    "tool.execute.before",
+    "tool.execute.after",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(HOOKS), JSON, JSON)
+def test_any_payload_parses_or_names_the_bad_field(hook: str, input, output) -> None:
+    try:
+        turn = extract_opencode(hook, input, output)
+    except InvalidHookPayload as error:
+        assert error.field and error.field.split(".")[0] in ("input", "output")
+        return
+    for parsed in turn.events:
+        parsed.model_dump_json()
+
+
+EVENT_TYPES = [
+    "session.created",
+    "session.updated",
+    "session.error",
+    "message.updated",
+    "message.part.updated",
+    "todo.updated",
+    "file.edited",
+    "vcs.branch.updated",
+    "command.executed",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(EVENT_TYPES), st.dictionaries(st.text(max_size=10), JSON, max_size=4), JSON)
+def test_any_bus_event_properties_parse(kind: str, extra: dict, value) -> None:
+    properties = {"sessionID": "s", **extra}
+    for key in ("info", "part", "todos", "error", "file", "branch", "name"):
+        properties.setdefault(key, value)
+    turn = extract_opencode("event", {"event": {"type": kind, "properties": properties}}, {})
+    assert turn.event_type == kind
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["read", "edit", "write", "bash", "grep", "task", "x"]), JSON, JSON)
+def test_any_tool_result_parses(name: str, args, metadata) -> None:
+    turn = extract_opencode(
+        "tool.execute.after",
+        {"tool": name, "sessionID": "s", "args": args},
+        {"output": metadata, "metadata": metadata},
+    )
+    assert turn.session_id == "s"

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from plait.state.events import EventKind, SessionEvent
-from plait.state.snapshot import CAPS, Snapshot, fold_snapshot
+from plait.state.snapshot import (
+    CAPS,
+    FINGERPRINTS_MAX,
+    Snapshot,
+    drop_duplicates,
+    fold_snapshot,
+)
 
 
 def ev(kind: EventKind, summary: str, key: str = "", **extra) -> SessionEvent:
@@ -104,3 +112,210 @@ def test_snapshot_round_trips_through_json() -> None:
         Snapshot(), [ev(EventKind.DECISION, "use Redis"), ev(EventKind.PROMPT, "go")]
     )
     assert Snapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
+# -- supersede, resolve, dedup, bounds -------------------------------------------------------
+
+
+def test_snapshot_later_decision_on_the_same_topic_supersedes() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.DECISION, "use Redis for the cache", key="topic:cache"),
+            ev(EventKind.DECISION, "use FastAPI for the API", key="topic:api"),
+            ev(EventKind.DECISION, "use Memcached for the cache", key="topic:cache"),
+        ],
+    )
+    assert [d.text for d in snapshot.decisions] == [
+        "use FastAPI for the API",
+        "use Memcached for the cache",
+    ]
+
+
+def test_snapshot_reversal_matches_whole_words_only() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.DECISION, "use go for the CLI", key="topic:cli"),
+            ev(EventKind.DECISION, "use MongoDB for storage", key="topic:storage"),
+            ev(EventKind.DECISION, "use Rust for the CLI", keywords=("not:go",), key="topic:cli"),
+        ],
+    )
+    assert [d.text for d in snapshot.decisions] == [
+        "use MongoDB for storage",
+        "use Rust for the CLI",
+    ]
+
+
+def test_snapshot_reversal_also_cleans_the_compaction_summary() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.COMPACTION_SUMMARY, "s", body="We chose SQLite. Tests pass."),
+            ev(EventKind.DECISION, "use Redis", keywords=("not:sqlite",)),
+        ],
+    )
+    assert snapshot.compaction_summary == "Tests pass."
+
+
+def test_snapshot_a_successful_change_of_a_file_resolves_its_error() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.ERROR, "edit a.py: no match", key="file:a.py"),
+            ev(EventKind.ERROR, "pytest: 1 failed", key="cmd:pytest"),
+            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
+        ],
+    )
+    assert len(snapshot.errors) == 2  # reading does not fix anything
+    snapshot = fold_snapshot(snapshot, [ev(EventKind.FILE_EDIT, "edited a.py", key="a.py")])
+    assert [e.key for e in snapshot.errors] == ["cmd:pytest"]
+
+
+def test_snapshot_subagents_move_from_open_to_finished() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.SUBAGENT_START, "subagent explore", key="ses_c"),
+            ev(EventKind.SUBAGENT_START, "subagent review", key="ses_d"),
+            ev(EventKind.SUBAGENT_FINISH, "ses_c finished", key="ses_c"),
+        ],
+    )
+    assert [s.key for s in snapshot.subagents_open] == ["ses_d"]
+    assert [s.text for s in snapshot.subagents_done] == ["subagent explore (done)"]
+
+
+def test_snapshot_environment_and_git_keep_the_latest_per_key() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.CWD_CHANGE, "cd /repo", key="cwd"),
+            ev(EventKind.GIT, "branch main", key="branch"),
+            ev(EventKind.CWD_CHANGE, "cd /repo/pkg", key="cwd"),
+            ev(EventKind.GIT, "branch feature/x", key="branch"),
+        ],
+    )
+    assert [e.text for e in snapshot.environment] == ["cd /repo/pkg"]
+    assert [g.text for g in snapshot.git] == ["branch feature/x"]
+
+
+def test_snapshot_prompts_intents_and_messages_keep_the_latest_text() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.PROMPT, "first"),
+            ev(EventKind.PROMPT, "second ask", body="second ask in full"),
+            ev(EventKind.INTENT, "/review"),
+            ev(EventKind.MESSAGE, "done", body="I did it"),
+            ev(EventKind.COMPACTION_SUMMARY, "compaction summary"),
+        ],
+    )
+    assert snapshot.last_request == "second ask in full"
+    assert snapshot.intent == "/review"
+    assert snapshot.compaction_summary == "I did it"  # the assistant's text is the summary
+
+
+def test_snapshot_duplicates_of_fixes_completions_and_searches() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest"),
+            ev(EventKind.TASK_UPDATE, "write docs [pending]", key="todo:1"),
+            ev(EventKind.FILE_SEARCH, "grep TODO"),
+        ],
+    )
+    assert not snapshot.is_duplicate(ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest"))
+    assert snapshot.is_duplicate(ev(EventKind.ERROR_RESOLVED, "ls ok", key="cmd:ls"))
+    assert not snapshot.is_duplicate(ev(EventKind.TASK_COMPLETE, "docs [completed]", key="todo:1"))
+    assert snapshot.is_duplicate(ev(EventKind.TASK_COMPLETE, "x [completed]", key="todo:9"))
+    assert snapshot.is_duplicate(ev(EventKind.FILE_SEARCH, "grep TODO"))
+    assert not snapshot.is_duplicate(ev(EventKind.FILE_SEARCH, "grep FIXME"))
+    assert snapshot.is_duplicate(ev(EventKind.PROMPT, "x")) is False
+
+
+def test_snapshot_a_file_read_again_after_others_is_not_a_duplicate() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
+            ev(EventKind.FILE_READ, "read b", key="b"),
+        ],
+    )
+    again = ev(EventKind.FILE_READ, "read a.py", key="a.py")
+    assert not snapshot.is_duplicate(again)
+    assert snapshot.is_duplicate(ev(EventKind.FILE_READ, "read b", key="b"))
+
+
+def test_snapshot_drop_duplicates_judges_a_batch_in_order() -> None:
+    error = ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest")
+    fixed = ev(EventKind.ERROR_RESOLVED, "pytest succeeded", key="cmd:pytest")
+    rule = ev(EventKind.RULE, "always run ruff")
+    fresh = drop_duplicates(Snapshot(), [rule, error, rule, fixed, fixed])
+    assert [e.kind for e in fresh] == [EventKind.RULE, EventKind.ERROR, EventKind.ERROR_RESOLVED]
+    assert fold_snapshot(Snapshot(), fresh).errors == []
+
+
+def test_snapshot_fingerprints_are_bounded() -> None:
+    events = [ev(EventKind.FILE_SEARCH, f"grep pattern{i}") for i in range(500)]
+    snapshot = fold_snapshot(Snapshot(), events)
+    assert len(snapshot.fingerprints) == FINGERPRINTS_MAX
+    assert snapshot.is_duplicate(events[-1]) and not snapshot.is_duplicate(events[0])
+
+
+def test_snapshot_loaded_over_its_caps_is_trimmed() -> None:
+    raw = Snapshot().model_dump()
+    raw["rules"] = [{"key": str(i), "text": f"rule {i}"} for i in range(100)]
+    raw["last_request"] = "x" * 100_000
+    loaded = Snapshot.model_validate(raw)
+    assert len(loaded.rules) == CAPS["rules"] and loaded.rules[-1].text == "rule 99"
+    assert len(loaded.last_request.encode()) <= 600
+
+
+def test_snapshot_reducer_accepts_none_and_tuples() -> None:
+    rule = ev(EventKind.RULE, "always run ruff")
+    assert fold_snapshot(None, (rule,)).rules[0].text == "always run ruff"
+    assert fold_snapshot(None, None) == Snapshot()
+
+
+def test_snapshot_ten_thousand_events_stay_within_a_fixed_size() -> None:
+    kinds = list(EventKind)
+    snapshot = Snapshot()
+    for i in range(10_000):
+        kind = kinds[i % len(kinds)]
+        event = ev(kind, f"{kind.value} {i} " + "y" * 300, key=f"k{i}", body="b" * 5000)
+        snapshot = fold_snapshot(snapshot, [event])
+    size = len(snapshot.model_dump_json())
+    # every section at its cap with 200-char items, plus the capped free texts and fingerprints
+    ceiling = sum(CAPS.values()) * (200 + 60 + 40) + 600 + 3 * 1200 + FINGERPRINTS_MAX * 20 + 2000
+    assert size <= ceiling
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(list(EventKind)), st.text(max_size=40), st.integers(0, 5)),
+        max_size=60,
+    )
+)
+def test_snapshot_folding_one_by_one_equals_folding_a_batch(steps) -> None:
+    events = [ev(kind, text or "x", key=f"k{n}") for kind, text, n in steps]
+    batched = fold_snapshot(Snapshot(), events)
+    stepwise = Snapshot()
+    for event in events:
+        stepwise = fold_snapshot(stepwise, [event])
+    assert stepwise == batched
+    assert Snapshot.model_validate_json(batched.model_dump_json()) == batched
+    for section, cap in CAPS.items():
+        assert len(getattr(batched, section)) <= cap
+
+
+def test_snapshot_a_reversed_rule_replaces_the_old_one() -> None:
+    from plait.nodes.rules import promote
+
+    events = [
+        ev(p.kind, p.text, key=p.key)
+        for text in ("Always use tabs.", "Never commit to main.", "Never use tabs.")
+        for p in promote(text)
+    ]
+    snapshot = fold_snapshot(Snapshot(), events)
+    assert [r.text for r in snapshot.rules] == ["Never commit to main.", "Never use tabs."]
