@@ -28,6 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_langchain import events_from_messages
 from plait.nodes.sessions import find_root

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
+
 from plait.adapters.langchain import SessionRecorder, inject_envelope
 
 if TYPE_CHECKING:

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as aioredis
-from plait.nodes.ports import DeadLetter, QueueEntry
-from plait.state.events import SessionEvent
 from redis.exceptions import RedisError, ResponseError
 
 from plait.errors import BackendUnavailable
+from plait.nodes.ports import DeadLetter, QueueEntry
+from plait.state.events import SessionEvent
 
 CONSUMER_GROUP = "drain"
 # KEYS: the session's event list, the drain stream. ARGV: ttl, group ("" = do not enqueue),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
 from plait.nodes.refresh import rank, search_graph, write_cache
 from plait.state.background import RefreshState
 from plait.state.context import PlaitContext

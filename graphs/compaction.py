@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
 from plait.nodes.hooks import (
     compose,
     fold_snapshot,

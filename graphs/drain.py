@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
 from plait.nodes.drain import (
     ack_batch,
     build_episodes,

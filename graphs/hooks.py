@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+
 from plait.graphs.compaction import build_compaction_graph
 from plait.nodes.hooks import (
     adapt_payload,

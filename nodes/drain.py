@@ -9,13 +9,13 @@ from typing import Any, Literal
 
 import redis
 from langgraph.runtime import Runtime
+
+from plait.errors import BackendUnavailable
 from plait.nodes.ports import QueueEntry
 from plait.nodes.redact import redact
 from plait.state.background import ClaimedEvent, DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
-
-from plait.errors import BackendUnavailable
 
 STALE_AFTER_MS = 60_000
 BACKOFF_BASE_SECONDS = 0.5

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_opencode import (
     TODOS_MAX,

@@ -13,12 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.redact import redact
 from plait.nodes.rules import is_approval, promote, topic_key
 from plait.state.events import EventKind, SessionEvent
-
-from plait.errors import InvalidHookPayload, UnknownHook
 
 FILE_TOOLS = {
     "read": EventKind.FILE_READ,

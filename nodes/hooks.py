@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
+
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope
 from plait.nodes.hosts import parse_hook
 from plait.nodes.routing import decide_tool_policy, target_file_size
+from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall, HookState
 from plait.state.snapshot import Snapshot, drop_duplicates
-
-from plait.settings import Settings
 
 CATCH_UP_LIMIT = 1000
 TURN_HOOK = "plait.turn"

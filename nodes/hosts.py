@@ -9,12 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_opencode import extract_opencode
 from plait.state.events import EventKind, SessionEvent
 from plait.state.hooks import HOOK_NAMES, SessionRef, ToolPolicy
-
-from plait.errors import InvalidHookPayload, UnknownHook
 
 POLICY_KEY = "plait"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph.runtime import Runtime
+
 from plait.nodes.hooks import project_cache_key, session_cache_key
 from plait.nodes.recall import rank_hits, render_recall
 from plait.state.background import Hit, RefreshState

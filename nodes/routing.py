@@ -6,9 +6,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from plait.state.hooks import ToolPolicy
-
 from plait.settings import HooksSettings
+from plait.state.hooks import ToolPolicy
 
 WEB_FETCH_TOOLS = frozenset({"webfetch", "web_fetch", "fetch"})
 SHELL_TOOLS = frozenset({"bash", "shell"})

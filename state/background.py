@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from plait.state.events import SessionEvent
-from plait.state.hooks import CachedRecall
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict
+
+from plait.state.events import SessionEvent
+from plait.state.hooks import CachedRecall
 
 
 class ClaimedEvent(BaseModel):

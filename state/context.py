@@ -9,7 +9,6 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from plait.nodes.ports import HotStore, KnowledgeGraph
-
 from plait.settings import Settings
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from plait.state.events import SessionEvent
-from plait.state.snapshot import Snapshot, fold_snapshot
 from langgraph.channels.untracked_value import UntrackedValue
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
+
+from plait.state.events import SessionEvent
+from plait.state.snapshot import Snapshot, fold_snapshot
 
 HookName = Literal[
     "chat.message",

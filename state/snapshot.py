@@ -17,8 +17,9 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from plait.state.events import EventKind, SessionEvent, truncate_utf8
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from plait.state.events import EventKind, SessionEvent, truncate_utf8
 
 LAST_TEXT_MAX_BYTES = 600
 COMPACTION_MAX_BYTES = 1200

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import redis
+
 from plait.adapters.embedded import EmbeddedFalkorDB
 
 

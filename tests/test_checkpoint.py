@@ -12,6 +12,8 @@ import redis
 import redis.asyncio as aioredis
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
 from plait.adapters.checkpoint import (
     TRIM_SLACK,
     AsyncRedisSaver,
@@ -20,8 +22,6 @@ from plait.adapters.checkpoint import (
     decode_segment,
     encode_segment,
 )
-from typing_extensions import TypedDict
-
 from plait.errors import ConfigError
 
 

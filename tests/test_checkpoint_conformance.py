@@ -7,6 +7,7 @@ import uuid
 import redis.asyncio as aioredis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
+
 from plait.adapters.checkpoint import AsyncRedisSaver
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
+
 from plait.adapters.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.memory_store import InMemoryHotStore
 from plait.adapters.redis_store import RedisHotStore
+from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
 from plait.nodes.ports import HotStore, KnowledgeGraph, MemoryHit
+from plait.settings import Settings
 from plait.state.background import ClaimedEvent
 from plait.state.events import EventKind, SessionEvent
-
-from plait.background import Background
-from plait.settings import Settings
 
 
 def event(summary: str, kind: EventKind = EventKind.DECISION, root: str = "s1") -> SessionEvent:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from plait.nodes.drift import jaccard, tokenize_query
 
 

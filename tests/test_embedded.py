@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import redis
-from plait.adapters.embedded import EmbeddedFalkorDB, answers_ping, pid_alive
 
+from plait.adapters.embedded import EmbeddedFalkorDB, answers_ping, pid_alive
 from plait.errors import BackendUnavailable
 
 

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from plait.nodes.envelope import compose_envelope, strip_envelopes
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot

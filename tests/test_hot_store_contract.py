@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+
 from plait.adapters.memory_store import InMemoryHotStore
 from plait.adapters.redis_store import RedisHotStore
 from plait.nodes.ports import HotStore

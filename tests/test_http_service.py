@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from plait.adapters.http import (
     WARNING_HEADER,
     ServiceInfo,
@@ -24,7 +25,6 @@ from plait.adapters.http import (
     service_file,
     write_service_file,
 )
-
 from plait.errors import InvalidHookPayload, UnknownHook
 
 TOKEN = "test-token-123"

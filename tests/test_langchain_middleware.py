@@ -20,6 +20,9 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import Field
+
+from plait import Memory
 from plait.adapters.langchain import (
     RecordedMessages,
     SessionMemoryMiddleware,
@@ -29,9 +32,6 @@ from plait.adapters.langchain import (
     select_unrecorded,
 )
 from plait.state.events import EventKind
-from pydantic import Field
-
-from plait import Memory
 
 ENVELOPE_OPEN = "<session_memory"
 SUMMARY_KWARGS = {"lc_source": "summarization"}

@@ -12,11 +12,11 @@ from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from plait.adapters.langchain import memory_tools
-from plait.state.events import EventKind
 from pydantic import Field
 
 from plait import Memory
+from plait.adapters.langchain import memory_tools
+from plait.state.events import EventKind
 
 PREFERENCE = "Always use tabs for indentation in Makefiles of the billing project."
 

@@ -15,12 +15,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import create_react_agent
-from plait.adapters.langchain import inject_envelope
-from plait.adapters.langgraph_node import session_memory_hook, session_memory_node
 from pydantic import Field
 from typing_extensions import TypedDict
 
 from plait import Memory
+from plait.adapters.langchain import inject_envelope
+from plait.adapters.langgraph_node import session_memory_hook, session_memory_node
 
 ENVELOPE_OPEN = "<session_memory"
 DECISION = "We decided to use PostgreSQL 16 as the only database for the orders service."

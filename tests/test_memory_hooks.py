@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from plait.adapters.checkpoint import TRIM_SLACK
 
 from plait import InvalidHookPayload, Memory, Settings, UnknownHook
+from plait.adapters.checkpoint import TRIM_SLACK
 from plait.demo import check, find_envelope
 from plait.demo_session import EXPECTED, play
 from plait.memory import CHECKPOINTS_KEPT_PER_THREAD

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.opencode_mock_provider import MockProvider, Reply, message_text
+
 from plait.adapters.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.opencode import install_opencode
-from support.opencode_mock_provider import MockProvider, Reply, message_text
 
 OPENCODE_VERSION = "1.18.33"
 RUN_TIMEOUT_SECONDS = 90

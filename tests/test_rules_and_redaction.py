@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from plait.nodes.redact import REDACTED, redact
 from plait.nodes.rules import is_approval, promote
 from plait.state.events import EventKind

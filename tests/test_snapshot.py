@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import (
     CAPS,
