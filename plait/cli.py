@@ -289,6 +289,25 @@ def opencode_install(
         console.print(f"wrote {path}")
 
 
+@bench_app.command("recall")
+def bench_recall_command(
+    dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],
+    k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,25,50",
+    json_output: JsonOption = False,
+) -> None:
+    """recall@k and NDCG@10 of long-term memory against a BM25 baseline, per category."""
+    from plait.recall_bench import DatasetError, parse_ks, render_report, run_recall_bench
+
+    try:
+        ks = parse_ks(k)
+        report = asyncio.run(run_recall_bench(dataset, ks))
+    except DatasetError as error:
+        fail(str(error), code=2)
+    except PlaitError as error:
+        fail(str(error))
+    typer.echo(report.to_json() if json_output else render_report(report))
+
+
 def main() -> None:
     """Entry point."""
     app()
