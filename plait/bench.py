@@ -88,7 +88,7 @@ async def seed_session(memory: Memory, session_id: str, count: int) -> None:
         snapshot = fold_snapshot(snapshot, stored)
     config = {"configurable": {"thread_id": session_id}}
     await memory.graph.aupdate_state(
-        config, {"snapshot": snapshot, "cursor": count, "turns": 1}, as_node="fold_snapshot"
+        config, {"snapshot": snapshot, "cursor": count, "turns": 1}, as_node="stage_envelope"
     )
 
 

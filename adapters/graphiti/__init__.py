@@ -1,1 +1,52 @@
-"""Long-term memory: graphiti-core on FalkorDB."""
+"""Long-term memory: graphiti-core on FalkorDB, with an offline LLM and embedder by default.
+
+Importing this package turns graphiti-core's telemetry off unless ``GRAPHITI_TELEMETRY_ENABLED``
+is already set; :func:`make_graphiti` sets it from plait's ``graphiti.telemetry`` setting.
+"""
+
+import os
+
+os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
+
+from plait.adapters.graphiti.episodes import episode_body_for, parse_episode_body
+from plait.adapters.graphiti.factory import (
+    ProviderConfig,
+    configure_telemetry,
+    make_embedder,
+    make_graphiti,
+    make_llm_client,
+)
+from plait.adapters.graphiti.groups import group_id_for, user_group_id
+from plait.adapters.graphiti.knowledge import (
+    GraphitiKnowledgeGraph,
+    open_knowledge_graph,
+)
+from plait.adapters.graphiti.offline_embedder import OfflineEmbedder, OfflineReranker
+from plait.adapters.graphiti.offline_llm import OfflineLLMClient
+from plait.adapters.graphiti.search import (
+    MemoryHit,
+    render_persistent_memory,
+    search_memory,
+)
+from plait.adapters.graphiti.writer import add_events_as_episodes
+
+__all__ = [
+    "GraphitiKnowledgeGraph",
+    "MemoryHit",
+    "OfflineEmbedder",
+    "OfflineLLMClient",
+    "OfflineReranker",
+    "ProviderConfig",
+    "add_events_as_episodes",
+    "configure_telemetry",
+    "episode_body_for",
+    "group_id_for",
+    "make_embedder",
+    "make_graphiti",
+    "make_llm_client",
+    "open_knowledge_graph",
+    "parse_episode_body",
+    "render_persistent_memory",
+    "search_memory",
+    "user_group_id",
+]

@@ -1,0 +1,177 @@
+"""Search long-term memory: facts, entities and episodes, as plait's own frozen hits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from graphiti_core import Graphiti
+from graphiti_core.edges import EntityEdge
+from graphiti_core.nodes import EntityNode, EpisodicNode
+from graphiti_core.search.search_config import SearchResults
+from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RRF
+
+from plait.adapters.graphiti.episodes import parse_episode_body
+from plait.adapters.graphiti.factory import build_indices
+from plait.nodes.ports import MemoryHit as PortHit
+
+HIT_TEXT_MAX_CHARS = 400
+KIND_ORDER = {"fact": 0, "entity": 1, "episode": 2}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MemoryHit(PortHit):
+    """A search hit with its validity window (facts) and group."""
+
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    group_id: str = ""
+
+    @property
+    def is_current(self) -> bool:
+        """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
+        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
+
+
+def clip(text: str, limit: int = HIT_TEXT_MAX_CHARS) -> str:
+    """One line of at most ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def episode_text(episode: EpisodicNode) -> str:
+    """An episode's events as ``kind: summary`` lines joined (or its raw content)."""
+    _, lines = parse_episode_body(episode.content)
+    if not lines:
+        return clip(episode.content)
+    return clip("; ".join(f"{line.kind}: {line.summary}" for line in lines if line.summary))
+
+
+def edge_hit(edge: EntityEdge, score: float) -> MemoryHit:
+    """A fact."""
+    invalid_at = edge.invalid_at or edge.expired_at
+    return MemoryHit(
+        uuid=edge.uuid,
+        kind="fact",
+        text=clip(edge.fact),
+        score=score,
+        valid_at=edge.valid_at,
+        invalid_at=invalid_at,
+        group_id=edge.group_id,
+    )
+
+
+def node_hit(node: EntityNode, score: float) -> MemoryHit:
+    """An entity, with its summary when it has one."""
+    text = f"{node.name}: {node.summary}" if node.summary else node.name
+    return MemoryHit(
+        uuid=node.uuid, kind="entity", text=clip(text), score=score, group_id=node.group_id
+    )
+
+
+def episode_hit(episode: EpisodicNode, score: float) -> MemoryHit:
+    """An episode."""
+    return MemoryHit(
+        uuid=episode.uuid,
+        kind="episode",
+        text=episode_text(episode),
+        score=score,
+        valid_at=episode.valid_at,
+        group_id=episode.group_id,
+    )
+
+
+def scored(items: list, values: list[float]) -> list[tuple]:
+    """Items with their reranker scores (zero when graphiti returned fewer scores)."""
+    padded = [*values[: len(items)], *[0.0] * max(0, len(items) - len(values))]
+    return list(zip(items, padded, strict=True))
+
+
+def hits_of(results: SearchResults, *, include_invalid: bool = False) -> list[MemoryHit]:
+    """Facts, entities and episodes of a graphiti search, best first."""
+    hits = [
+        *(edge_hit(e, s) for e, s in scored(results.edges, results.edge_reranker_scores)),
+        *(node_hit(n, s) for n, s in scored(results.nodes, results.node_reranker_scores)),
+        *(episode_hit(e, s) for e, s in scored(results.episodes, results.episode_reranker_scores)),
+    ]
+    if not include_invalid:
+        hits = [hit for hit in hits if hit.is_current]
+    return rank(hits)
+
+
+def rank(hits: list[MemoryHit]) -> list[MemoryHit]:
+    """Best score first; facts before entities before episodes on ties; no repeated uuid."""
+    seen: set[str] = set()
+    ranked = []
+    for hit in sorted(hits, key=lambda h: (-h.score, KIND_ORDER.get(h.kind, 3), h.uuid)):
+        if hit.uuid not in seen:
+            seen.add(hit.uuid)
+            ranked.append(hit)
+    return ranked
+
+
+async def search_memory(
+    graphiti: Graphiti,
+    query: str,
+    group_ids: Sequence[str],
+    limit: int = 10,
+    *,
+    include_invalid: bool = False,
+) -> list[MemoryHit]:
+    """Hybrid (full-text + vector, RRF) search of facts, entities and episodes of the groups.
+
+    Args:
+        graphiti: an open ``Graphiti``.
+        query: what to look for.
+        group_ids: the groups to search (each is its own FalkorDB graph).
+        limit: most hits returned, across kinds and groups.
+        include_invalid: keep facts that a newer fact invalidated.
+    """
+    if not query.strip() or not group_ids or limit <= 0:
+        return []
+    await build_indices(graphiti, group_ids)
+    config = COMBINED_HYBRID_SEARCH_RRF.model_copy(deep=True)
+    config.limit = limit
+    results = await graphiti.search_(query, config=config, group_ids=list(group_ids))
+    return hits_of(results, include_invalid=include_invalid)[:limit]
+
+
+def hit_line(hit: PortHit) -> str:
+    """One rendered line: ``- [kind] text (since date)``."""
+    valid_at = getattr(hit, "valid_at", None)
+    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind == "fact" and valid_at else ""
+    return f"- [{hit.kind}] {hit.text}{since}"
+
+
+def render_persistent_memory(
+    hits: Sequence[PortHit], budget_bytes: int
+) -> tuple[str, tuple[str, ...]]:
+    """The ``<persistent_memory>`` text of the hits within ``budget_bytes``, and their uuids.
+
+    Hits are taken in order; a line that does not fit is skipped (a shorter later one may
+    still fit). Invalidated facts are left out.
+    """
+    lines: list[str] = []
+    refs: list[str] = []
+    used = 0
+    for hit in hits:
+        if not getattr(hit, "is_current", True) or hit.uuid in refs:
+            continue
+        line = hit_line(hit)
+        size = len(line.encode()) + (1 if lines else 0)
+        if used + size > budget_bytes:
+            continue
+        lines.append(line)
+        refs.append(hit.uuid)
+        used += size
+    return "\n".join(lines), tuple(refs)
+
+
+__all__ = [
+    "MemoryHit",
+    "hits_of",
+    "rank",
+    "render_persistent_memory",
+    "search_memory",
+]

@@ -1,0 +1,158 @@
+"""Write session events into Graphiti as episodes, exactly once per event.
+
+graphiti-core's ``add_episode(uuid=...)`` loads an *existing* episode by that uuid, and
+``add_episode_bulk`` has no idempotency at all, so plait makes replays safe itself: every
+event has a deterministic uuid (:func:`plait.nodes.drain.episode_uuid`); an episode is saved
+first under a uuid derived from its first new event, processed by ``add_episode``, then marked
+done with the event uuids it covers. Events already covered by a done episode are skipped; a
+crash between save and mark leaves an unmarked episode that the next try processes again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC
+from typing import Any
+
+from graphiti_core import Graphiti
+from graphiti_core.nodes import EpisodeType, EpisodicNode
+from graphiti_core.utils.datetime_utils import utc_now
+from pydantic import BaseModel
+
+from plait.adapters.graphiti.episodes import episode_body_for
+from plait.adapters.graphiti.extraction import ENTITY_TYPES
+from plait.adapters.graphiti.factory import build_indices
+from plait.nodes.drain import episode_uuid
+from plait.state.events import EventKind, SessionEvent
+
+SOURCE_DESCRIPTION = "plait session events"
+PREVIOUS_EPISODES = 3
+NAME_MAX_CHARS = 120
+
+DONE_QUERY = """
+MATCH (e:Episodic) WHERE e.plait_done = true
+UNWIND e.plait_events AS id
+WITH id WHERE id IN $ids
+RETURN DISTINCT id
+"""
+MARK_QUERY = """
+MATCH (e:Episodic {uuid: $uuid})
+SET e.plait_done = true, e.plait_events = $ids
+"""
+
+
+def entity_models() -> dict[str, type[BaseModel]]:
+    """Plait's entity types as the field-less pydantic models graphiti-core classifies into."""
+    return {
+        name: type(name, (BaseModel,), {"__doc__": description})
+        for name, description in ENTITY_TYPES.items()
+    }
+
+
+ENTITY_MODELS = entity_models()
+
+
+def episode_name(events: Sequence[SessionEvent]) -> str:
+    """A short, readable episode name: session and event range."""
+    first, last = events[0], events[-1]
+    span = f"{first.id}" if first.id == last.id else f"{first.id}-{last.id}"
+    return f"{first.root_session_id} events {span}"[:NAME_MAX_CHARS]
+
+
+def split_preferences(
+    events: Sequence[SessionEvent],
+) -> tuple[list[SessionEvent], list[SessionEvent]]:
+    """(everything but preferences, preferences)."""
+    rest = [e for e in events if e.kind is not EventKind.PREFERENCE]
+    preferences = [e for e in events if e.kind is EventKind.PREFERENCE]
+    return rest, preferences
+
+
+async def done_event_uuids(driver: Any, ids: list[str]) -> set[str]:
+    """Which of the event uuids a finished episode of this group already covers."""
+    if not ids:
+        return set()
+    records, _, _ = await driver.execute_query(DONE_QUERY, ids=ids)
+    return {record["id"] for record in records}
+
+
+async def write_episode(
+    graphiti: Graphiti, group_id: str, events: Sequence[SessionEvent], project: str = ""
+) -> int:
+    """Write the events of one episode not written before; return how many were new."""
+    if not events:
+        return 0
+    await build_indices(graphiti, [group_id])
+    driver = graphiti.driver.clone(database=group_id)
+    keyed = [(episode_uuid(group_id, event), event) for event in events]
+    done = await done_event_uuids(driver, [key for key, _ in keyed])
+    fresh = [(key, event) for key, event in keyed if key not in done]
+    if not fresh:
+        return 0
+    new_events = [event for _, event in fresh]
+    uuid = fresh[0][0]
+    reference_time = max(event.time for event in new_events).astimezone(UTC)
+    body = episode_body_for(new_events, project)
+    previous = await graphiti.retrieve_episodes(
+        reference_time, last_n=PREVIOUS_EPISODES, group_ids=[group_id], driver=driver
+    )
+    name = episode_name(new_events)
+    await EpisodicNode(
+        uuid=uuid,
+        name=name,
+        group_id=group_id,
+        labels=[],
+        source=EpisodeType.text,
+        content=body,
+        source_description=SOURCE_DESCRIPTION,
+        created_at=utc_now(),
+        valid_at=reference_time,
+    ).save(driver)
+    await graphiti.add_episode(
+        name=name,
+        episode_body=body,
+        source_description=SOURCE_DESCRIPTION,
+        reference_time=reference_time,
+        source=EpisodeType.text,
+        group_id=group_id,
+        uuid=uuid,
+        entity_types=ENTITY_MODELS,
+        previous_episode_uuids=[p.uuid for p in previous if p.uuid != uuid],
+    )
+    await driver.execute_query(MARK_QUERY, uuid=uuid, ids=[key for key, _ in fresh])
+    return len(fresh)
+
+
+async def add_events_as_episodes(
+    graphiti: Graphiti,
+    group_id: str,
+    batches: Iterable[Sequence[SessionEvent]],
+    *,
+    project: str = "",
+    user_group: str | None = None,
+) -> int:
+    """Write each batch as one episode of ``group_id``; return how many events were new.
+
+    Args:
+        graphiti: an open ``Graphiti`` (see :func:`plait.adapters.graphiti.make_graphiti`).
+        group_id: the project's group (a FalkorDB graph of its own).
+        batches: events, one episode per batch, in order.
+        project: the project's readable name, written into each episode.
+        user_group: when set, preference events go to this group (cross-project) instead.
+    """
+    written = 0
+    for batch in batches:
+        events, preferences = split_preferences(batch) if user_group else (list(batch), [])
+        written += await write_episode(graphiti, group_id, events, project)
+        if user_group:
+            written += await write_episode(graphiti, user_group, preferences, project)
+    return written
+
+
+__all__ = [
+    "ENTITY_MODELS",
+    "add_events_as_episodes",
+    "done_event_uuids",
+    "episode_name",
+    "write_episode",
+]

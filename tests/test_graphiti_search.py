@@ -1,0 +1,101 @@
+"""plait's FalkorDB search fixes against graphiti-core's own queries, on a real server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from graphiti_core.search.search_filters import SearchFilters
+from graphiti_core.search.search_utils import edge_fulltext_search, edge_similarity_search
+
+from plait.adapters.graphiti import MemoryHit, make_graphiti, render_persistent_memory
+from plait.adapters.graphiti.bench import QUERIES, bench_search, seed_graph
+from plait.adapters.graphiti.factory import build_indices
+
+EDGES = 400
+
+
+@pytest.fixture(scope="module")
+def group_id() -> str:
+    return f"plait-search-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+async def graphs(redis_url: str, group_id: str) -> AsyncIterator[tuple[object, object]]:
+    fast = await make_graphiti(falkordb_url=redis_url)
+    stock = await make_graphiti(falkordb_url=redis_url, fast_search=False)
+    records, _, _ = await fast.driver.clone(group_id).execute_query(
+        "MATCH ()-[e:RELATES_TO]->() RETURN count(e) AS c"
+    )
+    if records[0]["c"] != EDGES:
+        await seed_graph(fast, group_id, EDGES, seed=7)
+    await build_indices(fast, [group_id])
+    assert fast.driver.vector_dimensions == 256  # the vector index path is taken
+    yield fast, stock
+    await stock.close()
+    await fast.close()
+
+
+async def test_fast_edge_searches_return_what_graphiti_returns(graphs, group_id: str) -> None:
+    fast, stock = graphs
+    ours, theirs = fast.driver.clone(group_id), stock.driver.clone(group_id).plain()
+    filters = SearchFilters()
+    compared = 0
+    for query in QUERIES[:4]:
+        vector = await fast.embedder.create(query)
+        mine = await edge_similarity_search(ours, vector, None, None, filters, [group_id], 15)
+        stock_hits = await edge_similarity_search(
+            theirs, vector, None, None, filters, [group_id], 15
+        )
+        assert [e.uuid for e in mine] == [e.uuid for e in stock_hits]
+        assert all(e.source_node_uuid and e.target_node_uuid for e in mine)
+        compared += len(mine)
+        text = await edge_fulltext_search(ours, query, filters, [group_id], 15)
+        assert text and all(e.group_id == group_id for e in text)
+    assert compared > 0
+
+
+async def test_fulltext_works_with_hyphenated_group_ids(graphs, group_id: str) -> None:
+    fast, _ = graphs
+    assert "-" in group_id
+    hits = await edge_fulltext_search(
+        fast.driver.clone(group_id), "redis session cache", SearchFilters(), [group_id], 5
+    )
+    assert hits
+    assert all(
+        {"redis", "session", "cache"} & set(e.fact.lower().replace("(", " ").split()) for e in hits
+    )
+
+
+async def test_bench_search_reports_percentiles(redis_url: str) -> None:
+    prefix = f"plait-bench-test-{uuid.uuid4().hex[:6]}"
+    report = await bench_search(redis_url, sizes=(60,), rounds=4, prefix=prefix)
+    timings = report["sizes"][60]
+    assert {"search_memory", "edge_fulltext", "edge_similarity"} <= set(timings)
+    assert all(0 <= t["p50"] <= t["p95"] <= t["max"] for t in timings.values())
+    assert report["rounds"] == 4
+
+
+def test_render_persistent_memory_stays_within_budget() -> None:
+    now = datetime.now(UTC)
+    hits = [
+        MemoryHit(uuid="a", kind="fact", text="Decided: use FalkorDB", score=2.0, valid_at=now),
+        MemoryHit(
+            uuid="b",
+            kind="fact",
+            text="Decided: use Neo4j",
+            score=1.5,
+            invalid_at=now - timedelta(days=1),
+        ),
+        MemoryHit(uuid="c", kind="entity", text="x" * 500, score=1.0),
+        MemoryHit(uuid="d", kind="episode", text="rule: run the tests", score=0.5),
+        MemoryHit(uuid="a", kind="fact", text="Decided: use FalkorDB", score=0.1),
+    ]
+    text, refs = render_persistent_memory(hits, 120)
+    assert len(text.encode()) <= 120
+    assert refs == ("a", "d")
+    assert text.splitlines()[0] == f"- [fact] Decided: use FalkorDB (since {now:%Y-%m-%d})"
+    assert "Neo4j" not in text
+    assert render_persistent_memory([], 100) == ("", ())
