@@ -130,6 +130,7 @@ class EmbeddedFalkorDB:
             if self._try_exclusive_lease() and self.info is not None:
                 shutdown(self.info)
                 (self.directory / "server.json").unlink(missing_ok=True)
+                wait_for_exit(self.info.pid)
             self._lease.close()
             self._lease = None
         self.info = None
@@ -284,6 +285,16 @@ def shutdown(info: ServerInfo) -> None:
         sock.settimeout(0.05)
         with contextlib.suppress(TimeoutError):
             sock.recv(64)
+
+
+def wait_for_exit(pid: int, timeout_seconds: float = 15.0) -> None:
+    """Wait until the server process has gone, so the data dir is quiet when ``stop`` returns.
+
+    The process unloads the FalkorDB module for a second or two after SHUTDOWN.
+    """
+    deadline = time.monotonic() + timeout_seconds
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _resp(*words: str) -> bytes:

@@ -289,6 +289,73 @@ def opencode_install(
         console.print(f"wrote {path}")
 
 
+@bench_app.command("search")
+def bench_search_command(
+    sizes: Annotated[str, typer.Option(help="Edges per graph.")] = "1000,5000,16000",
+    rounds: Annotated[int, typer.Option(help="Searches per size.")] = 200,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Refresh search p50/p95 on knowledge graphs of growing size (embedded server)."""
+    import tempfile
+
+    from plait.adapters.embedded import EmbeddedFalkorDB
+    from plait.adapters.graphiti.bench import bench_search
+    from plait.bench import stamp, write_section
+
+    counts = tuple(int(size) for size in sizes.split(","))
+    with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+        with EmbeddedFalkorDB(Path(scratch)) as server:
+            result = asyncio.run(bench_search(server.url, sizes=counts, rounds=rounds))
+    lines = ["| edges | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for size, operations in result["sizes"].items():
+        for name, figures in operations.items():
+            lines.append(f"| {size} | {name} | {figures['p50']:.1f} | {figures['p95']:.1f} |")
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench search`: graphs of that many fact edges seeded "
+        f"directly with offline embeddings, {rounds} refresh searches per size on the embedded "
+        f"FalkorDB server; `search_memory` is plait's refresh search, the other rows its parts "
+        f"and graphiti-core's own queries for comparison.\n\n{table}\n"
+    )
+    write_section(output, "Knowledge-graph search", body)
+    console.print(table)
+
+
+@bench_app.command("drain")
+def bench_drain_command(
+    events: Annotated[int, typer.Option(help="Events to drain.")] = 500,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Events per second from the queue into Graphiti with the offline extractor."""
+    import tempfile
+    import time
+
+    from plait.bench import seed_event, stamp, write_section
+    from plait.memory import Memory
+
+    async def measure() -> tuple[int, float]:
+        with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+            async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
+                assert memory.background is not None
+                await memory.background.knowledge()
+                batch = [seed_event("bench", i) for i in range(events)]
+                await memory.store.append_events("bench", batch, enqueue_group=memory.group_id)
+                started = time.perf_counter()
+                report = await memory.background.drain()
+                return report.written, time.perf_counter() - started
+
+    written, seconds = asyncio.run(measure())
+    rate = written / seconds if seconds else 0.0
+    body = (
+        f"{stamp()}\n\n`uv run plait bench drain --events {events}`: {events} queued events "
+        f"drained by the drain graph into Graphiti on the embedded server with the offline "
+        f"extractor and embedder (batch size 20): {written} written in {seconds:.1f} s, "
+        f"**{rate:.0f} events/s**.\n"
+    )
+    write_section(output, "Drain", body)
+    console.print(f"{written} events in {seconds:.1f} s: {rate:.0f} events/s")
+
+
 @bench_app.command("recall")
 def bench_recall_command(
     dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],
