@@ -132,6 +132,17 @@ def topic_key(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))[:120]
 
 
+SUBJECT = re.compile(r"\bfor (?:the |our |this )?(?P<subject>[a-z][\w -]{2,40}?)\s*(?:[.,;!]|$)", re.I)
+
+
+def with_subject(summary: str, text: str) -> str:
+    """Carry what a reversal is about ("for the export cache") into its affirmative summary."""
+    match = SUBJECT.search(text)
+    if match is None or match.group("subject").lower() in summary.lower():
+        return summary
+    return f"{summary.rstrip('.')} (for the {match.group('subject')})."
+
+
 def decision_topic(text: str) -> str:
     """What a decision is about, so a later decision on the same topic supersedes it.
 
@@ -175,10 +186,12 @@ def promote_statement(text: str) -> Promotion | None:
     """The one decision, preference or rule a message states, if any (in that precedence)."""
     if DECISION.search(text) or negated_terms(text):
         negated = negated_terms(text)
-        summary = affirmative_part(text) if negated else text
-        return Promotion(
-            kind=EventKind.DECISION, text=summary, negated=negated, key=decision_topic(summary)
-        )
+        summary = with_subject(affirmative_part(text), text) if negated else text
+        # A reversal names its topic in the clause it rejects ("don't use X for the cache"),
+        # which the affirmative summary drops: take the topic from the whole message.
+        topic = decision_topic(text)
+        key = topic if negated and topic.startswith("topic:") else decision_topic(summary)
+        return Promotion(kind=EventKind.DECISION, text=summary, negated=negated, key=key)
     if PREFERENCE.search(text):
         return Promotion(kind=EventKind.PREFERENCE, text=text, key=rule_topic(text))
     if RULE.search(text):

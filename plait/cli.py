@@ -303,9 +303,11 @@ def bench_search_command(
     from plait.bench import stamp, write_section
 
     counts = tuple(int(size) for size in sizes.split(","))
-    with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
-        with EmbeddedFalkorDB(Path(scratch)) as server:
-            result = asyncio.run(bench_search(server.url, sizes=counts, rounds=rounds))
+    with (
+        tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch,
+        EmbeddedFalkorDB(Path(scratch)) as server,
+    ):
+        result = asyncio.run(bench_search(server.url, sizes=counts, rounds=rounds))
     lines = ["| edges | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
     for size, operations in result["sizes"].items():
         for name, figures in operations.items():

@@ -110,7 +110,7 @@ def test_rules_reversal_names_the_rejected_choice_and_keeps_the_new_one() -> Non
     [decision] = promote("Actually, don't use SQLite for the cache. Use Redis instead.")
     assert decision.kind is EventKind.DECISION
     assert decision.negated == ("sqlite",)
-    assert decision.text == "Use Redis instead."
+    assert decision.text == "Use Redis instead (for the cache)."
 
 
 @pytest.mark.parametrize(
@@ -152,3 +152,12 @@ def test_rules_a_reversed_rule_shares_the_key_of_the_old_one() -> None:
     [allowed] = promote("Tests must hit the network in CI.")
     assert always.key == never.key
     assert network.key != always.key and allowed.key != network.key
+
+
+def test_a_reversal_keeps_the_topic_of_the_choice_it_rejects() -> None:
+    from plait.nodes.rules import promote as promote_text
+
+    [first] = promote_text("We decided to use SQLite for the export cache to keep it simple.")
+    [reversal] = promote_text("Actually, don't use SQLite for the export cache. Use Redis instead.")
+    assert reversal.key == first.key and reversal.key.startswith("topic:")
+    assert "sqlite" not in reversal.text.lower()
