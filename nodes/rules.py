@@ -132,7 +132,9 @@ def topic_key(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))[:120]
 
 
-SUBJECT = re.compile(r"\bfor (?:the |our |this )?(?P<subject>[a-z][\w -]{2,40}?)\s*(?:[.,;!]|$)", re.I)
+SUBJECT = re.compile(
+    r"\bfor (?:the |our |this )?(?P<subject>[a-z][\w -]{2,40}?)\s*(?:[.,;!]|$)", re.I
+)
 
 
 def with_subject(summary: str, text: str) -> str:
