@@ -1,0 +1,115 @@
+"""The per-session corpus: chunking, stemmed and trigram BM25, typo tolerance, fusion, replace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plait.adapters.corpus import (
+    Corpus,
+    chunk_text,
+    correct_words,
+    fts_any,
+    query_words,
+    reciprocal_rank_fusion,
+    snippet,
+)
+from plait.adapters.sandbox import PathOutsideWorktree, clamp_timeout, resolve_inside
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Corpus]:
+    store = Corpus.in_data_dir(tmp_path)
+    yield store
+    store.close()
+
+
+def test_chunk_text_splits_on_headings_and_stays_under_the_maximum() -> None:
+    text = "\n\n".join(f"# Part {n}\n\n" + ("word " * 300) for n in range(4))
+    chunks = chunk_text(text, target_bytes=1024, max_bytes=2048)
+    assert len(chunks) >= 4
+    assert all(len(chunk.text.encode()) <= 2048 for chunk in chunks)
+    assert [chunk.title for chunk in chunks[:1]] == ["Part 0"]
+    assert {chunk.title for chunk in chunks} == {f"Part {n}" for n in range(4)}
+
+
+def test_chunk_text_cuts_a_single_huge_line() -> None:
+    chunks = chunk_text("x" * 10_000, max_bytes=2048)
+    assert len(chunks) == 5
+    assert "".join(chunk.text for chunk in chunks) == "x" * 10_000
+
+
+def test_query_words_and_fts_quoting() -> None:
+    assert query_words('Run "the" TESTS, run') == ["run", "the", "tests"]
+    assert fts_any(['a"b', "c"]) == '"a""b" OR "c"'
+
+
+def test_correct_words_finds_the_close_vocabulary_word() -> None:
+    assert correct_words(["pyhton"], ["python", "pytest", "java"]) == ["python"]
+    assert correct_words(["python"], ["python"]) == []
+
+
+def test_reciprocal_rank_fusion_rewards_agreement() -> None:
+    fused = reciprocal_rank_fusion([[1, 2, 3], [2, 3], [2]])
+    assert [item for item, _ in fused] == [2, 3, 1]
+    assert fused[0][1] == pytest.approx(1 / 62 + 1 / 61 + 1 / 61)
+
+
+def test_snippet_centres_on_the_match() -> None:
+    text = "a" * 500 + " needle " + "b" * 500
+    cut = snippet(text, ["needle"], 100)
+    assert "needle" in cut and cut.startswith("…") and cut.endswith("…")
+
+
+async def test_corpus_typo_stemming_and_substring_search(corpus: Corpus) -> None:
+    await corpus.index(
+        "root", "notes", "# Tools\n\nWe run python scripts.\n\n# Pets\n\nCats sleep."
+    )
+    await corpus.index("root", "other", "Nothing relevant lives here.")
+    assert [hit.source for hit in await corpus.search("root", "pyhton")] == ["notes"]
+    assert [hit.source for hit in await corpus.search("root", "running")] == ["notes"]
+    assert [hit.source for hit in await corpus.search("root", "ytho")] == ["notes"]
+    assert await corpus.search("root", "elephant") == []
+    hit = (await corpus.search("root", "python"))[0]
+    assert hit.reference == "corpus:notes#0"
+
+
+async def test_corpus_is_per_root_and_reindex_replaces(corpus: Corpus) -> None:
+    await corpus.index("a", "doc", "alpha bravo")
+    await corpus.index("b", "doc", "alpha charlie")
+    assert [hit.text for hit in await corpus.search("b", "alpha")] == ["alpha charlie"]
+    result = await corpus.index("a", "doc", "delta only")
+    assert result.replaced == 1
+    assert await corpus.search("a", "alpha") == []
+    assert [hit.text for hit in await corpus.search("a", "delta")] == ["delta only"]
+    await corpus.index("a", "doc", "alpha again", label="v2")
+    stats = await corpus.stats("a")
+    assert [(info.source, info.label) for info in stats.sources] == [("doc", ""), ("doc", "v2")]
+    assert stats.chunks == 2
+
+
+async def test_corpus_redacts_before_storing(corpus: Corpus, tmp_path: Path) -> None:
+    await corpus.index("r", "env", "token <private>hunter2 secret</private> visible")
+    hits = await corpus.search("r", "visible")
+    assert hits and "hunter2" not in hits[0].text
+    corpus.close()
+    assert b"hunter2" not in (tmp_path / "corpus.sqlite3").read_bytes()
+
+
+def test_resolve_inside_refuses_escapes_and_symlinks(tmp_path: Path) -> None:
+    worktree = tmp_path / "tree"
+    worktree.mkdir()
+    (worktree / "ok.txt").write_text("x")
+    (worktree / "link").symlink_to(tmp_path)
+    assert resolve_inside(worktree, "ok.txt") == (worktree / "ok.txt").resolve()
+    for escape in ("../secret", "/etc/passwd", "link/anything"):
+        with pytest.raises(PathOutsideWorktree):
+            resolve_inside(worktree, escape)
+
+
+def test_clamp_timeout() -> None:
+    assert clamp_timeout(None) == 30
+    assert clamp_timeout(500) == 120
+    assert clamp_timeout(2) == 2
