@@ -40,6 +40,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from plait.adapters.embedded import pid_alive
 from plait.errors import InvalidHookPayload, UnknownHook
 
 logger = logging.getLogger("plait")
@@ -467,17 +468,6 @@ def remove_service_file(data_dir: Path | str, info: ServiceInfo) -> None:
     current = read_service_file(data_dir, info.project_dir)
     if current is not None and current.pid == info.pid:
         service_file(data_dir, info.project_dir).unlink(missing_ok=True)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (signal 0)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def running_service(

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
-from pydantic import Field
+from support.scripted_model import ScriptedChatModel
 
 from plait import Memory
 from plait.adapters.langchain import (
@@ -35,19 +34,6 @@ from plait.state.events import EventKind
 
 ENVELOPE_OPEN = "<session_memory"
 SUMMARY_KWARGS = {"lc_source": "summarization"}
-
-
-class ScriptedChatModel(FakeMessagesListChatModel):
-    """Plays its responses in order and keeps every message list it was called with."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.received.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
 
 
 def write_file(path: str, content: str) -> str:

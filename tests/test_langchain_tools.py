@@ -3,35 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from pydantic import Field
+from support.scripted_model import ScriptedChatModel
 
 from plait import Memory
 from plait.adapters.langchain import memory_tools
 from plait.state.events import EventKind
 
 PREFERENCE = "Always use tabs for indentation in Makefiles of the billing project."
-
-
-class ScriptedChatModel(FakeMessagesListChatModel):
-    """Plays its responses in order and keeps every message list it was called with."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.received.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
 
 
 def calling(name: str, args: dict[str, Any], call_id: str) -> AIMessage:

@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import create_react_agent
-from pydantic import Field
+from support.scripted_model import ScriptedChatModel
 from typing_extensions import TypedDict
 
 from plait import Memory
@@ -24,19 +23,6 @@ from plait.adapters.langgraph_node import session_memory_hook, session_memory_no
 
 ENVELOPE_OPEN = "<session_memory"
 DECISION = "We decided to use PostgreSQL 16 as the only database for the orders service."
-
-
-class ScriptedChatModel(FakeMessagesListChatModel):
-    """Plays its responses in order and keeps every message list it was called with."""
-
-    received: list[list[BaseMessage]] = Field(default_factory=list)
-
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
-        self.received.append(list(messages))
-        return super()._generate(messages, *args, **kwargs)
 
 
 def envelope_count(messages: Sequence[BaseMessage]) -> int:
