@@ -28,7 +28,7 @@ from plait.adapters.graphiti.search import (
     render_persistent_memory,
     search_memory,
 )
-from plait.adapters.graphiti.writer import add_events_as_episodes
+from plait.adapters.graphiti.writer import add_events_as_episodes, write_events
 
 __all__ = [
     "GraphitiKnowledgeGraph",
@@ -49,4 +49,5 @@ __all__ = [
     "render_persistent_memory",
     "search_memory",
     "user_group_id",
+    "write_events",
 ]

@@ -9,11 +9,15 @@ unless the user opts in.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+import redis
 from graphiti_core import Graphiti
 from graphiti_core.driver.falkordb.fulltext import build_falkor_fulltext_query
 from graphiti_core.driver.falkordb_driver import FalkorDriver
@@ -35,6 +39,8 @@ LLM_PROVIDERS = frozenset({"offline", "openai", "anthropic", "openai_compatible"
 EMBEDDER_PROVIDERS = frozenset({"offline", "openai", "openai_compatible", "sentence_transformers"})
 DEFAULT_SENTENCE_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_DATABASE = "default_db"
+CONNECT_TIMEOUT_SECONDS = 5.0
+DEFAULT_PORT = 6379
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -60,12 +66,49 @@ def falkordb_client(
     port: int = 6379,
     password: str | None = None,
 ) -> Any:
-    """The async FalkorDB client of a ``redis://`` URL, or of host, port and password."""
+    """The async FalkorDB client of a ``redis://`` URL, or of host, port and password.
+
+    The client asks the server whether it is a cluster, synchronously, as it is built: call
+    it off the event loop (:func:`make_graphiti` does).
+    """
     from falkordb.asyncio import FalkorDB
 
     if url:
-        return FalkorDB.from_url(url)
-    return FalkorDB(host=host, port=port, password=password)
+        return FalkorDB.from_url(url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS)
+    return FalkorDB(
+        host=host,
+        port=port,
+        password=password,
+        socket_connect_timeout=CONNECT_TIMEOUT_SECONDS,
+    )
+
+
+def address_of(url: str | None, host: str, port: int) -> tuple[str, int] | None:
+    """``(host, port)`` of a TCP server URL (None for a unix socket)."""
+    if not url:
+        return host, port
+    parts = urlsplit(url)
+    if parts.scheme in {"unix", ""}:
+        return None
+    return parts.hostname or "localhost", parts.port or DEFAULT_PORT
+
+
+async def probe(address: tuple[str, int] | None) -> None:
+    """Fail fast, with ``redis.ConnectionError``, when nothing listens at the address.
+
+    The FalkorDB client's own first connection retries with backoff for seconds.
+    """
+    if address is None:
+        return
+    try:
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(*address), CONNECT_TIMEOUT_SECONDS
+        )
+    except (OSError, TimeoutError) as error:
+        raise redis.ConnectionError(f"{address[0]}:{address[1]}: {error}") from error
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
 
 
 def make_llm_client(config: ProviderConfig) -> LLMClient:
@@ -119,15 +162,11 @@ class SentenceTransformerEmbedder(EmbedderClient):
 
     async def create(self, input_data: str | list[str] | Iterable[Any]) -> list[float]:
         """Embed one text."""
-        import asyncio
-
         text = input_data if isinstance(input_data, str) else " ".join(map(str, input_data))
         return (await asyncio.to_thread(self._encode, [text]))[0]
 
     async def create_batch(self, input_data_list: list[str]) -> list[list[float]]:
         """Embed many texts."""
-        import asyncio
-
         return await asyncio.to_thread(self._encode, input_data_list)
 
 
@@ -225,10 +264,12 @@ async def make_graphiti(
     port: int = 6379,
     password: str | None = None,
     llm: ProviderConfig | None = None,
-    embedder: ProviderConfig | None = None,
+    embedder: ProviderConfig | EmbedderClient | None = None,
     telemetry: bool = False,
     group_ids: Iterable[str] = (),
     fast_search: bool = True,
+    build: bool = True,
+    llm_client: LLMClient | None = None,
 ) -> Graphiti:
     """A ``Graphiti`` on FalkorDB (the hot tier's server or ``falkordb_url``), indices built.
 
@@ -238,21 +279,31 @@ async def make_graphiti(
         port: FalkorDB port when no URL is given.
         password: FalkorDB password when no URL is given.
         llm: the LLM provider (offline when None).
-        embedder: the embedder provider (offline when None).
+        embedder: the embedder provider, or a ready embedder (offline when None).
         telemetry: graphiti-core's anonymous telemetry; off unless True.
         group_ids: groups (FalkorDB graphs) whose indices to build now.
         fast_search: plait's edge searches (False: graphiti-core's own, for comparison).
+        build: build indices now (False: connect lazily; they are built on first use).
+        llm_client: a ready graphiti-core LLM client, used instead of ``llm``.
     """
     configure_telemetry(telemetry)
-    client = falkordb_client(falkordb_url, host=host, port=port, password=password)
+    await probe(address_of(falkordb_url, host, port))
+    client = await asyncio.to_thread(
+        falkordb_client, falkordb_url, host=host, port=port, password=password
+    )
     driver = PlaitFalkorDriver(falkor_db=client, fast_search=fast_search)
     graphiti = Graphiti(
         graph_driver=driver,
-        llm_client=make_llm_client(llm or ProviderConfig()),
-        embedder=make_embedder(embedder or ProviderConfig()),
+        llm_client=llm_client or make_llm_client(llm or ProviderConfig()),
+        embedder=(
+            embedder
+            if isinstance(embedder, EmbedderClient)
+            else make_embedder(embedder or ProviderConfig())
+        ),
         cross_encoder=OfflineReranker(),
     )
-    await build_indices(graphiti, group_ids)
+    if build:
+        await build_indices(graphiti, group_ids)
     return graphiti
 
 

@@ -66,8 +66,21 @@ def prompt_text(messages: list[Message]) -> str:
     return "\n".join(message.content for message in messages)
 
 
+CURRENT_EPISODE_TAGS = ("CURRENT MESSAGE", "CURRENT_MESSAGE", "CURRENT MESSAGES")
+
+
+def current_episode(text: str) -> str:
+    """The prompt's current-message block when it has one (previous ones are context only)."""
+    for tag in CURRENT_EPISODE_TAGS:
+        found = block(text, tag)
+        if found is not None and parse_episode_body(found)[1]:
+            return found
+    return text
+
+
 def episode_of(text: str) -> tuple[str, list[EpisodeLine]]:
-    """The plait episode in a prompt: raw lines first, else lines inside JSON strings."""
+    """The plait episode in a prompt: the current message's raw lines, else lines in JSON."""
+    text = current_episode(text)
     project, lines = parse_episode_body(text)
     if lines:
         return project, lines

@@ -17,7 +17,8 @@ from plait.adapters.graphiti.factory import build_indices
 from plait.nodes.ports import MemoryHit as PortHit
 
 HIT_TEXT_MAX_CHARS = 400
-KIND_ORDER = {"fact": 0, "entity": 1, "episode": 2}
+KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
+PREFERENCE_RELATIONS = frozenset({"PREFERS"})
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -48,12 +49,17 @@ def episode_text(episode: EpisodicNode) -> str:
     return clip("; ".join(f"{line.kind}: {line.summary}" for line in lines if line.summary))
 
 
+def edge_kind(edge: EntityEdge) -> str:
+    """``preference`` for the user's preferences, else ``fact``."""
+    return "preference" if edge.name in PREFERENCE_RELATIONS else "fact"
+
+
 def edge_hit(edge: EntityEdge, score: float) -> MemoryHit:
-    """A fact."""
+    """A fact (or a preference)."""
     invalid_at = edge.invalid_at or edge.expired_at
     return MemoryHit(
         uuid=edge.uuid,
-        kind="fact",
+        kind=edge_kind(edge),
         text=clip(edge.fact),
         score=score,
         valid_at=edge.valid_at,
@@ -140,7 +146,8 @@ async def search_memory(
 def hit_line(hit: PortHit) -> str:
     """One rendered line: ``- [kind] text (since date)``."""
     valid_at = getattr(hit, "valid_at", None)
-    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind == "fact" and valid_at else ""
+    dated = hit.kind in {"fact", "preference"}
+    since = f" (since {valid_at:%Y-%m-%d})" if dated and valid_at else ""
     return f"- [{hit.kind}] {hit.text}{since}"
 
 

@@ -6,6 +6,10 @@ event has a deterministic uuid (:func:`plait.nodes.drain.episode_uuid`); an epis
 first under a uuid derived from its first new event, processed by ``add_episode``, then marked
 done with the event uuids it covers. Events already covered by a done episode are skipped; a
 crash between save and mark leaves an unmarked episode that the next try processes again.
+
+:func:`write_events` is the knowledge-graph port's path: one episode per event, its uuid the
+event's own, reference time the event's time. :func:`add_events_as_episodes` writes one
+episode per batch instead (for callers that want coarser episodes).
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ SOURCE_DESCRIPTION = "plait session events"
 PREVIOUS_EPISODES = 3
 NAME_MAX_CHARS = 120
 
+DONE_BY_UUID_QUERY = """
+MATCH (e:Episodic) WHERE e.uuid IN $ids AND e.plait_done = true
+RETURN e.uuid AS id
+"""
 DONE_QUERY = """
 MATCH (e:Episodic) WHERE e.plait_done = true
 UNWIND e.plait_events AS id
@@ -89,6 +97,18 @@ async def write_episode(
     fresh = [(key, event) for key, event in keyed if key not in done]
     if not fresh:
         return 0
+    await save_and_process(graphiti, driver, group_id, fresh, project)
+    return len(fresh)
+
+
+async def save_and_process(
+    graphiti: Graphiti,
+    driver: Any,
+    group_id: str,
+    fresh: Sequence[tuple[str, SessionEvent]],
+    project: str,
+) -> None:
+    """Save the episode of ``fresh`` (keyed events), run graphiti on it, mark it done."""
     new_events = [event for _, event in fresh]
     uuid = fresh[0][0]
     reference_time = max(event.time for event in new_events).astimezone(UTC)
@@ -120,6 +140,33 @@ async def write_episode(
         previous_episode_uuids=[p.uuid for p in previous if p.uuid != uuid],
     )
     await driver.execute_query(MARK_QUERY, uuid=uuid, ids=[key for key, _ in fresh])
+
+
+async def done_episode_uuids(driver: Any, ids: list[str]) -> set[str]:
+    """Which of the episode uuids are finished episodes of this group (by the uuid index)."""
+    if not ids:
+        return set()
+    records, _, _ = await driver.execute_query(DONE_BY_UUID_QUERY, ids=ids)
+    return {record["id"] for record in records}
+
+
+async def write_events(
+    graphiti: Graphiti, group_id: str, events: Sequence[SessionEvent], project: str = ""
+) -> int:
+    """Write each event not written before as its own episode; return how many were new.
+
+    The episode's uuid is :func:`~plait.nodes.drain.episode_uuid` of the event, its reference
+    time the event's time. Events in order, so each episode sees the ones before as context.
+    """
+    if not events:
+        return 0
+    await build_indices(graphiti, [group_id])
+    driver = graphiti.driver.clone(database=group_id)
+    keyed = {episode_uuid(group_id, event): event for event in events}
+    done = await done_episode_uuids(driver, list(keyed))
+    fresh = [(key, event) for key, event in keyed.items() if key not in done]
+    for key, event in sorted(fresh, key=lambda pair: pair[1].time):
+        await save_and_process(graphiti, driver, group_id, [(key, event)], project)
     return len(fresh)
 
 
@@ -152,7 +199,10 @@ async def add_events_as_episodes(
 __all__ = [
     "ENTITY_MODELS",
     "add_events_as_episodes",
+    "done_episode_uuids",
     "done_event_uuids",
     "episode_name",
+    "split_preferences",
     "write_episode",
+    "write_events",
 ]
