@@ -360,7 +360,7 @@ def _ranking(
     if not match:
         return []
     sql = (
-        f"SELECT c.id FROM {table} f JOIN chunks c ON c.id = f.rowid"
+        f"SELECT c.id FROM {table} f CROSS JOIN chunks c ON c.id = f.rowid"
         f" WHERE {table} MATCH ? AND c.root = ?"
         + (" AND c.source = ?" if source is not None else "")
         + f" ORDER BY bm25({table}, 2.0, 1.0) LIMIT {CANDIDATES_PER_RANKING}"
@@ -372,13 +372,48 @@ def _ranking(
         return []
 
 
-def _vocabulary(connection: sqlite3.Connection, words: Sequence[str]) -> list[str]:
-    lengths = {len(word) for word in words}
-    low, high = max(1, min(lengths) - 2), max(lengths) + 2
-    rows = connection.execute(
-        "SELECT term FROM chunks_vocabulary WHERE length(term) BETWEEN ? AND ?", (low, high)
-    )
-    return [row[0] for row in rows]
+def _known(connection: sqlite3.Connection, root: str, word: str) -> bool:
+    """Whether the word (or its stem) occurs in the root session's corpus.
+
+    ``CROSS JOIN`` keeps the full-text lookup first (the planner would otherwise walk every
+    chunk of the root).
+    """
+    row = connection.execute(
+        "SELECT 1 FROM chunks_stemmed f CROSS JOIN chunks c ON c.id = f.rowid"
+        " WHERE chunks_stemmed MATCH ? AND c.root = ? LIMIT 1",
+        (fts_any([word]), root),
+    ).fetchone()
+    return row is not None
+
+
+def _vocabulary_near(connection: sqlite3.Connection, word: str) -> list[str]:
+    """Corpus terms of about the word's length starting with its first or second letter.
+
+    Range lookups on the vocabulary stay fast on a large corpus where a full scan does not; a
+    typo in the first letter is left to the trigram ranking.
+    """
+    terms: list[str] = []
+    for letter in dict.fromkeys(word[:2]):
+        terms += [
+            row[0]
+            for row in connection.execute(
+                "SELECT term FROM chunks_vocabulary WHERE term >= ? AND term < ?"
+                " AND length(term) BETWEEN ? AND ?",
+                (letter, chr(ord(letter) + 1), max(1, len(word) - 2), len(word) + 2),
+            )
+        ]
+    return terms
+
+
+def _typo_fixes(connection: sqlite3.Connection, root: str, words: Sequence[str]) -> list[str]:
+    """Close corpus terms for the query words the root session's corpus does not know."""
+    fixes: list[str] = []
+    for word in words:
+        if len(word) >= 4 and not _known(connection, root, word):
+            # the vocabulary is shared by all roots: the word itself may come from another one
+            near = [term for term in _vocabulary_near(connection, word) if term != word]
+            fixes += correct_words([word], near)
+    return list(dict.fromkeys(fixes))
 
 
 def _search(
@@ -387,7 +422,7 @@ def _search(
     stemmed = _ranking(connection, "chunks_stemmed", fts_any(words), root, source)
     long_words = [word for word in words if len(word) >= 3]
     trigram = _ranking(connection, "chunks_trigram", fts_any(long_words), root, source)
-    typos = correct_words(words, _vocabulary(connection, words))
+    typos = _typo_fixes(connection, root, words)
     fuzzy = _ranking(connection, "chunks_stemmed", fts_any(typos), root, source)
     fused = reciprocal_rank_fusion([stemmed, trigram, fuzzy])[:limit]
     hits = []

@@ -113,3 +113,10 @@ def test_clamp_timeout() -> None:
     assert clamp_timeout(None) == 30
     assert clamp_timeout(500) == 120
     assert clamp_timeout(2) == 2
+
+
+async def test_corpus_typo_correction_is_per_root(corpus: Corpus) -> None:
+    await corpus.index("a", "doc", "We write python scripts.")
+    await corpus.index("b", "typo", "Somebody wrote pyhton here.")
+    assert [hit.source for hit in await corpus.search("a", "pyhton")] == ["doc"]
+    assert [hit.source for hit in await corpus.search("b", "pyhton")] == ["typo"]

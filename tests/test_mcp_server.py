@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -11,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
-from plait import EventKind, Memory, Settings
+from plait import EventKind, Memory, SessionEvent, Settings
 from plait.adapters.mcp import build_server
 from plait.nodes.sessions import find_root
 
@@ -320,3 +322,66 @@ async def test_mcp_recording_failure_fails_open(tmp_path: Path) -> None:
         stats = await call(client, "session_stats")
     assert "still-works" in answer
     assert "events recorded by this server: 0" in stats
+
+
+class ListRecorder:
+    """plait's recorder protocol, collecting what the tools record."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[SessionEvent]]] = []
+
+    async def record(self, session_id: str, events: list[SessionEvent]) -> list[SessionEvent]:
+        self.calls.append((session_id, list(events)))
+        return events
+
+    def kinds(self) -> list[EventKind]:
+        return [event.kind for _, events in self.calls for event in events]
+
+
+async def test_mcp_each_tool_records_its_events_through_the_recorder(
+    worktree: Path, tmp_path: Path, session: str, web: str
+) -> None:
+    recorder = ListRecorder()
+    server = build_server(recorder, worktree=worktree, data_dir=tmp_path / "data")
+    async with Client(server) as client:  # the default (auto) mode, not only the legacy handshake
+        await call(client, "session_execute", command="exit 3", session_id=session)
+        assert recorder.kinds()[-1] is EventKind.TOOL_RESULT
+        assert EventKind.ERROR in recorder.kinds()
+        recorder.calls.clear()
+        await call(client, "session_execute_file", path="notes.md", session_id=session)
+        assert recorder.kinds()[0] is EventKind.FILE_READ
+        recorder.calls.clear()
+        await call(client, "session_index", content="alpha", source="s", session_id=session)
+        await call(client, "session_fetch_and_index", url=f"{web}/data", session_id=session)
+        assert recorder.kinds() == [EventKind.DISCOVERY, EventKind.DISCOVERY]
+        recorder.calls.clear()
+        await call(client, "session_search", query="alpha", session_id=session)
+        assert recorder.kinds() == [EventKind.TOOL_RESULT]
+    assert {session_id for session_id, _ in recorder.calls} == {session}
+
+
+async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
+    tmp_path: Path, worktree: Path, redis_url: str, session: str
+) -> None:
+    data_dir = tmp_path / "stdio-data"
+    command = Path(sys.executable).parent / "plait"
+    parameters = StdioServerParameters(
+        command=str(command),
+        args=["mcp", "--project", str(worktree), "--data-dir", str(data_dir)],
+        env={"PLAIT_REDIS__URL": redis_url, "PATH": os.environ["PATH"]},
+        cwd=worktree,
+    )
+    async with Client(parameters, mode="legacy") as client:
+        listed = await client.list_tools()
+        assert {tool.name for tool in listed.tools} == TOOLS
+        answer = await call(
+            client, "session_execute", command="echo over-stdio; pwd", session_id=session
+        )
+        big = await call(client, "session_execute", command="seq 1 5000", session_id=session)
+    assert "over-stdio" in answer and str(worktree.resolve()) in answer
+    assert len(big.encode()) <= 8192 and "corpus:exec:seq 1 5000#0" in big
+    assert (data_dir / "corpus.sqlite3").exists()
+    settings = Settings.load(worktree, redis={"url": redis_url}, data_dir=data_dir)
+    async with Memory.open(worktree, settings=settings, start_background=False) as memory:
+        events = await events_of(memory, session)
+    assert any("echo over-stdio" in event.summary for event in events)

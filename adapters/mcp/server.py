@@ -1,0 +1,198 @@
+"""plait's MCP server: the session tools (sandboxed shell, per-session corpus, stats, doctor).
+
+Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
+carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
+``plait mcp`` serves it on stdio (:func:`run_stdio`); tests connect to :func:`build_server` in
+process or launch ``plait mcp`` and talk to it over stdio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from plait.adapters.corpus import Corpus
+from plait.adapters.mcp._tools import BatchStep, SessionRecorder, SessionTools
+from plait.errors import PlaitError
+from plait.nodes.ports import HotStore
+from plait.settings import Settings
+
+SERVER_NAME = "plait"
+INSTRUCTIONS = (
+    "Session tools of plait. Run shell commands in the worktree with session_execute; answers "
+    "are capped at 8 KB and longer output is indexed into this session's corpus (a "
+    "corpus:<source>#<chunk> reference is given) -- use session_search to find the part you "
+    "need instead of re-running the command."
+)
+
+SessionId = Annotated[
+    str | None,
+    Field(description="The agent session; defaults to $PLAIT_SESSION_ID, else 'mcp'."),
+]
+Timeout = Annotated[
+    float | None, Field(description="Seconds before the command is killed (default 30, max 120).")
+]
+
+
+def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
+    """Turn plait's own errors (bad input, a path outside the worktree) into tool errors."""
+
+    @wraps(tool)
+    async def guarded(*args: P.args, **kwargs: P.kwargs) -> str:
+        try:
+            return await tool(*args, **kwargs)
+        except PlaitError as error:
+            raise ToolError(str(error)) from error
+
+    return guarded
+
+
+def register_commands(server: MCPServer[Any], tools: SessionTools) -> None:
+    """``session_execute``, ``session_execute_file`` and ``session_batch_execute``."""
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_execute(
+        command: Annotated[str, Field(description="Shell command, run by bash in the worktree.")],
+        timeout: Timeout = None,
+        session_id: SessionId = None,
+    ) -> str:
+        """Run a shell command in the worktree; output over 8 KB goes to the session corpus."""
+        return await tools.execute(command, timeout, session_id)
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_execute_file(
+        path: Annotated[str, Field(description="A file inside the worktree.")],
+        command: Annotated[
+            str, Field(description="Command reading the file on stdin or as $FILE; default cat.")
+        ] = "",
+        timeout: Timeout = None,
+        session_id: SessionId = None,
+    ) -> str:
+        """Process a worktree file with a command, without pulling the whole file into context."""
+        return await tools.execute_file(path, command, timeout, session_id)
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_batch_execute(
+        steps: Annotated[
+            list[BatchStep], Field(description="Ordered steps: {command} or {search}.")
+        ],
+        session_id: SessionId = None,
+    ) -> str:
+        """Run command and search steps in order; the answers share one 8 KB budget."""
+        return await tools.batch(steps, session_id)
+
+
+def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
+    """``session_index``, ``session_search`` and ``session_fetch_and_index``."""
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_index(
+        content: Annotated[str | None, Field(description="Text to index.")] = None,
+        path: Annotated[str | None, Field(description="Or a worktree file to index.")] = None,
+        source: Annotated[
+            str | None, Field(description="Name of the source (default: the path).")
+        ] = None,
+        label: Annotated[str, Field(description="Label; same source and label replaces.")] = "",
+        session_id: SessionId = None,
+    ) -> str:
+        """Index text or a worktree file into this session's search corpus."""
+        return await tools.index(content, path, source, label, session_id)
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_search(
+        query: Annotated[
+            str,
+            Field(description="Words to look for (typos tolerated), or a corpus:<source>#<n>."),
+        ],
+        limit: Annotated[int, Field(description="Most results to return.", ge=1, le=20)] = 5,
+        source: Annotated[str | None, Field(description="Only this source.")] = None,
+        session_id: SessionId = None,
+    ) -> str:
+        """Search this session's corpus (BM25, stemming, typos); a corpus: reference reads it."""
+        return await tools.search(query, limit, source, session_id)
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_fetch_and_index(
+        url: Annotated[str, Field(description="An http(s) URL.")],
+        source: Annotated[str | None, Field(description="Source name (default: the URL).")] = None,
+        label: Annotated[str, Field(description="Label; same source and label replaces.")] = "",
+        session_id: SessionId = None,
+    ) -> str:
+        """Fetch a URL (HTML to markdown, JSON pretty-printed) and index it into the corpus."""
+        return await tools.fetch_and_index(url, source, label, session_id)
+
+
+def register_reports(server: MCPServer[Any], tools: SessionTools) -> None:
+    """``session_stats`` and ``session_doctor``."""
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_stats(session_id: SessionId = None) -> str:
+        """Corpus size and sources, events recorded, and what this server kept out of context."""
+        return await tools.stats(session_id)
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def session_doctor() -> str:
+        """Health of plait's parts: hot tier, checkpointer, knowledge graph, providers, corpus."""
+        return await tools.doctor()
+
+
+def build_server(
+    recorder: SessionRecorder,
+    *,
+    worktree: Path,
+    data_dir: Path,
+    store: HotStore | None = None,
+    settings: Settings | None = None,
+) -> MCPServer[Any]:
+    """The MCP server with the session tools; ``store`` and ``settings`` default to the recorder's.
+
+    With a ``plait.Memory`` as recorder, roots are resolved on its hot store and the doctor uses
+    its settings.
+    """
+    tools = SessionTools(
+        recorder=recorder,
+        worktree=worktree.resolve(),
+        corpus=Corpus.in_data_dir(data_dir),
+        store=store if store is not None else getattr(recorder, "store", None),
+        settings=settings if settings is not None else getattr(recorder, "settings", None),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:
+            tools.corpus.close()
+
+    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+    register_commands(server, tools)
+    register_corpus(server, tools)
+    register_reports(server, tools)
+    return server
+
+
+async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
+    """Serve the session tools on stdio for a project until stdin closes."""
+    from plait.memory import Memory
+
+    async with Memory.open(project_dir, settings=settings, start_background=False) as memory:
+        server = build_server(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
+        await server.run_stdio_async()
+
+
+__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server", "run_stdio"]
