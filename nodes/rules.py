@@ -45,6 +45,13 @@ DECISION = re.compile(
 TASK = re.compile(
     r"^\s*(?:todo|task|next)\s*:|\b(?:remember to|don't forget to|do not forget to)\b", re.I
 )
+# "done: X", "X is done", "finished the X", "we've completed X": a stated task completion.
+DONE = re.compile(
+    r"^\s*(?:done|finished|completed|closed)\s*:|"
+    r"\b(?:is|are|'s) (?:now |all )?(?:done|finished|complete|completed)\b|"
+    r"^\s*(?:(?:i|we)(?:'ve| have)? )?(?:finished|completed)\b",
+    re.I,
+)
 NEGATION = re.compile(
     r"\b(?:don't|do not|no longer|stop) (?:use|using) (?:the )?(?P<a>[\w.+-]+)|"
     r"\binstead of (?:the |using )?(?P<b>[\w.+-]+)|\bnot (?P<c>[\w.+-]+) anymore|"
@@ -181,7 +188,16 @@ def promote(text: str) -> list[Promotion]:
         promotions.append(
             Promotion(kind=EventKind.TASK_CREATE, text=stripped, key=topic_key(stripped))
         )
+    elif done := done_part(stripped):  # which open task it closes is the snapshot's to match
+        promotions.append(
+            Promotion(kind=EventKind.TASK_COMPLETE, text=done, key="done:" + topic_key(done))
+        )
     return promotions
+
+
+def done_part(text: str) -> str:
+    """The sentences saying something is done ("X is done. Now do Y" → "X is done.")."""
+    return " ".join(sentence for sentence in SENTENCE.split(text) if DONE.search(sentence))
 
 
 def promote_statement(text: str) -> Promotion | None:
@@ -205,6 +221,7 @@ __all__ = [
     "Promotion",
     "affirmative_part",
     "decision_topic",
+    "done_part",
     "is_approval",
     "is_question",
     "negated_terms",

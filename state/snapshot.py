@@ -139,7 +139,7 @@ DUPLICATE_CHECKS: dict[EventKind, Callable[[Snapshot, SessionEvent], bool]] = {
         truncate_utf8(e.body or e.summary, COMPACTION_MAX_BYTES) == s.last_assistant
     ),
     EventKind.ERROR_RESOLVED: lambda s, e: not s.holds("errors", item_key(e)),
-    EventKind.TASK_COMPLETE: lambda s, e: not s.holds("tasks", item_key(e)),
+    EventKind.TASK_COMPLETE: lambda s, e: completed_task(s, e) is None,
     EventKind.SUBAGENT_FINISH: lambda s, e: (
         not s.holds("subagents_open", item_key(e)) and s.holds("subagents_done", item_key(e))
     ),
@@ -271,7 +271,43 @@ def _keep(s: Snapshot, section: str, e: SessionEvent) -> None:
 
 
 def _task_done(s: Snapshot, e: SessionEvent) -> None:
-    remove(s.tasks, item_key(e))
+    task = completed_task(s, e)
+    if task is not None:
+        remove(s.tasks, task.key)
+
+
+# Words that say what kind of statement a task or its completion is, not what it is about.
+TASK_MARKERS = frozenset(
+    {"todo", "task", "next", "remember", "don", "t", "do", "not", "forget", "to", "done"}
+    | {"finished", "finish", "completed", "complete", "closed", "is", "are", "s", "now", "all"}
+    | {"the", "a", "an", "of", "for", "in", "on", "and", "we", "i", "ve", "have", "that", "this"}
+)
+
+
+def task_words(text: str) -> frozenset[str]:
+    """What a task is about: its words without the markers ("TODO:", "is done", articles)."""
+    return frozenset(re.findall(r"[a-z0-9]+", text.lower())) - TASK_MARKERS
+
+
+def completed_task(s: Snapshot, e: SessionEvent) -> Item | None:
+    """The open task a completion closes: the one with its key, else the best word match.
+
+    A user's "the rate limiting is done" names no key; it closes the open task that shares
+    the most words with it, if they share at least two (or all of the task's words), so a
+    passing "the build is done" does not close "fix the build warnings".
+    """
+    key = item_key(e)
+    exact = next((task for task in s.tasks if task.key == key), None)
+    if exact is not None or not key.startswith("done:"):
+        return exact
+    said = task_words(e.summary)
+    best, best_shared = None, 0
+    for task in s.tasks:
+        words = task_words(task.text)
+        shared = len(words & said)
+        if shared > best_shared and (shared >= 2 or shared == len(words)):
+            best, best_shared = task, shared
+    return best
 
 
 def _error_resolved(s: Snapshot, e: SessionEvent) -> None:

@@ -50,6 +50,19 @@ async def test_memory_envelope_heads_the_last_user_message_once_per_request(memo
     assert again.count("<session_memory") == 1 and "use Postgres" in again
 
 
+async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("TODO: add rate limiting to the export API")
+    await session.user("TODO: write the upgrade notes")
+    opened = await session.user("Run the tests.")
+    assert "rate limiting" in opened and "upgrade notes" in opened
+    await session.user("The rate limiting for the export API is done.")
+    closed = await session.user("Run the tests again.")
+    tasks = ET.fromstring(find_envelope(closed)).find("active_tasks")
+    assert tasks is not None
+    assert [task.text for task in tasks] == ["TODO: write the upgrade notes"]
+
+
 async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> None:
     root = SessionReplay(runner=memory)
     await root.start()

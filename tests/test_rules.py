@@ -67,6 +67,9 @@ def test_rules_an_approval_with_a_new_ask_is_a_request(text: str) -> None:
         ("I prefer pytest fixtures over setUp.", EventKind.PREFERENCE),
         ("TODO: add a changelog entry", EventKind.TASK_CREATE),
         ("Fix the parser and remember to add a test.", EventKind.TASK_CREATE),
+        ("Done: the changelog entry", EventKind.TASK_COMPLETE),
+        ("The rate limiting is done now.", EventKind.TASK_COMPLETE),
+        ("We've finished the migration script.", EventKind.TASK_COMPLETE),
     ],
 )
 def test_rules_promote_user_text(text: str, kind: EventKind) -> None:
@@ -92,6 +95,15 @@ def test_rules_plain_requests_and_questions_promote_nothing(text: str) -> None:
 def test_rules_a_question_is_recognised_without_a_question_mark() -> None:
     assert is_question("what is the default port")
     assert not is_question("use port 8080")
+
+
+def test_rules_a_completion_is_keyed_for_matching_not_as_a_new_task() -> None:
+    [done] = promote("The changelog entry is done.")
+    assert done.kind is EventKind.TASK_COMPLETE and done.key.startswith("done:")
+    assert kinds_of("TODO: check the job is done") == [EventKind.TASK_CREATE]
+    assert promote("Is the export finished?") == []
+    [closes] = promote("JSON export is done. Now update the export docs.")
+    assert closes.text == "JSON export is done."
 
 
 def test_rules_a_standing_reminder_is_a_rule_not_also_a_task() -> None:

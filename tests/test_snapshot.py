@@ -216,6 +216,24 @@ def test_snapshot_prompts_intents_and_messages_keep_the_latest_text() -> None:
     assert snapshot.compaction_summary == "I did it"  # the assistant's text is the summary
 
 
+def test_snapshot_a_stated_completion_closes_the_task_it_names() -> None:
+    tasks = [
+        ev(EventKind.TASK_CREATE, "TODO: add rate limiting to the API", key="todo add rate"),
+        ev(EventKind.TASK_CREATE, "TODO: fix the build warnings", key="todo fix build"),
+        ev(EventKind.TASK_CREATE, "remember to bump the version", key="remember bump"),
+    ]
+    snapshot = fold_snapshot(Snapshot(), tasks)
+    passing = ev(EventKind.TASK_COMPLETE, "The build is done.", key="done:the build is done")
+    assert snapshot.is_duplicate(passing)  # one shared word of three closes nothing
+    assert len(fold_snapshot(snapshot, [passing]).tasks) == 3
+    done = ev(EventKind.TASK_COMPLETE, "Rate limiting is done.", key="done:rate limiting")
+    assert not snapshot.is_duplicate(done)
+    snapshot = fold_snapshot(snapshot, [done])
+    assert [t.key for t in snapshot.tasks] == ["todo fix build", "remember bump"]
+    bumped = ev(EventKind.TASK_COMPLETE, "Finished: bump version", key="done:finished bump")
+    assert [t.key for t in fold_snapshot(snapshot, [bumped]).tasks] == ["todo fix build"]
+
+
 def test_snapshot_duplicates_of_fixes_completions_and_searches() -> None:
     snapshot = fold_snapshot(
         Snapshot(),
