@@ -5,7 +5,8 @@ and paragraphs; each chunk goes into two FTS5 tables, ``porter unicode61`` (stem
 ``trigram`` (substrings). A search runs the stemmed query, the trigram query and the query with
 its unknown words replaced by their closest corpus words (typos), and fuses the three rankings
 with reciprocal-rank fusion. Everything is redacted before it is stored. Sync SQLite work runs in
-a worker thread.
+a worker thread. Sources indexed longer ago than the time to live are dropped when the file is
+opened, so the file does not grow for ever.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     indexed_at REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (root, source, label, chunk_no);
+CREATE INDEX IF NOT EXISTS chunks_by_age ON chunks (indexed_at);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_stemmed
     USING fts5 (title, text, tokenize = 'porter unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_trigram USING fts5 (title, text, tokenize = 'trigram');
@@ -255,16 +257,22 @@ def snippet(text: str, words: Sequence[str], width: int) -> str:
 class Corpus:
     """The search corpus of every root session, in one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
-        """Use :meth:`in_data_dir` for the standard location; the file opens on first use."""
+    def __init__(self, path: Path, *, ttl_seconds: float = 0) -> None:
+        """Use :meth:`in_data_dir` for the standard location; the file opens on first use.
+
+        Args:
+            path: the SQLite file.
+            ttl_seconds: sources indexed longer ago are dropped on open; 0 keeps everything.
+        """
         self.path = path
+        self.ttl_seconds = ttl_seconds
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def in_data_dir(cls, data_dir: Path) -> Corpus:
+    def in_data_dir(cls, data_dir: Path, *, ttl_days: float = 0) -> Corpus:
         """The corpus at ``<data_dir>/corpus.sqlite3``."""
-        return cls(Path(data_dir) / CORPUS_FILE)
+        return cls(Path(data_dir) / CORPUS_FILE, ttl_seconds=ttl_days * 86_400)
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -273,6 +281,8 @@ class Corpus:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
+            if self.ttl_seconds > 0:
+                _expire(connection, time.time() - self.ttl_seconds)
             self._connection = connection
         return self._connection
 
@@ -351,6 +361,19 @@ def _write_chunks(
             connection.execute(
                 "INSERT INTO chunks_trigram (rowid, title, text) VALUES (?, ?, ?)", row
             )
+    return len(old)
+
+
+def _expire(connection: sqlite3.Connection, before: float) -> int:
+    """Drop the chunks indexed before ``before`` (epoch seconds); returns how many went."""
+    with connection:
+        old = [
+            (row[0],)
+            for row in connection.execute("SELECT id FROM chunks WHERE indexed_at < ?", (before,))
+        ]
+        connection.executemany("DELETE FROM chunks WHERE id = ?", old)
+        connection.executemany("DELETE FROM chunks_stemmed WHERE rowid = ?", old)
+        connection.executemany("DELETE FROM chunks_trigram WHERE rowid = ?", old)
     return len(old)
 
 

@@ -190,6 +190,14 @@ class ServiceSettings(Section):
     )
 
 
+class CorpusSettings(Section):
+    """The MCP tools' search corpus (``<data_dir>/corpus.sqlite3``)."""
+
+    ttl_days: float = Field(
+        default=14, ge=0, description="Indexed text older than this is dropped; 0 keeps it."
+    )
+
+
 _project_dir: ContextVar[Path | None] = ContextVar("plait_project_dir", default=None)
 
 
@@ -242,6 +250,7 @@ class Settings(BaseSettings):
     llm: ProviderSettings = Field(default_factory=ProviderSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings)
 
     @classmethod
     def settings_customise_sources(

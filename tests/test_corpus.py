@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from plait.adapters.corpus import (
+    CORPUS_FILE,
     Corpus,
     chunk_text,
     correct_words,
@@ -120,3 +123,22 @@ async def test_corpus_typo_correction_is_per_root(corpus: Corpus) -> None:
     await corpus.index("b", "typo", "Somebody wrote pyhton here.")
     assert [hit.source for hit in await corpus.search("a", "pyhton")] == ["doc"]
     assert [hit.source for hit in await corpus.search("b", "pyhton")] == ["typo"]
+
+
+async def test_corpus_drops_sources_older_than_its_time_to_live(tmp_path: Path) -> None:
+    first = Corpus.in_data_dir(tmp_path, ttl_days=1)
+    await first.index("a", "old", "The deployment runbook for staging.")
+    await first.index("a", "new", "The deployment checklist for production.")
+    first.close()
+    with sqlite3.connect(tmp_path / CORPUS_FILE) as connection:  # indexed two days ago
+        connection.execute(
+            "UPDATE chunks SET indexed_at = ? WHERE source = 'old'", (time.time() - 2 * 86_400,)
+        )
+    kept = Corpus.in_data_dir(tmp_path, ttl_days=0)  # 0 keeps everything
+    assert {hit.source for hit in await kept.search("a", "deployment")} == {"old", "new"}
+    kept.close()
+    reopened = Corpus.in_data_dir(tmp_path, ttl_days=1)
+    assert [hit.source for hit in await reopened.search("a", "deployment")] == ["new"]
+    assert [hit.source for hit in await reopened.search("a", "runbook staging")] == []
+    assert await reopened.chunk("a", "old", 0) is None
+    reopened.close()

@@ -164,12 +164,14 @@ def build_server(
     With a ``plait.Memory`` as recorder, roots are resolved on its hot store and the doctor uses
     its settings.
     """
+    settings = settings if settings is not None else getattr(recorder, "settings", None)
+    ttl_days = settings.corpus.ttl_days if settings is not None else 0
     tools = SessionTools(
         recorder=recorder,
         worktree=worktree.resolve(),
-        corpus=Corpus.in_data_dir(data_dir),
+        corpus=Corpus.in_data_dir(data_dir, ttl_days=ttl_days),
         store=store if store is not None else getattr(recorder, "store", None),
-        settings=settings if settings is not None else getattr(recorder, "settings", None),
+        settings=settings,
     )
 
     @asynccontextmanager
