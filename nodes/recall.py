@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from plait.state.background import Hit
 from plait.state.events import truncate_utf8
 
 KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
+DATED_KINDS = frozenset({"fact", "preference"})
 LINE_MAX_BYTES = 400
+
+
+class RecallHit(Protocol):
+    """What a rendered hit needs: a checkpointed :class:`Hit` or a graph search hit.
+
+    A hit may also carry ``valid_at`` (shown as ``since``) and ``is_current`` (``False``
+    leaves it out); both are optional.
+    """
+
+    uuid: str
+    kind: str
+    text: str
 
 
 def rank_hits(hits: Sequence[Hit], *, limit: int) -> list[Hit]:
@@ -23,20 +37,34 @@ def rank_hits(hits: Sequence[Hit], *, limit: int) -> list[Hit]:
     return ranked[:limit]
 
 
-def render_recall(hits: Sequence[Hit], budget_bytes: int) -> tuple[str, list[str]]:
-    """One line per hit (``- [kind] text``) while the budget lasts; the uuids of those shown."""
+def recall_line(hit: RecallHit) -> str:
+    """``- [kind] text`` on one line of at most about 400 bytes, ``(since date)`` for facts."""
+    valid_at = getattr(hit, "valid_at", None)
+    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind in DATED_KINDS and valid_at else ""
+    text = truncate_utf8(" ".join(hit.text.split()), LINE_MAX_BYTES)
+    return f"- [{hit.kind}] {text}{since}"
+
+
+def render_recall(hits: Sequence[RecallHit], budget_bytes: int) -> tuple[str, list[str]]:
+    """One line per hit within ``budget_bytes`` (UTF-8, newlines counted); the uuids shown.
+
+    Hits are taken in order; a line that does not fit is skipped (a shorter later one may
+    still fit). Invalidated hits (``is_current`` false) and repeated uuids are left out.
+    """
     lines: list[str] = []
     refs: list[str] = []
     used = 0
     for hit in hits:
-        line = f"- [{hit.kind}] {truncate_utf8(' '.join(hit.text.split()), LINE_MAX_BYTES)}"
-        size = len(line.encode()) + 1
+        if not getattr(hit, "is_current", True) or hit.uuid in refs:
+            continue
+        line = recall_line(hit)
+        size = len(line.encode()) + (1 if lines else 0)
         if used + size > budget_bytes:
-            break
+            continue
         lines.append(line)
         refs.append(hit.uuid)
         used += size
     return "\n".join(lines), refs
 
 
-__all__ = ["rank_hits", "render_recall"]
+__all__ = ["KIND_ORDER", "RecallHit", "rank_hits", "recall_line", "render_recall"]

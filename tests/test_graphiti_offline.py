@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import random
 import subprocess
 import sys
 import uuid
@@ -12,18 +13,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from graphiti_core.llm_client.client import LLMClient
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
 from graphiti_core.prompts.dedupe_edges import EdgeDuplicate
 from graphiti_core.prompts.extract_edges import EdgeTimestamps
 from graphiti_core.prompts.extract_nodes import ExtractedEntities
 from graphiti_core.prompts.lib import prompt_library
 from graphiti_core.prompts.models import Message
+from graphiti_core.utils.maintenance import dedup_helpers
 
 from plait.adapters.graphiti import (
     OfflineEmbedder,
     OfflineLLMClient,
     ProviderConfig,
-    add_events_as_episodes,
     episode_body_for,
     group_id_for,
     make_graphiti,
@@ -31,12 +33,15 @@ from plait.adapters.graphiti import (
     parse_episode_body,
     search_memory,
     user_group_id,
+    write_events,
 )
 from plait.adapters.graphiti.extraction import extract_entities, extract_facts
 from plait.adapters.graphiti.factory import TELEMETRY_ENV, make_embedder
 from plait.adapters.graphiti.groups import project_name_of
-from plait.adapters.graphiti.knowledge import open_knowledge_graph
+from plait.adapters.graphiti.knowledge import GraphitiKnowledgeGraph, open_knowledge_graph
 from plait.adapters.graphiti.offline_embedder import cosine, embed_text
+from plait.adapters.graphiti.offline_llm import clean_input
+from plait.adapters.graphiti.speedups import install as install_speedups
 from plait.errors import ConfigError, MissingExtra
 from plait.nodes.ports import KnowledgeGraph
 from plait.state.events import EventKind, SessionEvent
@@ -205,7 +210,50 @@ async def test_offline_llm_supersedes_only_the_same_topic() -> None:
     assert answer == {"duplicate_facts": [0], "contradicted_facts": [1]}
 
 
+def test_offline_prompt_cleaning_matches_graphiti() -> None:
+    client = OfflineLLMClient()
+    alphabet = [chr(code) for code in range(300)] + list("\u200b\u200d\ufeff\u2060\ud800é😀")
+    rng = random.Random(5)
+    texts = ["", "plain\ttext\r\n", "a\x00b\x1fc\u200bd\ud800e"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(40)) for _ in range(500)]
+    for text in texts:
+        assert clean_input(text) == LLMClient._clean_input(client, text)
+    assert clean_input("a\x00b\x1fc\u200bd\ud800e") == "abcde"
+
+
+async def test_offline_llm_skips_the_json_schema_no_one_reads() -> None:
+    client = OfflineLLMClient()
+    messages = [
+        Message(role="system", content="extract"),
+        Message(role="user", content=f"<CURRENT MESSAGE>\n{episode_body_for(SESSION[:1])}\n"),
+    ]
+    messages[1].content += "</CURRENT MESSAGE>\u200b"
+    answer = await client.generate_response(messages, response_model=ExtractedEntities)
+    names = {e["name"] for e in answer["extracted_entities"]}
+    assert "adapters/graphiti/factory.py" in names
+    assert "Respond with a JSON object" not in messages[-1].content
+    assert messages[-1].content.endswith("</CURRENT MESSAGE>")  # cleaned all the same
+
+
+def test_memoized_minhash_is_installed_and_gives_graphiti_signatures() -> None:
+    signature = dedup_helpers._minhash_signature
+    assert signature.plait_original is not None
+    assert install_speedups() and dedup_helpers._minhash_signature is signature  # once only
+    for name in ["src/app.py", "error pytest:ImportError", "ab", ""]:
+        shingles = dedup_helpers._shingles(name)
+        assert signature(shingles) == signature.plait_original(shingles)
+        assert signature(list(shingles)) == signature(shingles)
+
+
 # -- the offline embedder -----------------------------------------------------------------------
+def test_cached_embeddings_are_fresh_lists() -> None:
+    first = embed_text("Use FalkorDB for memory", 64)
+    first[0] = 99.0
+    again = embed_text("Use FalkorDB for memory", 64)
+    assert again[0] != 99.0 and again == embed_text("Use FalkorDB for memory", 64)
+    assert embed_text("", 8) == [0.0] * 8
+
+
 async def test_offline_embedder_similarity_sanity() -> None:
     embedder = OfflineEmbedder(256)
     fact, paraphrase, unrelated = await embedder.create_batch(
@@ -259,7 +307,7 @@ async def test_telemetry_is_off_unless_opted_in(redis_url: str, monkeypatch) -> 
 # -- real FalkorDB ------------------------------------------------------------------------------
 async def test_events_become_episodes_and_a_paraphrase_recalls_the_decision(graphiti) -> None:
     group_id = group()
-    written = await add_events_as_episodes(graphiti, group_id, [SESSION[:4], SESSION[4:6]])
+    written = await write_events(graphiti, group_id, SESSION[:6])
     assert written == 6
     assert graphiti.llm_client.unknown_requests.get("ExtractedEntities", 0) == 0
     hits = await search_memory(graphiti, "which database did we pick for the graph?", [group_id], 5)
@@ -272,26 +320,27 @@ async def test_events_become_episodes_and_a_paraphrase_recalls_the_decision(grap
 
 async def test_replay_does_not_duplicate(graphiti) -> None:
     group_id = group()
-    assert await add_events_as_episodes(graphiti, group_id, [SESSION[:3]], project="shop") == 3
+    assert await write_events(graphiti, group_id, SESSION[:3], project="shop") == 3
     episodes = await count(graphiti, group_id, "(e:Episodic)")
     facts = await count(graphiti, group_id, "()-[r:RELATES_TO]->()")
     entities = await count(graphiti, group_id, "(n:Entity)")
-    assert (episodes, facts) == (1, 3)
-    # the same events again, and re-chunked with one new event: only the new one is written
-    assert await add_events_as_episodes(graphiti, group_id, [SESSION[:3]], project="shop") == 0
-    rechunked = [SESSION[1:2], SESSION[2:4]]
-    assert await add_events_as_episodes(graphiti, group_id, rechunked, project="shop") == 1
-    assert await count(graphiti, group_id, "(e:Episodic)") == 2
+    assert (episodes, facts) == (3, 3)
+    # the same events again, and an overlapping batch with one new event: only the new one
+    assert await write_events(graphiti, group_id, SESSION[:3], project="shop") == 0
+    assert await write_events(graphiti, group_id, SESSION[1:4], project="shop") == 1
+    assert await count(graphiti, group_id, "(e:Episodic)") == 4
     assert await count(graphiti, group_id, "()-[r:RELATES_TO]->()") == facts + 1
     assert await count(graphiti, group_id, "(n:Entity)") == entities + 0  # the error is reused
 
 
 async def test_groups_are_isolated_and_preferences_go_to_the_user_group(graphiti) -> None:
-    shop, blog = group(), group()
-    users = f"{shop}-user"
-    await add_events_as_episodes(graphiti, shop, [SESSION], project="shop", user_group=users)
+    prefix = group()
+    shop, blog, users = f"{prefix}-shop-0a1b2c3d", f"{prefix}-blog-0a1b2c3d", f"{prefix}-user"
+    knowledge = GraphitiKnowledgeGraph(graphiti=graphiti, prefix=prefix)
+    assert await knowledge.write_episodes(shop, SESSION) == len(SESSION)
+    assert await count(graphiti, users, "(e:Episodic)") == 1
     other = event(1, EventKind.DECISION, "Use SQLite as the database of the blog", key="storage")
-    await add_events_as_episodes(graphiti, blog, [[other]], project="blog")
+    await write_events(graphiti, blog, [other], project="blog")
     blog_hits = await search_memory(graphiti, "database FalkorDB SQLite", [blog], 10)
     assert blog_hits and all("FalkorDB" not in h.text and h.group_id == blog for h in blog_hits)
     shop_hits = await search_memory(graphiti, "tabs or spaces in Go", [shop], 10)
@@ -304,7 +353,7 @@ async def test_a_new_decision_on_the_same_topic_supersedes_the_old(graphiti) -> 
     group_id = group()
     old = event(1, EventKind.DECISION, "Use tabs for indentation", key="indent")
     new = event(2, EventKind.DECISION, "Use four spaces for indentation", key="indent")
-    await add_events_as_episodes(graphiti, group_id, [[old], [new]], project="shop")
+    await write_events(graphiti, group_id, [new, old], project="shop")  # written in time order
     hits = await search_memory(graphiti, "indentation tabs spaces", [group_id], 10)
     facts = [h.text for h in hits if h.kind == "fact"]
     assert any("four spaces" in f for f in facts)

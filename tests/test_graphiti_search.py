@@ -8,11 +8,17 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from graphiti_core.search.search_filters import SearchFilters
-from graphiti_core.search.search_utils import edge_fulltext_search, edge_similarity_search
+from graphiti_core.search.search_utils import (
+    edge_fulltext_search,
+    edge_similarity_search,
+    node_similarity_search,
+)
 
-from plait.adapters.graphiti import MemoryHit, make_graphiti, render_persistent_memory
+from plait.adapters.graphiti import MemoryHit, make_graphiti
 from plait.adapters.graphiti.bench import QUERIES, bench_search, seed_graph
 from plait.adapters.graphiti.factory import build_indices
+from plait.nodes.recall import render_recall
+from plait.state.background import Hit
 
 EDGES = 400
 
@@ -50,11 +56,36 @@ async def test_fast_edge_searches_return_what_graphiti_returns(graphs, group_id:
             theirs, vector, None, None, filters, [group_id], 15
         )
         assert [e.uuid for e in mine] == [e.uuid for e in stock_hits]
+        assert [e.model_dump() for e in mine] == [e.model_dump() for e in stock_hits]
         assert all(e.source_node_uuid and e.target_node_uuid for e in mine)
         compared += len(mine)
         text = await edge_fulltext_search(ours, query, filters, [group_id], 15)
         assert text and all(e.group_id == group_id for e in text)
     assert compared > 0
+
+
+async def test_lean_searches_keep_attributes_and_drop_embeddings(graphs, group_id: str) -> None:
+    fast, stock = graphs
+    ours, theirs = fast.driver.clone(group_id), stock.driver.clone(group_id).plain()
+    for pattern in ("(x:Entity)", "()-[x:RELATES_TO]->()"):
+        await ours.execute_query(f"MATCH {pattern} SET x.plait_tag = 'kept', x.plait_ids = [1, 2]")
+    nodes = edges = 0
+    for query in [*QUERIES[:4], "redis", "pytest"]:
+        vector = await fast.embedder.create(query)
+        args = (vector, SearchFilters(), [group_id], 10, 0.3)
+        mine = await node_similarity_search(ours, *args)
+        assert [n.model_dump() for n in mine] == [
+            n.model_dump() for n in await node_similarity_search(theirs, *args)
+        ]
+        assert all(n.attributes == {"plait_tag": "kept", "plait_ids": [1, 2]} for n in mine)
+        facts = await edge_fulltext_search(ours, query, SearchFilters(), [group_id], 10)
+        assert [e.model_dump() for e in facts] == [
+            e.model_dump()
+            for e in await edge_fulltext_search(theirs, query, SearchFilters(), [group_id], 10)
+        ]
+        assert all(e.attributes["plait_tag"] == "kept" and not e.fact_embedding for e in facts)
+        nodes, edges = nodes + len(mine), edges + len(facts)
+    assert nodes > 0 and edges > 0
 
 
 async def test_fulltext_works_with_hyphenated_group_ids(graphs, group_id: str) -> None:
@@ -78,7 +109,7 @@ async def test_bench_search_reports_percentiles(redis_url: str) -> None:
     assert report["rounds"] == 4
 
 
-def test_render_persistent_memory_stays_within_budget() -> None:
+def test_render_recall_of_search_hits_stays_within_budget() -> None:
     now = datetime.now(UTC)
     hits = [
         MemoryHit(uuid="a", kind="fact", text="Decided: use FalkorDB", score=2.0, valid_at=now),
@@ -93,9 +124,17 @@ def test_render_persistent_memory_stays_within_budget() -> None:
         MemoryHit(uuid="d", kind="episode", text="rule: run the tests", score=0.5),
         MemoryHit(uuid="a", kind="fact", text="Decided: use FalkorDB", score=0.1),
     ]
-    text, refs = render_persistent_memory(hits, 120)
+    text, refs = render_recall(hits, 120)
     assert len(text.encode()) <= 120
-    assert refs == ("a", "d")
+    assert refs == ["a", "d"]  # the long entity is skipped, the shorter episode after it fits
     assert text.splitlines()[0] == f"- [fact] Decided: use FalkorDB (since {now:%Y-%m-%d})"
     assert "Neo4j" not in text
-    assert render_persistent_memory([], 100) == ("", ())
+    assert render_recall([], 100) == ("", [])
+
+
+def test_render_recall_of_cached_hits_clips_long_lines() -> None:
+    hits = [Hit(uuid="e", kind="entity", text="ü " * 400, score=1.0)]
+    text, refs = render_recall(hits, 1000)
+    assert refs == ["e"]
+    assert text.startswith("- [entity] ü ü")
+    assert len(text.encode()) <= len("- [entity] ") + 400

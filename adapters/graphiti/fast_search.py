@@ -8,6 +8,11 @@ relationships alone, keeps the best ``limit``, and only then reads their endpoin
 edge search gets the same treatment (limit before endpoints). Results are the same edges in
 the same order; searches with endpoint filters, and every other search, are delegated to
 graphiti-core unchanged.
+
+graphiti-core also returns ``properties(x) AS attributes`` for every hit, embedding included
+(256 or more floats it then throws away). plait's edge searches and the entity similarity
+search (run for every extracted entity when an episode is written) return the properties
+without embeddings instead: the same nodes and edges, a fraction of the bytes to parse.
 """
 
 from __future__ import annotations
@@ -19,9 +24,14 @@ from graphiti_core.driver.driver import GraphProvider
 from graphiti_core.driver.search_interface.search_interface import SearchInterface
 from graphiti_core.edges import EntityEdge, get_entity_edge_from_record
 from graphiti_core.models.edges.edge_db_queries import get_entity_edge_return_query
-from graphiti_core.nodes import EntityNode, EpisodicNode
+from graphiti_core.models.nodes.node_db_queries import get_entity_node_return_query
+from graphiti_core.nodes import EntityNode, EpisodicNode, get_entity_node_from_record
 from graphiti_core.search import search_utils
-from graphiti_core.search.search_filters import SearchFilters, edge_search_filter_query_constructor
+from graphiti_core.search.search_filters import (
+    SearchFilters,
+    edge_search_filter_query_constructor,
+    node_search_filter_query_constructor,
+)
 from graphiti_core.utils.datetime_utils import convert_datetimes_to_strings
 from redis.exceptions import ResponseError
 
@@ -49,6 +59,16 @@ WITH e, score, startNode(e) AS n, endNode(e) AS m
 RETURN {returns}
 ORDER BY score DESC
 """
+NODE_SIMILARITY = """
+MATCH (n:Entity)
+{where}
+WITH n, (2 - vec.cosineDistance(n.name_embedding, vecf32($search_vector)))/2 AS score
+WHERE score > $min_score
+RETURN {returns}
+ORDER BY score DESC
+LIMIT $limit
+"""
+EMBEDDING_KEYS = ("name_embedding", "fact_embedding")
 INDEX_OVERSAMPLE = 5
 INDEX_MIN_CANDIDATES = 100
 
@@ -78,18 +98,45 @@ def edge_filters(
     return where, params
 
 
+def without_embeddings(variable: str) -> str:
+    """Cypher for a node's or relationship's properties as ``[key, value]`` pairs, no embeddings."""
+    excluded = ", ".join(f"'{key}'" for key in EMBEDDING_KEYS)
+    return f"[key IN keys({variable}) WHERE NOT key IN [{excluded}] | [key, {variable}[key]]]"
+
+
+def lean_returns(returns: str, variable: str) -> str:
+    """The return columns with their ``properties(x) AS attributes`` leaving out embeddings."""
+    stock = f"properties({variable}) AS attributes"
+    return returns.replace(stock, f"{without_embeddings(variable)} AS attributes")
+
+
+def with_attributes(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with its attributes as a dict again (they come back as pairs)."""
+    attributes = record.get("attributes")
+    if isinstance(attributes, list):
+        record["attributes"] = dict(attributes)
+    return record
+
+
+def edges_of(records: list[dict[str, Any]]) -> list[EntityEdge]:
+    """The edges of lean records."""
+    return [
+        get_entity_edge_from_record(with_attributes(r), GraphProvider.FALKORDB) for r in records
+    ]
+
+
 def render(template: str, where: str) -> str:
-    """A query template with its filter and graphiti's edge return columns."""
+    """A query template with its filter and graphiti's edge return columns (lean)."""
     where_and = f"{where} AND" if where else "WHERE"
     return template.format(
         where=where,
         where_and=where_and,
-        returns=get_entity_edge_return_query(GraphProvider.FALKORDB),
+        returns=lean_returns(get_entity_edge_return_query(GraphProvider.FALKORDB), "e"),
     )
 
 
 class PlaitSearchInterface(SearchInterface):
-    """Edge searches that score relationships before reading endpoints; the rest delegated."""
+    """Edge searches scoring relationships before endpoints, lean hits; the rest delegated."""
 
     async def edge_fulltext_search(
         self,
@@ -112,7 +159,7 @@ class PlaitSearchInterface(SearchInterface):
         records, _, _ = await driver.execute_query(
             render(EDGE_FULLTEXT, where), query=text, limit=limit, **params
         )
-        return [get_entity_edge_from_record(r, GraphProvider.FALKORDB) for r in records]
+        return edges_of(records)
 
     async def edge_similarity_search(
         self,
@@ -145,7 +192,7 @@ class PlaitSearchInterface(SearchInterface):
             records = await self._indexed_similarity(driver, where, params)
         if records is None:
             records, _, _ = await driver.execute_query(render(EDGE_SIMILARITY, where), **params)
-        return [get_entity_edge_from_record(r, GraphProvider.FALKORDB) for r in records]
+        return edges_of(records)
 
     @staticmethod
     async def _indexed_similarity(
@@ -185,10 +232,25 @@ class PlaitSearchInterface(SearchInterface):
         limit: int = 100,
         min_score: float = 0.7,
     ) -> list[EntityNode]:
-        """graphiti-core's own."""
-        return await search_utils.node_similarity_search(
-            driver.plain(), search_vector, search_filter, group_ids, limit, min_score
+        """Exact cosine search of entities, best ``limit`` first: graphiti-core's query, lean."""
+        clauses, params = node_search_filter_query_constructor(
+            search_filter, GraphProvider.FALKORDB
         )
+        if group_ids is not None:
+            clauses.append("n.group_id IN $group_ids")
+            params["group_ids"] = group_ids
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        returns = lean_returns(get_entity_node_return_query(GraphProvider.FALKORDB), "n")
+        records, _, _ = await driver.execute_query(
+            NODE_SIMILARITY.format(where=where, returns=returns),
+            search_vector=search_vector,
+            limit=limit,
+            min_score=min_score,
+            **params,
+        )
+        return [
+            get_entity_node_from_record(with_attributes(r), GraphProvider.FALKORDB) for r in records
+        ]
 
     async def episode_fulltext_search(
         self,
@@ -204,4 +266,4 @@ class PlaitSearchInterface(SearchInterface):
         )
 
 
-__all__ = ["PlaitSearchInterface", "edge_filters"]
+__all__ = ["PlaitSearchInterface", "edge_filters", "lean_returns", "with_attributes"]

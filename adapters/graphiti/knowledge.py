@@ -72,7 +72,9 @@ class GraphitiKnowledgeGraph:
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
         """Write each event as its own episode; count the new ones.
 
-        Preferences go to the user's group (cross-project) when ``user_preferences``.
+        Preferences go to the user's group (cross-project) when ``user_preferences``. The
+        two groups are written concurrently (each is its own graph, and graphiti-core scopes
+        a call to its group); within a group, events are written in order.
         Raises :class:`~plait.errors.BackendUnavailable` when the server does not answer.
         """
         project = project_name_of(group_id, self.prefix)
@@ -80,14 +82,17 @@ class GraphitiKnowledgeGraph:
             split_preferences(events) if self.user_preferences else (list(events), [])
         )
         graphiti = await self.ready()
-        try:
-            written = await write_events(graphiti, group_id, rest, project)
-            if preferences:
-                user_group = user_group_id(self.prefix)
-                written += await write_events(graphiti, user_group, preferences, project)
-        except UNREACHABLE as error:
-            raise unreachable(error, self.server) from error
-        return written
+        writes = [(group_id, rest), (user_group_id(self.prefix), preferences)]
+        results = await asyncio.gather(
+            *(write_events(graphiti, group, batch, project) for group, batch in writes if batch),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, UNREACHABLE):
+                raise unreachable(result, self.server) from result
+            if isinstance(result, BaseException):
+                raise result
+        return sum(results)  # type: ignore[arg-type]
 
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
         """Hybrid search over facts, entities and episodes of the groups."""

@@ -41,6 +41,8 @@ from plait.adapters.graphiti.extraction import (
 
 SUMMARY_MAX_CHARS = 250
 OFFLINE_MODEL = "plait-offline"
+INVISIBLE = "\u200b\u200c\u200d\ufeff\u2060"
+DROPPED_CHARS = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{INVISIBLE}]+")
 
 
 def block(text: str, tag: str) -> str | None:
@@ -264,6 +266,14 @@ def neutral_answer(model: type[BaseModel]) -> dict[str, Any]:
     return answer
 
 
+def clean_input(text: str) -> str:
+    """graphiti-core's prompt cleaning in one pass.
+
+    Drops invalid UTF-8, zero-width and control characters (newlines, returns and tabs stay).
+    """
+    return DROPPED_CHARS.sub("", text.encode("utf-8", errors="ignore").decode("utf-8"))
+
+
 class OfflineLLMClient(LLMClient):
     """graphiti-core's ``LLMClient``, answered deterministically from plait episodes."""
 
@@ -271,6 +281,35 @@ class OfflineLLMClient(LLMClient):
         """No key, no cache, no network."""
         super().__init__(config or LLMConfig(model=OFFLINE_MODEL, small_model=OFFLINE_MODEL))
         self.unknown_requests: Counter[str] = Counter()
+
+    async def generate_response(
+        self,
+        messages: list[Message],
+        response_model: type[BaseModel] | None = None,
+        max_tokens: int | None = None,
+        model_size: ModelSize = ModelSize.medium,
+        group_id: str | None = None,
+        prompt_name: str | None = None,
+        *,
+        attribute_extraction: bool = False,
+        model: str | None = None,
+    ) -> dict[str, Any]:
+        """graphiti-core's entry point without what only a real model reads.
+
+        No JSON schema, language or attribute notes are added to the prompt (the answer is
+        chosen by ``response_model`` and read from the episode blocks), and there is no
+        response cache or tracing span. The prompt is cleaned as graphiti-core cleans it and
+        the answer goes through graphiti-core's retry, as with any client.
+        """
+        for message in messages:
+            message.content = self._clean_input(message.content)
+        return await self._generate_response_with_retry(
+            messages, response_model, max_tokens or self.max_tokens, model_size, model=model
+        )
+
+    def _clean_input(self, input: str) -> str:
+        """:func:`clean_input`: the same result as graphiti-core's, in one regex pass."""
+        return clean_input(input)
 
     async def _generate_response(
         self,

@@ -15,9 +15,9 @@ from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RR
 from plait.adapters.graphiti.episodes import parse_episode_body
 from plait.adapters.graphiti.factory import build_indices
 from plait.nodes.ports import MemoryHit as PortHit
+from plait.nodes.recall import KIND_ORDER
 
 HIT_TEXT_MAX_CHARS = 400
-KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 PREFERENCE_RELATIONS = frozenset({"PREFERS"})
 
 
@@ -143,42 +143,9 @@ async def search_memory(
     return hits_of(results, include_invalid=include_invalid)[:limit]
 
 
-def hit_line(hit: PortHit) -> str:
-    """One rendered line: ``- [kind] text (since date)``."""
-    valid_at = getattr(hit, "valid_at", None)
-    dated = hit.kind in {"fact", "preference"}
-    since = f" (since {valid_at:%Y-%m-%d})" if dated and valid_at else ""
-    return f"- [{hit.kind}] {hit.text}{since}"
-
-
-def render_persistent_memory(
-    hits: Sequence[PortHit], budget_bytes: int
-) -> tuple[str, tuple[str, ...]]:
-    """The ``<persistent_memory>`` text of the hits within ``budget_bytes``, and their uuids.
-
-    Hits are taken in order; a line that does not fit is skipped (a shorter later one may
-    still fit). Invalidated facts are left out.
-    """
-    lines: list[str] = []
-    refs: list[str] = []
-    used = 0
-    for hit in hits:
-        if not getattr(hit, "is_current", True) or hit.uuid in refs:
-            continue
-        line = hit_line(hit)
-        size = len(line.encode()) + (1 if lines else 0)
-        if used + size > budget_bytes:
-            continue
-        lines.append(line)
-        refs.append(hit.uuid)
-        used += size
-    return "\n".join(lines), tuple(refs)
-
-
 __all__ = [
     "MemoryHit",
     "hits_of",
     "rank",
-    "render_persistent_memory",
     "search_memory",
 ]

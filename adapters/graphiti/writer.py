@@ -2,19 +2,18 @@
 
 graphiti-core's ``add_episode(uuid=...)`` loads an *existing* episode by that uuid, and
 ``add_episode_bulk`` has no idempotency at all, so plait makes replays safe itself: every
-event has a deterministic uuid (:func:`plait.nodes.drain.episode_uuid`); an episode is saved
-first under a uuid derived from its first new event, processed by ``add_episode``, then marked
-done with the event uuids it covers. Events already covered by a done episode are skipped; a
-crash between save and mark leaves an unmarked episode that the next try processes again.
+event has a deterministic uuid (:func:`plait.nodes.drain.episode_uuid`); its episode is saved
+first under that uuid, processed by ``add_episode``, then marked done. Events whose episode
+is done are skipped; a crash between save and mark leaves an unmarked episode that the next
+try processes again.
 
 :func:`write_events` is the knowledge-graph port's path: one episode per event, its uuid the
-event's own, reference time the event's time. :func:`add_events_as_episodes` writes one
-episode per batch instead (for callers that want coarser episodes).
+event's own, reference time the event's time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC
 from typing import Any
 
@@ -36,12 +35,6 @@ NAME_MAX_CHARS = 120
 DONE_BY_UUID_QUERY = """
 MATCH (e:Episodic) WHERE e.uuid IN $ids AND e.plait_done = true
 RETURN e.uuid AS id
-"""
-DONE_QUERY = """
-MATCH (e:Episodic) WHERE e.plait_done = true
-UNWIND e.plait_events AS id
-WITH id WHERE id IN $ids
-RETURN DISTINCT id
 """
 MARK_QUERY = """
 MATCH (e:Episodic {uuid: $uuid})
@@ -74,31 +67,6 @@ def split_preferences(
     rest = [e for e in events if e.kind is not EventKind.PREFERENCE]
     preferences = [e for e in events if e.kind is EventKind.PREFERENCE]
     return rest, preferences
-
-
-async def done_event_uuids(driver: Any, ids: list[str]) -> set[str]:
-    """Which of the event uuids a finished episode of this group already covers."""
-    if not ids:
-        return set()
-    records, _, _ = await driver.execute_query(DONE_QUERY, ids=ids)
-    return {record["id"] for record in records}
-
-
-async def write_episode(
-    graphiti: Graphiti, group_id: str, events: Sequence[SessionEvent], project: str = ""
-) -> int:
-    """Write the events of one episode not written before; return how many were new."""
-    if not events:
-        return 0
-    await build_indices(graphiti, [group_id])
-    driver = graphiti.driver.clone(database=group_id)
-    keyed = [(episode_uuid(group_id, event), event) for event in events]
-    done = await done_event_uuids(driver, [key for key, _ in keyed])
-    fresh = [(key, event) for key, event in keyed if key not in done]
-    if not fresh:
-        return 0
-    await save_and_process(graphiti, driver, group_id, fresh, project)
-    return len(fresh)
 
 
 async def save_and_process(
@@ -170,39 +138,10 @@ async def write_events(
     return len(fresh)
 
 
-async def add_events_as_episodes(
-    graphiti: Graphiti,
-    group_id: str,
-    batches: Iterable[Sequence[SessionEvent]],
-    *,
-    project: str = "",
-    user_group: str | None = None,
-) -> int:
-    """Write each batch as one episode of ``group_id``; return how many events were new.
-
-    Args:
-        graphiti: an open ``Graphiti`` (see :func:`plait.adapters.graphiti.make_graphiti`).
-        group_id: the project's group (a FalkorDB graph of its own).
-        batches: events, one episode per batch, in order.
-        project: the project's readable name, written into each episode.
-        user_group: when set, preference events go to this group (cross-project) instead.
-    """
-    written = 0
-    for batch in batches:
-        events, preferences = split_preferences(batch) if user_group else (list(batch), [])
-        written += await write_episode(graphiti, group_id, events, project)
-        if user_group:
-            written += await write_episode(graphiti, user_group, preferences, project)
-    return written
-
-
 __all__ = [
     "ENTITY_MODELS",
-    "add_events_as_episodes",
     "done_episode_uuids",
-    "done_event_uuids",
     "episode_name",
     "split_preferences",
-    "write_episode",
     "write_events",
 ]
