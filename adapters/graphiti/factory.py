@@ -250,10 +250,11 @@ async def build_indices(graphiti: Graphiti, group_ids: Iterable[str] = ()) -> No
 
 
 async def drop_group(graphiti: Graphiti, group_id: str) -> None:
-    """Delete a group's graph, and forget that its indices were built."""
+    """Delete a group's graph (none yet: nothing to do), and forget its indices were built."""
     driver = graphiti.driver.clone(database=group_id)
     server = server_of(getattr(driver, "client", None))
-    await driver.client.select_graph(group_id).delete()  # type: ignore[attr-defined]
+    if await driver.client.connection.exists(group_id):  # type: ignore[attr-defined]
+        await driver.client.select_graph(group_id).delete()  # type: ignore[attr-defined]
     _indexed.difference_update({k for k in _indexed if k.startswith(f"{server}/{group_id}/")})
 
 

@@ -11,12 +11,12 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["MockProvider", "RecordedRequest", "Reply", "is_title_request"]
+__all__ = ["MockProvider", "RecordedRequest", "Reply", "Responder", "is_title_request"]
 
 TITLE_MARKER = "title generator"
 
@@ -82,12 +82,20 @@ def message_text(message: dict[str, Any]) -> str:
     return ""
 
 
+Responder = Callable[[str, dict[str, Any]], dict[str, Any] | None]
+
+
 @dataclass
 class MockProvider:
-    """A threaded HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol."""
+    """A threaded HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol.
+
+    ``responder(path, body)`` answers a non-streamed request with its own JSON when it
+    returns one (structured outputs, embeddings); otherwise the scripted reply is sent.
+    """
 
     reply: str = "OK."
     prompt_tokens: int = 100
+    responder: Responder | None = None
     script: list[Reply] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -208,6 +216,14 @@ def _handler_for(provider: MockProvider) -> type[BaseHTTPRequestHandler]:
             except json.JSONDecodeError:
                 body = {"_raw": raw.decode("utf-8", "replace")}
             provider.record(self.path, body)
+            answer = (
+                None
+                if body.get("stream") or provider.responder is None
+                else (provider.responder(self.path, body))
+            )
+            if answer is not None:
+                self._send(200, "application/json", json.dumps(answer).encode())
+                return
             model = str(body.get("model", "mock-model"))
             reply = provider.next_reply(body)
             tokens = provider.prompt_tokens if reply.prompt_tokens is None else reply.prompt_tokens
