@@ -24,7 +24,18 @@ async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> d
     found = await context.knowledge.search(
         state["query"], groups, context.settings.graphiti.search_limit
     )
-    return {"hits": [Hit(uuid=h.uuid, kind=h.kind, text=h.text, score=h.score) for h in found]}
+    hits = [
+        Hit(
+            uuid=hit.uuid,
+            kind=hit.kind,
+            text=hit.text,
+            score=hit.score,
+            valid_at=getattr(hit, "valid_at", None),
+            is_current=getattr(hit, "is_current", True),
+        )
+        for hit in found
+    ]
+    return {"hits": hits}
 
 
 async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict
 
@@ -43,6 +45,8 @@ class Hit(BaseModel):
     kind: str
     text: str
     score: float
+    valid_at: datetime | None = None
+    is_current: bool = True
 
 
 class RefreshState(TypedDict, total=False):

@@ -204,5 +204,7 @@ async def test_memory_drains_to_graphiti_and_refresh_recalls_the_decision(
         )
         assert recall is not None
         assert "PostgreSQL" in recall.text
+        decided = next(line for line in recall.text.splitlines() if "PostgreSQL" in line)
+        assert decided.endswith(f"(since {DECISION.time:%Y-%m-%d})")
         assert recall.node_refs
         assert (await memory.background.drain()).written == 0
