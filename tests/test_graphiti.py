@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.events import timed_event
 
 from plait.adapters.graphiti import (
     GraphitiKnowledgeGraph,
@@ -25,21 +27,12 @@ from plait.memory import Memory
 from plait.nodes.drain import episode_uuid
 from plait.nodes.ports import KnowledgeGraph
 from plait.settings import Settings
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
 
-def event(index: int, kind: EventKind, summary: str, **fields: object) -> SessionEvent:
-    return SessionEvent(
-        id=index,
-        root_session_id="ses_main",
-        session_id="ses_main",
-        kind=kind,
-        summary=summary,
-        time=START + timedelta(minutes=index),
-        **fields,
-    )
+event = partial(timed_event, start=START)
 
 
 DECISION = event(

@@ -10,6 +10,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from graphiti_core.prompts.extract_nodes import ExtractedEntities
 from graphiti_core.prompts.lib import prompt_library
 from graphiti_core.prompts.models import Message
 from graphiti_core.utils.maintenance import dedup_helpers
+from support.events import timed_event
 
 from plait.adapters.graphiti import (
     OfflineEmbedder,
@@ -44,21 +46,12 @@ from plait.adapters.graphiti.offline_llm import clean_input
 from plait.adapters.graphiti.speedups import install as install_speedups
 from plait.errors import ConfigError, MissingExtra
 from plait.nodes.ports import KnowledgeGraph
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind
 
 START = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 
 
-def event(index: int, kind: EventKind, summary: str, *, session: str = "ses_a", **fields):
-    return SessionEvent(
-        id=index,
-        root_session_id=session,
-        session_id=session,
-        kind=kind,
-        summary=summary,
-        time=START + timedelta(minutes=index),
-        **fields,
-    )
+event = partial(timed_event, start=START, session="ses_a")
 
 
 SESSION = [

@@ -21,7 +21,8 @@ import os
 import re
 import socket
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import vcr
 import yaml
 from graphiti_core.embedder.openai import OpenAIEmbedder
 from graphiti_core.llm_client.openai_generic_client import OpenAIGenericClient
+from support.events import timed_event
 from support.graphiti_provider import offline_responder, unanswered
 from support.opencode_mock_provider import MockProvider
 
@@ -38,7 +40,7 @@ from plait.adapters.graphiti.factory import drop_group
 from plait.adapters.graphiti.knowledge import GraphitiKnowledgeGraph
 from plait.nodes.drain import episode_uuid
 from plait.settings import Settings
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind
 
 CASSETTE = Path(__file__).parent / "cassettes" / "openai_compatible_drain.yaml"
 RECORDING = os.environ.get("PLAIT_RECORD_CASSETTES") == "1"
@@ -47,16 +49,7 @@ GROUP = "plaitvcr-shop"
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
 
-def event(index: int, kind: EventKind, summary: str, **fields: object) -> SessionEvent:
-    return SessionEvent(
-        id=index,
-        root_session_id="ses_wiring",
-        session_id="ses_wiring",
-        kind=kind,
-        summary=summary,
-        time=START + timedelta(minutes=index),
-        **fields,
-    )
+event = partial(timed_event, start=START, session="ses_wiring")
 
 
 EVENTS = [
