@@ -3,6 +3,11 @@
 The process holding :class:`plait.Memory` (the demo, ``plait serve``) runs these itself;
 ``plait worker`` runs the same loops as a separate process. Several workers share the queue
 through the Redis Streams consumer group, each under its own consumer name.
+
+In a process that also serves hooks, the loops share its event loop, so they yield to the hot
+path: each drain batch and each refresh starts only after a pause of ``quiet_seconds`` with no
+hook in flight (:meth:`Background.hot_path` marks one), or once it has waited
+``max_defer_seconds``, so a busy session cannot starve them.
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import socket
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +40,8 @@ logger = logging.getLogger("plait")
 KnowledgeFactory = Callable[[], Awaitable[KnowledgeGraph]]
 DRAIN_INTERVAL_SECONDS = 30.0
 MAX_BATCHES_PER_RUN = 10_000
+QUIET_SECONDS = 0.05
+MAX_DEFER_SECONDS = 2.0
 
 
 def default_consumer_name() -> str:
@@ -64,13 +73,23 @@ class Background:
         consumer: str | None = None,
         interval_seconds: float = DRAIN_INTERVAL_SECONDS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        quiet_seconds: float = QUIET_SECONDS,
+        max_defer_seconds: float = MAX_DEFER_SECONDS,
     ) -> None:
-        """Nothing starts until :meth:`start`; the knowledge graph is opened lazily."""
+        """Nothing starts until :meth:`start`; the knowledge graph is opened lazily.
+
+        ``sleep`` is the retry backoff's; ``quiet_seconds`` and ``max_defer_seconds`` say how
+        the loops yield to hooks (see the module).
+        """
         self.store = store
         self.settings = settings
         self.group_id = group_id
         self.consumer = consumer or default_consumer_name()
         self.interval_seconds = interval_seconds
+        self.quiet_seconds = quiet_seconds
+        self.max_defer_seconds = max_defer_seconds
+        self._hooks_in_flight = 0
+        self._last_hook_ended = -math.inf
         self._sleep = sleep
         self._knowledge_factory = knowledge_factory
         self._knowledge: KnowledgeGraph | None = None
@@ -94,6 +113,28 @@ class Background:
         """Queue a refresh; a newer query for the same session replaces an older one."""
         self._refreshes[(group_id, root_session_id)] = query
         self._refresh_wanted.set()
+
+    # -- yielding to the hot path ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def hot_path(self) -> Iterator[None]:
+        """Mark a hook in flight: the loops start no new work until a pause after it."""
+        self._hooks_in_flight += 1
+        try:
+            yield
+        finally:
+            self._hooks_in_flight -= 1
+            self._last_hook_ended = time.monotonic()
+
+    async def pause_for_hooks(self) -> None:
+        """Wait for ``quiet_seconds`` without hooks, or ``max_defer_seconds`` at the most."""
+        deadline = time.monotonic() + self.max_defer_seconds
+        while True:
+            now = time.monotonic()
+            quiet_for = now - self._last_hook_ended
+            if now >= deadline or (not self._hooks_in_flight and quiet_for >= self.quiet_seconds):
+                return
+            wait = self.quiet_seconds - quiet_for if not self._hooks_in_flight else 0.0
+            await asyncio.sleep(min(max(wait, self.quiet_seconds / 5), deadline - now))
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -133,8 +174,16 @@ class Background:
         )
 
     # -- drain ----------------------------------------------------------------------------------
-    async def drain(self, *, max_batches: int = MAX_BATCHES_PER_RUN) -> DrainReport:
-        """Run the drain graph batch after batch until the queue is empty or it stops moving."""
+    async def drain(
+        self,
+        *,
+        max_batches: int = MAX_BATCHES_PER_RUN,
+        before_batch: Callable[[], Awaitable[None]] | None = None,
+    ) -> DrainReport:
+        """Run the drain graph batch after batch until the queue is empty or it stops moving.
+
+        ``before_batch`` is awaited before each batch (the loop passes :meth:`pause_for_hooks`).
+        """
         async with self._drain_lock:
             knowledge = await self.knowledge()
             context = self._context(knowledge, self.group_id)
@@ -142,6 +191,8 @@ class Background:
             batches = written = dead = 0
             left_queued = False
             for _ in range(max_batches):
+                if before_batch is not None:
+                    await before_batch()
                 result = await self._drain_once(context, config)
                 claimed = result.get("claimed", 0)
                 written += result.get("written", 0)
@@ -175,7 +226,7 @@ class Background:
                 await asyncio.wait_for(self._drain_wanted.wait(), self.interval_seconds)
             self._drain_wanted.clear()
             try:
-                report = await self.drain()
+                report = await self.drain(before_batch=self.pause_for_hooks)
             except Exception as error:
                 logger.warning("plait: drain failed: %s", error)
                 continue
@@ -196,8 +247,11 @@ class Background:
         while True:
             await self._refresh_wanted.wait()
             self._refresh_wanted.clear()
-            pending, self._refreshes = self._refreshes, {}
-            for (group_id, root), query in pending.items():
+            while self._refreshes:
+                await self.pause_for_hooks()  # a query that comes meanwhile replaces this one
+                key = next(iter(self._refreshes))
+                query = self._refreshes.pop(key)
+                group_id, root = key
                 try:
                     await self.refresh(group_id, root, query)
                 except Exception as error:

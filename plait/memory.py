@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Generator, Sequence
@@ -193,9 +194,10 @@ class Memory:
         payload = {"input": input, "output": output}
         check_hook(name, payload)
         try:
-            return await asyncio.wait_for(
-                self._run_hook(name, payload, output), self.settings.hooks.timeout_ms / 1000
-            )
+            with self._hot_path():
+                return await asyncio.wait_for(
+                    self._run_hook(name, payload, output), self.settings.hooks.timeout_ms / 1000
+                )
         except InvalidHookPayload:
             raise
         except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
@@ -253,6 +255,10 @@ class Memory:
             del self._locks[oldest]
         return lock
 
+    def _hot_path(self) -> contextlib.AbstractContextManager[None]:
+        """While a hook runs, background work in this process waits (see :class:`Background`)."""
+        return self.background.hot_path() if self.background else contextlib.nullcontext()
+
     @staticmethod
     def _config(root_session_id: str) -> dict[str, Any]:
         return {"configurable": {"thread_id": root_session_id}}
@@ -282,16 +288,17 @@ class Memory:
         session = SessionRef(session_id=session_id, root_session_id=root)
         payload = {"events": list(events), "query": query}
         try:
-            async with self._lock(root):
-                result = await asyncio.wait_for(
-                    self.graph.ainvoke(
-                        hook_input(TURN_HOOK, session, payload),
-                        config=self._config(root),
-                        context=self.context,
-                        durability="exit",
-                    ),
-                    self.settings.hooks.timeout_ms / 1000,
-                )
+            with self._hot_path():
+                async with self._lock(root):
+                    result = await asyncio.wait_for(
+                        self.graph.ainvoke(
+                            hook_input(TURN_HOOK, session, payload),
+                            config=self._config(root),
+                            context=self.context,
+                            durability="exit",
+                        ),
+                        self.settings.hooks.timeout_ms / 1000,
+                    )
         except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
             logger.warning("plait: turn failed open: %s", error or type(error).__name__)
             return ""

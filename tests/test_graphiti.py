@@ -185,6 +185,7 @@ async def test_memory_drains_to_graphiti_and_refresh_recalls_the_decision(
     )
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         assert memory.background is not None
+        await memory.background.drain()  # what other tests left on the shared server's queue
         recorded = await memory.record("ses_e2e", [DECISION, RULE])
         assert [e.root_session_id for e in recorded] == ["ses_e2e", "ses_e2e"]
         report = await memory.background.drain()
