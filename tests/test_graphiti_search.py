@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 from graphiti_core.search.search_filters import SearchFilters
@@ -17,6 +18,8 @@ from graphiti_core.search.search_utils import (
 from plait.adapters.graphiti import MemoryHit, make_graphiti
 from plait.adapters.graphiti.bench import QUERIES, bench_search, seed_graph
 from plait.adapters.graphiti.factory import build_indices
+from plait.adapters.graphiti.offline_embedder import OfflineReranker
+from plait.adapters.graphiti.search import reranked
 from plait.nodes.recall import render_recall
 from plait.state.background import Hit
 
@@ -138,3 +141,18 @@ def test_render_recall_of_cached_hits_clips_long_lines() -> None:
     assert refs == ["e"]
     assert text.startswith("- [entity] ü ü")
     assert len(text.encode()) <= len("- [entity] ") + 400
+
+
+async def test_candidates_of_every_kind_are_reranked_on_one_scale() -> None:
+    graphiti = SimpleNamespace(cross_encoder=OfflineReranker())
+    decision = "Decided: use FalkorDB as the graph database"
+    candidates = [  # graphiti-core's per-kind RRF scores: the entity list's best looks best
+        MemoryHit(uuid="n1", kind="entity", text="release-notes.md: changelog file", score=2.0),
+        MemoryHit(uuid="e1", kind="episode", text=decision, score=0.5),
+        MemoryHit(uuid="f1", kind="fact", text=decision, score=0.4),
+        MemoryHit(uuid="e2", kind="episode", text="bumped the CI cache key", score=1.0),
+    ]
+    ranked = await reranked(graphiti, "which graph database did we decide on?", candidates)
+    assert [hit.uuid for hit in ranked][:2] == ["f1", "e1"]  # as relevant: the fact first
+    assert ranked[0].score > ranked[1].score > ranked[-1].score
+    assert {hit.uuid for hit in ranked} == {"n1", "e1", "f1", "e2"}

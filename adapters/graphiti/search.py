@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from graphiti_core import Graphiti
@@ -18,6 +18,9 @@ from plait.nodes.ports import MemoryHit as PortHit
 from plait.nodes.recall import KIND_ORDER
 
 HIT_TEXT_MAX_CHARS = 400
+# Reranked scores are scaled by kind: as relevant, a fact beats the episode it came from, and an
+# episode beats an entity summary (which repeats facts without their validity).
+KIND_WEIGHT = {"fact": 1.0, "preference": 1.0, "episode": 0.9, "entity": 0.8}
 PREFERENCE_RELATIONS = frozenset({"PREFERS"})
 
 
@@ -117,6 +120,26 @@ def rank(hits: list[MemoryHit]) -> list[MemoryHit]:
     return ranked
 
 
+async def reranked(graphiti: Graphiti, query: str, hits: list[MemoryHit]) -> list[MemoryHit]:
+    """The hits in one order across kinds, scored by graphiti's cross-encoder.
+
+    graphiti-core ranks facts, entities and episodes each in their own list (reciprocal rank
+    fusion of full-text and vector search), so a score from one list says nothing against a
+    score from another; the reranker scores every candidate against the query on one scale,
+    weighted by :data:`KIND_WEIGHT`.
+    """
+    if not hits:
+        return hits
+    ranked = await graphiti.cross_encoder.rank(query, list({hit.text: None for hit in hits}))
+    score_of = dict(ranked)
+    return rank(
+        [
+            replace(hit, score=score_of.get(hit.text, 0.0) * KIND_WEIGHT.get(hit.kind, 0.8))
+            for hit in hits
+        ]
+    )
+
+
 async def search_memory(
     graphiti: Graphiti,
     query: str,
@@ -125,7 +148,10 @@ async def search_memory(
     *,
     include_invalid: bool = False,
 ) -> list[MemoryHit]:
-    """Hybrid (full-text + vector, RRF) search of facts, entities and episodes of the groups.
+    """Hybrid search of facts, entities and episodes of the groups, reranked as one list.
+
+    Candidates come from graphiti-core's hybrid search (full-text + vector, RRF per kind),
+    up to ``limit`` of each kind; :func:`reranked` orders them together.
 
     Args:
         graphiti: an open ``Graphiti``.
@@ -140,12 +166,14 @@ async def search_memory(
     config = COMBINED_HYBRID_SEARCH_RRF.model_copy(deep=True)
     config.limit = limit
     results = await graphiti.search_(query, config=config, group_ids=list(group_ids))
-    return hits_of(results, include_invalid=include_invalid)[:limit]
+    hits = hits_of(results, include_invalid=include_invalid)
+    return (await reranked(graphiti, query, hits))[:limit]
 
 
 __all__ = [
     "MemoryHit",
     "hits_of",
     "rank",
+    "reranked",
     "search_memory",
 ]
