@@ -27,6 +27,7 @@ from support.events import timed_event
 from plait.adapters.graphiti import (
     OfflineEmbedder,
     OfflineLLMClient,
+    OfflineReranker,
     ProviderConfig,
     episode_body_for,
     group_id_for,
@@ -261,6 +262,16 @@ async def test_offline_embedder_similarity_sanity() -> None:
     assert cosine(fact, paraphrase) > cosine(fact, unrelated) + 0.2
     assert await embedder.create("same text") == embed_text("same text", 256)
     assert cosine(embed_text("parseConfig"), embed_text("parse_config")) > 0.8
+
+
+async def test_offline_reranker_matches_on_content_words_not_stopwords() -> None:
+    question = "How does the user like functions to be written?"
+    answer = "Full type hints everywhere, and keep functions small, under 20 lines."
+    chatter = "Does that work with the async session?"
+    ranked = await OfflineReranker().rank(question, [chatter, answer])
+    assert [passage for passage, _ in ranked] == [answer, chatter]
+    # the stored vectors keep every word: old graphs and new queries still agree
+    assert embed_text(chatter) != embed_text(chatter, content_only=True)
 
 
 # -- factory ------------------------------------------------------------------------------------

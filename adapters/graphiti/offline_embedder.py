@@ -5,6 +5,10 @@ stems (snake_case and camelCase split, a few coding synonyms folded together) an
 character trigrams of each word -- hashed into ``dimensions`` signed buckets and L2-normalized,
 so texts that share words or word parts have a high cosine. It is lexical, not semantic: a
 paraphrase with no shared word or word part scores low.
+
+The reranker leaves English stopwords out (NLTK's list, as ``bm25s`` ships it), so a question
+and a passage do not look alike for sharing "how", "did" or "we". The embedder keeps them: its
+vectors are stored in the graph, and a change would set new queries apart from old vectors.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from array import array
 from collections.abc import Iterable
 from functools import lru_cache
 
+from bm25s.stopwords import STOPWORDS_EN_PLUS
 from graphiti_core.cross_encoder.client import CrossEncoderClient
 from graphiti_core.embedder.client import EmbedderClient
 
@@ -58,6 +63,7 @@ SYNONYM_GROUPS = (
     ("format", "formatter", "formatting", "lint", "linter", "style"),
 )
 CANONICAL = {word: group[0] for group in SYNONYM_GROUPS for word in group}
+STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
 
 
 def stem(word: str) -> str:
@@ -68,10 +74,15 @@ def stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
-    """Lower-case words, identifiers split at ``_`` and camelCase, synonyms folded."""
+def words(text: str, *, skip: frozenset[str] = frozenset()) -> list[str]:
+    """Lower-case words, identifiers split at ``_`` and camelCase, synonyms folded.
+
+    Words in ``skip`` (lower-case) are left out.
+    """
     found: list[str] = []
     for token in WORD.findall(text):
+        if token.lower() in skip:
+            continue
         parts = CAMEL.findall(token) or [token]
         for part in parts:
             lowered = part.lower()
@@ -81,10 +92,10 @@ def words(text: str) -> list[str]:
     return found
 
 
-def features(text: str) -> dict[str, float]:
-    """Weighted features of a text: words and the character trigrams of each word."""
+def features(text: str, *, skip: frozenset[str] = frozenset()) -> dict[str, float]:
+    """Weighted features of a text: words (but those in ``skip``) and their character trigrams."""
     weights: dict[str, float] = {}
-    for word in words(text):
+    for word in words(text, skip=skip):
         weights[f"w:{word}"] = weights.get(f"w:{word}", 0.0) + WORD_WEIGHT
         padded = f"<{word}>"
         for i in range(len(padded) - 2):
@@ -101,22 +112,28 @@ def bucket(feature: str, dimensions: int) -> tuple[int, float]:
 
 
 @lru_cache(maxsize=EMBEDDING_CACHE_SIZE)
-def frozen_embedding(text: str, dimensions: int) -> array[float]:
+def frozen_embedding(text: str, dimensions: int, content_only: bool = False) -> array[float]:
     """:func:`embed_text` computed once per text (entity names and facts recur a lot).
 
     Kept as a compact ``array`` (8 bytes a float): 2048 texts of 256 floats take 4 MiB.
     """
     vector = [0.0] * dimensions
-    for feature, weight in features(text).items():
+    skip = STOPWORDS if content_only else frozenset()
+    for feature, weight in features(text, skip=skip).items():
         index, sign = bucket(feature, dimensions)
         vector[index] += sign * (1.0 + math.log(weight)) if weight >= 1 else sign * weight
     norm = math.sqrt(sum(x * x for x in vector))
     return array("d", [x / norm for x in vector] if norm else vector)
 
 
-def embed_text(text: str, dimensions: int = DEFAULT_DIMENSIONS) -> list[float]:
-    """The L2-normalized hashed vector of a text (all zeros for a text with no words)."""
-    return frozen_embedding(text, dimensions).tolist()
+def embed_text(
+    text: str, dimensions: int = DEFAULT_DIMENSIONS, *, content_only: bool = False
+) -> list[float]:
+    """The L2-normalized hashed vector of a text (all zeros for a text with no words).
+
+    ``content_only`` leaves English stopwords out.
+    """
+    return frozen_embedding(text, dimensions, content_only).tolist()
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -154,9 +171,11 @@ class OfflineReranker(CrossEncoderClient):
         self.dimensions = dimensions
 
     async def rank(self, query: str, passages: list[str]) -> list[tuple[str, float]]:
-        """Passages with their cosine to the query, best first."""
-        wanted = embed_text(query, self.dimensions)
-        scored = [(p, cosine(wanted, embed_text(p, self.dimensions))) for p in passages]
+        """Passages with their cosine to the query (stopwords left out), best first."""
+        wanted = embed_text(query, self.dimensions, content_only=True)
+        scored = [
+            (p, cosine(wanted, embed_text(p, self.dimensions, content_only=True))) for p in passages
+        ]
         return sorted(scored, key=lambda pair: -pair[1])
 
 
