@@ -17,7 +17,6 @@ from plait.state.background import ClaimedEvent, DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
 
-STALE_AFTER_MS = 60_000
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
 CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
@@ -75,10 +74,13 @@ def as_entry(claimed: ClaimedEvent) -> QueueEntry:
 
 
 async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Claim up to ``batch_size`` entries: stale ones of dead workers first, then new ones."""
-    context = runtime.context
-    entries = await context.store.claim(
-        state["consumer"], count=context.settings.redis.batch_size, min_idle_ms=STALE_AFTER_MS
+    """Claim up to ``batch_size`` entries: own unacked, then stale ones of dead workers, then new.
+
+    An entry is stale once idle for ``redis.claim_idle_ms`` (another worker's unacked batch).
+    """
+    settings = runtime.context.settings.redis
+    entries = await runtime.context.store.claim(
+        state["consumer"], count=settings.batch_size, min_idle_ms=settings.claim_idle_ms
     )
     batch = [
         ClaimedEvent(

@@ -69,6 +69,11 @@ class RedisSettings(Section):
     session_ttl_seconds: int = Field(default=86_400, ge=60, description="Session data lifetime.")
     cache_ttl_seconds: int = Field(default=600, ge=1, description="Long-term search cache TTL.")
     drain_retry_max: int = Field(default=3, ge=1, le=100, description="Tries before dead letter.")
+    claim_idle_ms: int = Field(
+        default=60_000,
+        ge=0,
+        description="Idle ms before a worker takes over another worker's unacked batch.",
+    )
 
     @field_validator("url")
     @classmethod
