@@ -213,20 +213,23 @@ class RedisHotStore:
         await self._ensure_group()
         stream = self._key("drain")
         messages: list[Any] = []
-        own = await self.client.xreadgroup(CONSUMER_GROUP, consumer, {stream: "0"}, count=count)
+        # redis-py types each reply as the union of every RESP shape: read them as Any.
+        own: Any = await self.client.xreadgroup(
+            CONSUMER_GROUP, consumer, {stream: "0"}, count=count
+        )
         for _, items in own or []:
             messages.extend(m for m in items if m and m[1])
         if len(messages) < count:
-            _, stale, *_ = await self.client.xautoclaim(
+            claimed: Any = await self.client.xautoclaim(
                 stream,
                 CONSUMER_GROUP,
                 consumer,
                 min_idle_time=min_idle_ms,
                 count=count - len(messages),
             )
-            messages.extend(m for m in stale if m and m[1])
+            messages.extend(m for m in claimed[1] if m and m[1])
         if len(messages) < count:
-            fresh = await self.client.xreadgroup(
+            fresh: Any = await self.client.xreadgroup(
                 CONSUMER_GROUP, consumer, {stream: ">"}, count=count - len(messages)
             )
             for _, items in fresh or []:
@@ -273,7 +276,7 @@ class RedisHotStore:
 
     async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
         """XADD to the dead-letter stream and ack the entry, atomically."""
-        record = {
+        record: dict[Any, Any] = {
             "group": entry.group_id,
             "event": dump_event(entry.event),
             "reason": reason[:2000],
@@ -289,7 +292,7 @@ class RedisHotStore:
 
     async def list_dead(self, limit: int = 100) -> list[DeadLetter]:
         """XRANGE of the dead-letter stream."""
-        raw = await self.client.xrange(self._key("dlq"), count=limit)
+        raw: Any = await self.client.xrange(self._key("dlq"), count=limit)
         return [_dead_letter(entry_id, fields) for entry_id, fields in raw]
 
     async def replay_dead(self, dead_ids: Sequence[str] | None = None) -> int:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
@@ -187,7 +188,7 @@ class Background:
         async with self._drain_lock:
             knowledge = await self.knowledge()
             context = self._context(knowledge, self.group_id)
-            config = {"configurable": {"thread_id": f"drain:{self.consumer}"}}
+            config = RunnableConfig(configurable={"thread_id": f"drain:{self.consumer}"})
             batches = written = dead = 0
             left_queued = False
             for _ in range(max_batches):
@@ -207,7 +208,7 @@ class Background:
                 batches=batches, written=written, dead_lettered=dead, left_queued=left_queued
             )
 
-    async def _drain_once(self, context: PlaitContext, config: dict[str, Any]) -> dict[str, Any]:
+    async def _drain_once(self, context: PlaitContext, config: RunnableConfig) -> dict[str, Any]:
         previous = await self.drain_graph.aget_state(config)
         graph_input: dict[str, Any] | None = {
             "consumer": self.consumer,

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
+from langchain_core.runnables import RunnableConfig
+
 from plait.memory import Memory
 from plait.replay import SessionReplay, new_id
 from plait.state.events import EventKind, SessionEvent
@@ -86,7 +88,7 @@ async def seed_session(memory: Memory, session_id: str, count: int) -> None:
         chunk = [seed_event(session_id, i) for i in range(start, min(count, start + SEED_CHUNK))]
         stored = await memory.store.append_events(session_id, chunk)
         snapshot = fold_snapshot(snapshot, stored)
-    config = {"configurable": {"thread_id": session_id}}
+    config = RunnableConfig(configurable={"thread_id": session_id})
     await memory.graph.aupdate_state(
         config, {"snapshot": snapshot, "cursor": count, "turns": 1}, as_node="stage_envelope"
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -13,6 +14,9 @@ from rich.table import Table
 
 from plait.errors import PlaitError
 from plait.settings import Settings
+
+if TYPE_CHECKING:
+    from plait.nodes.ports import HotStore
 
 app = typer.Typer(
     name="plait",
@@ -41,7 +45,7 @@ def load_settings(project: Path | None, data_dir: Path | None) -> Settings:
         fail(str(error), code=2)
 
 
-def fail(message: str, *, code: int = 1) -> typer.Exit:
+def fail(message: str, *, code: int = 1) -> NoReturn:
     """Print one line to stderr and exit with ``code``."""
     typer.echo(f"plait: {message}", err=True)
     raise typer.Exit(code)
@@ -85,7 +89,7 @@ IdsArgument = Annotated[
 ]
 
 
-async def _with_store(settings: Settings, action):  # type: ignore[no-untyped-def]
+async def _with_store[T](settings: Settings, action: Callable[[HotStore], Awaitable[T]]) -> T:
     from plait.service import open_backends
 
     backends = await open_backends(settings, allow_degraded=False)
@@ -95,7 +99,9 @@ async def _with_store(settings: Settings, action):  # type: ignore[no-untyped-de
         await backends.aclose()
 
 
-def _run_store(project: Path | None, data_dir: Path | None, action):  # type: ignore[no-untyped-def]
+def _run_store[T](
+    project: Path | None, data_dir: Path | None, action: Callable[[HotStore], Awaitable[T]]
+) -> T:
     settings = load_settings(project, data_dir)
     try:
         return asyncio.run(_with_store(settings, action))

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from langchain_core.runnables import RunnableConfig
+
 from plait.errors import PlaitError
 from plait.service import Backends, describe_url, open_backends
 from plait.settings import KEY_VARIABLES, Settings
@@ -87,7 +89,7 @@ async def check_checkpointer(backends: Backends) -> str:
 
     saver = make_checkpointer(backends)
     thread = f"doctor-{uuid.uuid4().hex}"
-    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    config = RunnableConfig(configurable={"thread_id": thread, "checkpoint_ns": ""})
     checkpoint = empty_checkpoint()
     await saver.aput(config, checkpoint, {"source": "input", "step": -1}, {})
     found = await saver.aget_tuple(config)

@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
@@ -58,7 +59,7 @@ def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
     )
 
 
-def knowledge_factory(backends: Backends):  # type: ignore[no-untyped-def]
+def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGraph]]:
     """Open Graphiti on the FalkorDB server lazily, in the background, never on a hook."""
 
     async def open_knowledge() -> KnowledgeGraph:
@@ -260,8 +261,8 @@ class Memory:
         return self.background.hot_path() if self.background else contextlib.nullcontext()
 
     @staticmethod
-    def _config(root_session_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": root_session_id}}
+    def _config(root_session_id: str) -> RunnableConfig:
+        return RunnableConfig(configurable={"thread_id": root_session_id})
 
     # -- typed methods for Python callers -------------------------------------------------------
     async def record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
@@ -308,7 +309,7 @@ class Memory:
         """The hooks graph's current state for the session's root."""
         root = await find_root(self.store, session_id)
         snapshot = await self.graph.aget_state(self._config(root))
-        return snapshot.values  # type: ignore[return-value]
+        return snapshot.values
 
     async def snapshot(self, session_id: str) -> Snapshot:
         """The session's snapshot as of its last hook."""

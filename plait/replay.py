@@ -108,7 +108,7 @@ class SessionReplay:
     async def assistant(self, text: str, *, summary: bool = False) -> None:
         """An assistant reply, as ``message.updated`` and ``message.part.updated`` events."""
         message_id = new_id("msg")
-        info = {
+        info: dict[str, Any] = {
             "id": message_id,
             "sessionID": self.session_id,
             "role": "assistant",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
 from typing import Annotated
@@ -134,7 +135,13 @@ class SessionEvent(BaseModel):
     @field_validator("refs", "keywords", mode="before")
     @classmethod
     def _cap_list(cls, value: object) -> tuple[str, ...]:
-        items = [clean_text(str(v))[:512] for v in (value or ())]  # type: ignore[union-attr]
+        if value is None:
+            values: Iterable[object] = ()
+        elif isinstance(value, str) or not isinstance(value, Iterable):
+            values = (value,)  # one ref, not its characters
+        else:
+            values = value
+        items = [clean_text(str(v))[:512] for v in values]
         return tuple(dict.fromkeys(items))[:REFS_MAX]
 
     @field_validator("key", "source_hook", mode="before")

@@ -134,7 +134,7 @@ async def reranked(graphiti: Graphiti, query: str, hits: list[MemoryHit]) -> lis
     score_of = dict(ranked)
     return rank(
         [
-            replace(hit, score=score_of.get(hit.text, 0.0) * KIND_WEIGHT.get(hit.kind, 0.8))
+            replace(hit, score=score_of.get(hit.text, 0.0) * KIND_WEIGHT.get(hit.kind, 0.8))  # type: ignore[call-arg]  # mypy misses a slotted parent's fields
             for hit in hits
         ]
     )
