@@ -338,3 +338,16 @@ def test_snapshot_a_reversed_rule_replaces_the_old_one() -> None:
     ]
     snapshot = fold_snapshot(Snapshot(), events)
     assert [r.text for r in snapshot.rules] == ["Never commit to main.", "Never use tabs."]
+
+
+def test_event_lists_take_a_lone_string_as_one_item_and_drop_repeats() -> None:
+    event = SessionEvent(
+        root_session_id="s",
+        session_id="s",
+        kind=EventKind.FILE_EDIT,
+        summary="edited src/a.py",
+        refs="src/a.py",
+        keywords=["pool", "pool", "timeout"],
+    )
+    assert event.refs == ("src/a.py",)
+    assert event.keywords == ("pool", "timeout")
