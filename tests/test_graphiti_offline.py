@@ -362,8 +362,35 @@ async def test_a_new_decision_on_the_same_topic_supersedes_the_old(graphiti) -> 
     facts = [h.text for h in hits if h.kind == "fact"]
     assert any("four spaces" in f for f in facts)
     assert not any("Use tabs" in f for f in facts)
+    episodes = [h.text for h in hits if h.kind == "episode"]
+    assert "decision: Use four spaces for indentation" in episodes
+    assert not any("Use tabs" in e for e in episodes)  # the reversed decision's episode too
+    entities = [h.text for h in hits if h.kind == "entity"]
+    assert any("four spaces" in e for e in entities)
+    assert not any("Use tabs" in e for e in entities)  # nor in entity summaries
     stale = await search_memory(graphiti, "indentation tabs", [group_id], 10, include_invalid=True)
-    assert any("Use tabs" in h.text and not h.is_current for h in stale)
+    assert {h.kind for h in stale if "Use tabs" in h.text and not h.is_current} >= {
+        "fact",
+        "episode",
+    }
+    assert any(h.kind == "entity" and "Use tabs" in h.text for h in stale)
+
+
+async def test_an_episode_saying_what_a_superseded_one_said_is_superseded_with_it(
+    graphiti,
+) -> None:
+    group_id = group()
+    said = "Use SQLite for the export cache"
+    prompt = event(1, EventKind.PROMPT, said, key="p1")
+    old = event(2, EventKind.DECISION, said, key="export-cache")
+    new = event(3, EventKind.DECISION, "Use Redis for the export cache", key="export-cache")
+    unrelated = event(4, EventKind.PROMPT, "Cache entries for the export expire after ten minutes")
+    await write_events(graphiti, group_id, [prompt, old, new, unrelated], project="shop")
+    hits = await search_memory(graphiti, "export cache SQLite Redis", [group_id], 20)
+    episodes = {h.text for h in hits if h.kind == "episode"}
+    assert "decision: Use Redis for the export cache" in episodes
+    assert "prompt: Cache entries for the export expire after ten minutes" in episodes
+    assert not any("SQLite" in e for e in episodes)
 
 
 async def test_knowledge_graph_port_on_settings(redis_url: str, tmp_path: Path) -> None:

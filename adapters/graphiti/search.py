@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from graphiti_core import Graphiti
 from graphiti_core.edges import EntityEdge
-from graphiti_core.nodes import EntityNode, EpisodicNode
+from graphiti_core.helpers import parse_db_date
+from graphiti_core.nodes import EntityNode, EpisodicNode, Node
 from graphiti_core.search.search_config import SearchResults
 from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RRF
 
@@ -19,14 +22,31 @@ from plait.nodes.recall import KIND_ORDER
 
 HIT_TEXT_MAX_CHARS = 400
 # Reranked scores are scaled by kind: as relevant, a fact beats the episode it came from, and an
-# episode beats an entity summary (which repeats facts without their validity).
+# episode beats an entity summary (which repeats facts without their dates).
 KIND_WEIGHT = {"fact": 1.0, "preference": 1.0, "episode": 0.9, "entity": 0.8}
 PREFERENCE_RELATIONS = frozenset({"PREFERS"})
+# The facts each episode is a source of: an episode whose every fact was invalidated records what
+# is no longer true (a reversed decision), and is as stale as its facts.
+EPISODE_FACTS = """
+MATCH (episode:Episodic)-[:MENTIONS]->(:Entity)-[fact:RELATES_TO]-(:Entity)
+WHERE episode.uuid IN $uuids AND episode.uuid IN fact.episodes
+RETURN episode.uuid AS uuid,
+       collect(DISTINCT [fact.uuid, fact.invalid_at, fact.expired_at]) AS facts
+"""
+# The invalidated facts of each entity: graphiti-core appends an entity's facts to its summary and
+# does not take them out when they are invalidated.
+ENTITY_ENDED_FACTS = """
+MATCH (entity:Entity)-[fact:RELATES_TO]-(:Entity)
+WHERE entity.uuid IN $uuids AND (fact.invalid_at IS NOT NULL OR fact.expired_at IS NOT NULL)
+RETURN entity.uuid AS uuid,
+       collect(DISTINCT [fact.fact, fact.invalid_at, fact.expired_at]) AS facts
+"""
+KIND_LABEL = re.compile(r"^[a-z_]+: ")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MemoryHit(PortHit):
-    """A search hit with its validity window (facts) and group."""
+    """A search hit with its validity window (facts, superseded episodes) and group."""
 
     valid_at: datetime | None = None
     invalid_at: datetime | None = None
@@ -38,10 +58,23 @@ class MemoryHit(PortHit):
         return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
 
 
+@dataclass(frozen=True)
+class Staleness:
+    """What a search found out of date: episodes whose facts all ended, entities' ended facts."""
+
+    episodes: dict[str, datetime] = field(default_factory=dict)
+    entity_facts: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def flat(text: str) -> str:
+    """The text on one line, runs of whitespace made one space."""
+    return " ".join(text.split())
+
+
 def clip(text: str, limit: int = HIT_TEXT_MAX_CHARS) -> str:
     """One line of at most ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    line = flat(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def episode_text(episode: EpisodicNode) -> str:
@@ -71,9 +104,12 @@ def edge_hit(edge: EntityEdge, score: float) -> MemoryHit:
     )
 
 
-def node_hit(node: EntityNode, score: float) -> MemoryHit:
-    """An entity, with its summary when it has one."""
-    text = f"{node.name}: {node.summary}" if node.summary else node.name
+def node_hit(node: EntityNode, score: float, ended: frozenset[str] = frozenset()) -> MemoryHit:
+    """An entity, with its summary when it has one, less the lines that are ``ended`` facts."""
+    summary = "\n".join(
+        line for line in node.summary.splitlines() if flat(line) and flat(line) not in ended
+    )
+    text = f"{node.name}: {summary}" if summary else node.name
     return MemoryHit(
         uuid=node.uuid, kind="entity", text=clip(text), score=score, group_id=node.group_id
     )
@@ -97,16 +133,101 @@ def scored(items: list, values: list[float]) -> list[tuple]:
     return list(zip(items, padded, strict=True))
 
 
-def hits_of(results: SearchResults, *, include_invalid: bool = False) -> list[MemoryHit]:
-    """Facts, entities and episodes of a graphiti search, best first."""
+def hits_of(
+    results: SearchResults, *, include_invalid: bool = False, stale: Staleness | None = None
+) -> list[MemoryHit]:
+    """Facts, entities and episodes of a graphiti search, best first.
+
+    What ``stale`` names (see :func:`staleness`) is left out with the invalidated facts: episodes
+    whose facts all ended, and the ended facts in entity summaries. ``include_invalid`` keeps
+    all of it, the episodes marked as no longer current.
+    """
+    stale = stale or Staleness()
+    ended = {} if include_invalid else stale.entity_facts
     hits = [
         *(edge_hit(e, s) for e, s in scored(results.edges, results.edge_reranker_scores)),
-        *(node_hit(n, s) for n, s in scored(results.nodes, results.node_reranker_scores)),
-        *(episode_hit(e, s) for e, s in scored(results.episodes, results.episode_reranker_scores)),
+        *(
+            node_hit(n, s, ended.get(n.uuid, frozenset()))
+            for n, s in scored(results.nodes, results.node_reranker_scores)
+        ),
+        *(
+            replace(episode_hit(e, s), invalid_at=stale.episodes.get(e.uuid))
+            for e, s in scored(results.episodes, results.episode_reranker_scores)
+        ),
     ]
     if not include_invalid:
         hits = [hit for hit in hits if hit.is_current]
     return rank(hits)
+
+
+async def staleness(graphiti: Graphiti, results: SearchResults) -> Staleness:
+    """What of a search's entities and episodes invalidated facts have made out of date."""
+    return Staleness(
+        episodes=await superseded_episodes(graphiti, results.episodes),
+        entity_facts=await ended_facts(graphiti, results.nodes),
+    )
+
+
+async def by_group(graphiti: Graphiti, query: str, nodes: Sequence[Node]) -> list[dict]:
+    """The records of ``query`` run with each group's node uuids on that group's graph."""
+    uuids: defaultdict[str, list[str]] = defaultdict(list)
+    for node in nodes:
+        uuids[node.group_id].append(node.uuid)
+    records: list[dict] = []
+    for group_id, group_uuids in uuids.items():
+        driver = graphiti.driver.clone(database=group_id)
+        found, _, _ = await driver.execute_query(query, uuids=group_uuids)
+        records.extend(found)
+    return records
+
+
+def end_of(invalid_at: object, expired_at: object) -> datetime | None:
+    """When a fact stopped being true, as :attr:`MemoryHit.is_current` reads it."""
+    return parse_db_date(invalid_at or expired_at)  # type: ignore[arg-type]
+
+
+async def superseded_episodes(
+    graphiti: Graphiti, episodes: Sequence[EpisodicNode]
+) -> dict[str, datetime]:
+    """The episodes whose every fact was invalidated, with when the last of them ended.
+
+    An episode with the same events as a superseded one (the prompt a decision was read from
+    says the same) is superseded with it. Episodes that are the source of no fact are left
+    alone: nothing says they are out of date.
+    """
+    ended: dict[str, datetime] = {}
+    for record in await by_group(graphiti, EPISODE_FACTS, episodes):
+        ends = [end_of(invalid, expired) for _, invalid, expired in record["facts"]]
+        known = [end for end in ends if end is not None]
+        if known and len(known) == len(ends):
+            ended[record["uuid"]] = max(known)
+    stale_text = {said(e): ended[e.uuid] for e in episodes if e.uuid in ended}
+    for episode in episodes:
+        if episode.uuid not in ended and said(episode) in stale_text:
+            ended[episode.uuid] = stale_text[said(episode)]
+    return ended
+
+
+async def ended_facts(
+    graphiti: Graphiti, entities: Sequence[EntityNode]
+) -> dict[str, frozenset[str]]:
+    """Each entity's facts that have stopped being true, one line each."""
+    now = datetime.now(UTC)
+    ended: dict[str, frozenset[str]] = {}
+    for record in await by_group(graphiti, ENTITY_ENDED_FACTS, entities):
+        facts = frozenset(
+            flat(fact)
+            for fact, invalid, expired in record["facts"]
+            if fact and (end := end_of(invalid, expired)) is not None and end <= now
+        )
+        if facts:
+            ended[record["uuid"]] = facts
+    return ended
+
+
+def said(episode: EpisodicNode) -> str:
+    """What an episode says, without its event kinds."""
+    return KIND_LABEL.sub("", episode_text(episode)).lower()
 
 
 def rank(hits: list[MemoryHit]) -> list[MemoryHit]:
@@ -158,7 +279,7 @@ async def search_memory(
         query: what to look for.
         group_ids: the groups to search (each is its own FalkorDB graph).
         limit: most hits returned, across kinds and groups.
-        include_invalid: keep facts that a newer fact invalidated.
+        include_invalid: keep facts that a newer fact invalidated, and the episodes they came from.
     """
     if not query.strip() or not group_ids or limit <= 0:
         return []
@@ -166,7 +287,9 @@ async def search_memory(
     config = COMBINED_HYBRID_SEARCH_RRF.model_copy(deep=True)
     config.limit = limit
     results = await graphiti.search_(query, config=config, group_ids=list(group_ids))
-    hits = hits_of(results, include_invalid=include_invalid)
+    hits = hits_of(
+        results, include_invalid=include_invalid, stale=await staleness(graphiti, results)
+    )
     return (await reranked(graphiti, query, hits))[:limit]
 
 
@@ -175,5 +298,7 @@ __all__ = [
     "hits_of",
     "rank",
     "reranked",
+    "Staleness",
     "search_memory",
+    "staleness",
 ]
