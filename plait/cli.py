@@ -322,8 +322,9 @@ def bench_search_command(
     body = (
         f"{stamp()}\n\n`uv run plait bench search`: graphs of that many fact edges seeded "
         f"directly with offline embeddings, {rounds} refresh searches per size on the embedded "
-        f"FalkorDB server; `search_memory` is plait's refresh search, the other rows its parts "
-        f"and graphiti-core's own queries for comparison.\n\n{table}\n"
+        f"FalkorDB server; `search_memory` is plait's refresh search (hybrid candidates of each "
+        f"kind, the lookup of what invalidated facts made stale, one cross-kind rerank), the "
+        f"other rows its parts and graphiti-core's own queries for comparison.\n\n{table}\n"
     )
     write_section(output, "Knowledge-graph search", body)
     console.print(table)
