@@ -89,6 +89,7 @@ class Background:
         self.interval_seconds = interval_seconds
         self.quiet_seconds = quiet_seconds
         self.max_defer_seconds = max_defer_seconds
+        self.written_total = 0  # events this process has written to the knowledge graph
         self._hooks_in_flight = 0
         self._last_hook_ended = -math.inf
         self._sleep = sleep
@@ -204,6 +205,7 @@ class Background:
                 if not claimed:
                     break
                 batches += 1
+            self.written_total += written
             return DrainReport(
                 batches=batches, written=written, dead_lettered=dead, left_queued=left_queued
             )

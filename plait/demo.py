@@ -104,7 +104,10 @@ async def next_session(console: Console, memory: Memory) -> bool:
     assert memory.background is not None
     drained = await memory.background.drain()
     console.rule("[bold]a new session in the same project")
-    console.print(f"drained {drained.written} events into the knowledge graph")
+    console.print(
+        f"{memory.background.written_total} events of the first session are in the knowledge "
+        f"graph: {drained.written} drained now, the rest in the background during the session"
+    )
     session = SessionReplay(runner=memory)
     await session.start()
     await session.user(NEXT_SESSION_QUESTION)

@@ -91,10 +91,12 @@ async def test_drain_replay_of_the_same_events_writes_nothing_new(store: HotStor
     events = await stored_events(store, 3)
     graph = InMemoryKnowledgeGraph()
     await store.enqueue("g1", events)
-    await background(store, graph, []).drain()
+    worker = background(store, graph, [])
+    await worker.drain()
     await store.enqueue("g1", events)
-    report = await background(store, graph, []).drain()
+    report = await worker.drain()
     assert report.written == 0 and len(graph.episodes["g1"]) == 3
+    assert worker.written_total == 3  # the running total counts each event once
 
 
 async def test_drain_retries_with_backoff_then_dead_letters_with_the_reason(
