@@ -38,7 +38,7 @@ async def adapt_payload(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     if state["hook"] == TURN_HOOK:
         payload = state["payload"]
         return {"events": list(payload.get("events", [])), "query": payload.get("query", "")}
-    parsed = parse_hook(state["hook"], state["payload"], state["session"])
+    parsed = state.get("parsed") or parse_hook(state["hook"], state["payload"], state["session"])
     update: dict[str, Any] = {"events": parsed.events, "host_event": parsed.host_event}
     if parsed.query:
         update["query"] = parsed.query

@@ -6,25 +6,16 @@ Everything after :func:`parse_hook` is host-independent; a new host is a new pai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.envelope import strip_envelopes
-from plait.nodes.extract_opencode import extract_opencode
+from plait.nodes.extract_opencode import OpenCodeTurn, extract_opencode
 from plait.state.events import EventKind, SessionEvent
-from plait.state.hooks import HOOK_NAMES, SessionRef, ToolPolicy
+from plait.state.hooks import HOOK_NAMES, ParsedHook, SessionRef, ToolPolicy
 
 POLICY_KEY = "plait"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ParsedHook:
-    """One hook call in plait's terms."""
-
-    events: list[SessionEvent] = field(default_factory=list)
-    host_event: str = ""
-    query: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -44,9 +35,18 @@ def check_hook(name: str, payload: Mapping[str, Any]) -> None:
             raise InvalidHookPayload("must be an object", field=part)
 
 
+def read_hook(name: str, payload: Mapping[str, Any]) -> OpenCodeTurn:
+    """What an OpenCode hook call says (read once: the session it names, then its events)."""
+    return extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
+
+
 def parse_hook(name: str, payload: Mapping[str, Any], session: SessionRef) -> ParsedHook:
     """Turn an OpenCode hook payload into events for ``session``."""
-    turn = extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
+    return parsed_for(read_hook(name, payload), session)
+
+
+def parsed_for(turn: OpenCodeTurn, session: SessionRef) -> ParsedHook:
+    """A read hook call's events, placed in ``session`` and its root."""
     events = [
         event.model_copy(
             update={
@@ -90,9 +90,8 @@ def subagent_finished(session: SessionRef) -> SessionEvent:
     )
 
 
-def find_target(name: str, payload: Mapping[str, Any]) -> HookTarget | None:
+def target_of(turn: OpenCodeTurn) -> HookTarget | None:
     """The session a hook call is about; None for host events that belong to no session."""
-    turn = extract_opencode(name, dict(payload["input"]), dict(payload["output"]))
     if not turn.session_id:
         return None
     return HookTarget(session_id=turn.session_id, parent_id=turn.parent_id)
@@ -164,7 +163,9 @@ __all__ = [
     "ParsedHook",
     "apply_output",
     "check_hook",
-    "find_target",
     "parse_hook",
+    "parsed_for",
+    "read_hook",
+    "target_of",
     "prepend_to_last_user_message",
 ]

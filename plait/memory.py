@@ -21,7 +21,7 @@ from plait.background import Background
 from plait.errors import InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import TURN_HOOK, envelope_for
-from plait.nodes.hosts import apply_output, check_hook, find_target
+from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, read_hook, target_of
 from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.nodes.sessions import find_root, link_child
 from plait.service import Backends, open_backends
@@ -208,17 +208,17 @@ class Memory:
     async def _run_hook(
         self, name: str, payload: dict[str, Any], output: dict[str, Any]
     ) -> dict[str, Any]:
-        session = await self._session_for(name, payload)
+        turn = read_hook(name, payload)
+        session = await self._session_for(target_of(turn))
         if session is None:
             return output
+        graph_input = hook_input(name, session, payload, parsed_for(turn, session))
         async with self._lock(session.root_session_id):
             if name in STATELESS_HOOKS:
-                result = await self.stateless_graph.ainvoke(
-                    hook_input(name, session, payload), context=self.context
-                )
+                result = await self.stateless_graph.ainvoke(graph_input, context=self.context)
             else:
                 result = await self.graph.ainvoke(
-                    hook_input(name, session, payload),
+                    graph_input,
                     config=self._config(session.root_session_id),
                     context=self.context,
                     durability="exit",
@@ -230,8 +230,7 @@ class Memory:
             await self.store.forget_session(session.session_id)
         return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
 
-    async def _session_for(self, name: str, payload: dict[str, Any]) -> SessionRef | None:
-        target = find_target(name, payload)
+    async def _session_for(self, target: HookTarget | None) -> SessionRef | None:
         if target is None:
             if self._last_root is None:
                 return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -30,6 +31,15 @@ class SessionRef(BaseModel):
 
     session_id: str
     root_session_id: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ParsedHook:
+    """One host hook call in plait's terms: its events, the host's event name, the user's query."""
+
+    events: list[SessionEvent] = field(default_factory=list)
+    host_event: str = ""
+    query: str = ""
 
 
 class ToolPolicy(BaseModel):
@@ -61,6 +71,7 @@ class HookInput(TypedDict):
     hook: str
     session: SessionRef
     payload: Annotated[dict[str, Any], UntrackedValue(dict)]
+    parsed: Annotated[ParsedHook | None, UntrackedValue(ParsedHook)]
     events: Annotated[list[SessionEvent], UntrackedValue(list)]
     inject: Annotated[str | None, UntrackedValue(str)]
     policy: Annotated[ToolPolicy | None, UntrackedValue(ToolPolicy)]
@@ -88,10 +99,18 @@ class HookState(HookInput, total=False):
     nudged: bool
 
 
-def hook_input(hook: str, session: SessionRef, payload: dict[str, Any]) -> HookInput:
-    """The input of one hook call."""
+def hook_input(
+    hook: str, session: SessionRef, payload: dict[str, Any], parsed: ParsedHook | None = None
+) -> HookInput:
+    """The input of one hook call; ``parsed`` when the caller has already read the payload."""
     return HookInput(
-        hook=hook, session=session, payload=payload, events=[], inject=None, policy=None
+        hook=hook,
+        session=session,
+        payload=payload,
+        parsed=parsed,
+        events=[],
+        inject=None,
+        policy=None,
     )
 
 
@@ -102,6 +121,7 @@ __all__ = [
     "HookName",
     "HookOutput",
     "HookState",
+    "ParsedHook",
     "SessionRef",
     "ToolPolicy",
     "hook_input",

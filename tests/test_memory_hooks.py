@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,10 @@ from plait.adapters.checkpoint import TRIM_SLACK
 from plait.demo import check, find_envelope
 from plait.demo_session import EXPECTED, play
 from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
+from plait.nodes import hosts
+from plait.nodes.extract_opencode import OpenCodeTurn, extract_opencode
 from plait.replay import SessionReplay
+from plait.state.events import EventKind
 
 
 @pytest.fixture
@@ -110,6 +114,25 @@ async def test_memory_huge_and_malformed_text_is_capped_and_escaped(memory: Memo
     envelope = await memory.envelope(session.session_id)
     root = ET.fromstring(envelope)
     assert root.find("last_request") is not None and "<evil/>" not in envelope
+
+
+async def test_memory_reads_each_hook_payload_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding the session and making its events share one read (a big tool output costs ~1 ms)."""
+    reads: list[str] = []
+
+    def counted(name: str, *args: Any) -> OpenCodeTurn:
+        reads.append(name)
+        return extract_opencode(name, *args)
+
+    monkeypatch.setattr(hosts, "extract_opencode", counted)
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to use Postgres for storage.")
+    await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py" * 1000)
+    assert sorted(set(reads)) == sorted(reads)  # no hook read twice
+    assert {"chat.message", "experimental.chat.messages.transform"} <= set(reads)
+    assert (await memory.store.read_events(session.session_id))[-1].kind == EventKind.ERROR
 
 
 async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
