@@ -19,7 +19,12 @@ from plait.adapters.graphiti import MemoryHit, make_graphiti
 from plait.adapters.graphiti.bench import QUERIES, bench_search, seed_graph
 from plait.adapters.graphiti.factory import build_indices
 from plait.adapters.graphiti.offline_embedder import OfflineReranker
-from plait.adapters.graphiti.search import reranked
+from plait.adapters.graphiti.search import (
+    RECENCY_FLOOR,
+    RECENCY_HALF_LIFE_DAYS,
+    recency,
+    reranked,
+)
 from plait.nodes.recall import render_recall
 from plait.state.background import Hit
 
@@ -156,3 +161,33 @@ async def test_candidates_of_every_kind_are_reranked_on_one_scale() -> None:
     assert [hit.uuid for hit in ranked][:2] == ["f1", "e1"]  # as relevant: the fact first
     assert ranked[0].score > ranked[1].score > ranked[-1].score
     assert {hit.uuid for hit in ranked} == {"n1", "e1", "f1", "e2"}
+
+
+async def test_as_relevant_newer_knowledge_ranks_first_and_age_is_bounded() -> None:
+    graphiti = SimpleNamespace(cross_encoder=OfflineReranker())
+    now = datetime.now(UTC)
+    query = "which http client do we use?"
+    old = MemoryHit(  # a little more relevant, but a year old
+        uuid="old",
+        kind="fact",
+        text="we use the httpx http client",
+        score=0,
+        valid_at=now - timedelta(days=365),
+    )
+    new = MemoryHit(
+        uuid="new",
+        kind="fact",
+        text="we use the httpx http client with retries",
+        score=0,
+        valid_at=now - timedelta(hours=1),
+    )
+    relevance = dict(await graphiti.cross_encoder.rank(query, [old.text, new.text]))
+    assert relevance[old.text] > relevance[new.text]
+    ranked = await reranked(graphiti, query, [old, new])
+    assert [hit.uuid for hit in ranked] == ["new", "old"]
+    assert ranked[1].score >= RECENCY_FLOOR * relevance[old.text]  # age never sinks a hit
+    assert recency(None, now) == RECENCY_FLOOR  # undated: as old as can be
+    assert recency(now, now) == 1.0
+    assert recency(now - timedelta(days=RECENCY_HALF_LIFE_DAYS), now) == pytest.approx(
+        (1 + RECENCY_FLOOR) / 2
+    )

@@ -42,6 +42,10 @@ RETURN entity.uuid AS uuid,
        collect(DISTINCT [fact.fact, fact.invalid_at, fact.expired_at]) AS facts
 """
 KIND_LABEL = re.compile(r"^[a-z_]+: ")
+# Aging: as relevant, newer knowledge first. A dated hit's weight halves its distance to the floor
+# every half-life, so a year-old fact (or an undated entity) keeps 85 % of its score.
+RECENCY_HALF_LIFE_DAYS = 30.0
+RECENCY_FLOOR = 0.85
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -247,18 +251,37 @@ async def reranked(graphiti: Graphiti, query: str, hits: list[MemoryHit]) -> lis
     graphiti-core ranks facts, entities and episodes each in their own list (reciprocal rank
     fusion of full-text and vector search), so a score from one list says nothing against a
     score from another; the reranker scores every candidate against the query on one scale,
-    weighted by :data:`KIND_WEIGHT`.
+    weighted by :data:`KIND_WEIGHT` and by :func:`recency`.
     """
     if not hits:
         return hits
     ranked = await graphiti.cross_encoder.rank(query, list({hit.text: None for hit in hits}))
     score_of = dict(ranked)
+    now = datetime.now(UTC)
     return rank(
         [
-            replace(hit, score=score_of.get(hit.text, 0.0) * KIND_WEIGHT.get(hit.kind, 0.8))  # type: ignore[call-arg]  # mypy misses a slotted parent's fields
+            replace(hit, score=score_of.get(hit.text, 0.0) * weight(hit, now))  # type: ignore[call-arg]  # mypy misses a slotted parent's fields
             for hit in hits
         ]
     )
+
+
+def weight(hit: MemoryHit, now: datetime) -> float:
+    """What a hit's relevance is multiplied by: its kind's weight and its recency."""
+    return KIND_WEIGHT.get(hit.kind, 0.8) * recency(hit.valid_at, now)
+
+
+def recency(valid_at: datetime | None, now: datetime) -> float:
+    """1 for what became true now, down toward :data:`RECENCY_FLOOR` with age.
+
+    Undated hits (entities) count as old: age only ever lifts what is known to be recent.
+    """
+    if valid_at is None:
+        return RECENCY_FLOOR
+    if valid_at.tzinfo is None:
+        valid_at = valid_at.replace(tzinfo=UTC)
+    age_days = max(0.0, (now - valid_at).total_seconds() / 86_400)
+    return RECENCY_FLOOR + (1 - RECENCY_FLOOR) * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
 
 
 async def search_memory(
