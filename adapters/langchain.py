@@ -14,13 +14,12 @@ The node and pre-model hook for hand-built graphs live in :mod:`plait.adapters.l
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
@@ -29,6 +28,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from plait.memory import Memory, MemoryKind, recalled, remembered
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.extract_langchain import events_from_messages
 from plait.nodes.sessions import find_root
@@ -37,15 +37,12 @@ from plait.state.events import EventKind, SessionEvent
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
 
-    from plait.memory import Memory
-
 logger = logging.getLogger("plait")
 
 SUMMARY_SOURCE = "summarization"
 RECENT_KEYS_KEPT = 256
 SUMMARY_KEYS_KEPT = 16
 DEFAULT_SESSION = "project"
-RECALL_TIMEOUT_SECONDS = 30.0
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
 
 # -- pure helpers ---------------------------------------------------------------------------------
@@ -352,19 +349,6 @@ class SessionMemoryMiddleware(AgentMiddleware):
 
 # -- tools ----------------------------------------------------------------------------------------
 
-MemoryKind = Literal["decision", "preference", "rule"]
-
-
-def _memory_event(text: str, kind: MemoryKind, session_id: str) -> SessionEvent:
-    return SessionEvent(
-        root_session_id=session_id,
-        session_id=session_id,
-        kind=EventKind(kind),
-        summary=text,
-        body=text,
-        source_hook="langchain.remember",
-    )
-
 
 def memory_tools(memory: Memory, *, session_id: str | None = None) -> list[BaseTool]:
     """``remember`` and ``recall`` tools over the project's long-term memory.
@@ -380,17 +364,11 @@ def memory_tools(memory: Memory, *, session_id: str | None = None) -> list[BaseT
 
     async def remember(text: str, config: RunnableConfig, kind: MemoryKind = "decision") -> str:
         session = recorder.resolve_session(config)
-        stored = await memory.record(session, [_memory_event(text, kind, session)])
-        return f"Remembered ({kind}): {stored[0].summary}" if stored else "Nothing to remember."
+        stored = await memory.remember(session, text, kind, source="langchain.remember")
+        return remembered(kind, stored)
 
     async def recall(query: str, config: RunnableConfig) -> str:
-        if memory.background is None:
-            return "Long-term memory is not available in this process."
-        session = recorder.resolve_session(config)
-        found = await asyncio.wait_for(
-            memory.background.refresh(memory.group_id, session, query), RECALL_TIMEOUT_SECONDS
-        )
-        return found.text if found is not None and found.text else "No memories found."
+        return recalled(await memory.recall(recorder.resolve_session(config), query))
 
     return [
         StructuredTool.from_function(

@@ -18,7 +18,7 @@ from langgraph.graph.state import CompiledStateGraph
 from plait.adapters.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
-from plait.errors import InvalidHookPayload, PlaitError
+from plait.errors import BackendUnavailable, InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import TURN_HOOK, envelope_for
 from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, read_hook, target_of
@@ -27,7 +27,7 @@ from plait.nodes.sessions import find_root, link_child
 from plait.service import Backends, open_backends
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.hooks import HookState, SessionRef, hook_input
 from plait.state.snapshot import Snapshot
 
@@ -38,6 +38,7 @@ MAX_CACHED_ROOTS = 4096
 STATELESS_HOOKS = frozenset({"experimental.chat.messages.transform"})
 CHECKPOINTS_KEPT_PER_THREAD = 8
 PROJECT_SESSION = "project"
+RECALL_TIMEOUT_SECONDS = 30.0
 
 
 def project_group_id(settings: Settings, project_dir: Path) -> str:
@@ -276,6 +277,50 @@ class Memory:
         ]
         return await self.store.append_events(root, prepared, enqueue_group=self.group_id)
 
+    async def remember(
+        self,
+        session_id: str,
+        text: str,
+        kind: MemoryKind = "decision",
+        *,
+        source: str = "plait.remember",
+    ) -> SessionEvent | None:
+        """Record a decision, preference or rule stated outright; it drains to long-term memory.
+
+        Returns the stored event, or None when the session already holds the same one.
+        """
+        event = SessionEvent(
+            root_session_id=session_id,
+            session_id=session_id,
+            kind=EventKind(kind),
+            summary=text,
+            body=text,
+            source_hook=source,
+        )
+        stored = await self.record(session_id, [event])
+        return stored[0] if stored else None
+
+    async def recall(self, session_id: str, query: str) -> str | None:
+        """Search long-term memory now (project and user groups) for ``query``.
+
+        For tools an agent calls on purpose, never for hooks: it waits on the knowledge graph (at
+        most :data:`RECALL_TIMEOUT_SECONDS`). The result is rendered as in
+        ``<persistent_memory>`` and also cached for the session's next envelope. Returns ``""``
+        when nothing matched and None when this process has no long-term memory.
+        """
+        if self.background is None:
+            return None
+        root = await find_root(self.store, session_id)
+        try:
+            found = await asyncio.wait_for(
+                self.background.refresh(self.group_id, root, query), RECALL_TIMEOUT_SECONDS
+            )
+        except TimeoutError:
+            raise BackendUnavailable(
+                f"long-term memory did not answer within {RECALL_TIMEOUT_SECONDS:.0f} s"
+            ) from None
+        return found.text if found is not None else ""
+
     async def turn(
         self, session_id: str, events: Sequence[SessionEvent] = (), *, query: str = ""
     ) -> str:
@@ -319,6 +364,20 @@ class Memory:
         return envelope_for(await self.state(session_id), self.settings)
 
 
+def remembered(kind: str, event: SessionEvent | None) -> str:
+    """A memory tool's answer to :meth:`Memory.remember`."""
+    if event is None:
+        return "Already remembered: this session holds the same note."
+    return f"Remembered ({kind}): {event.summary}"
+
+
+def recalled(text: str | None) -> str:
+    """A memory tool's answer to :meth:`Memory.recall`."""
+    if text is None:
+        return "Long-term memory is not available in this process."
+    return text or "No memories found."
+
+
 class _Opening(Awaitable[Memory]):
     """``Memory.open(...)``: await it, or use it as an async context manager."""
 
@@ -338,4 +397,4 @@ class _Opening(Awaitable[Memory]):
             await self._memory.aclose()
 
 
-__all__ = ["Memory"]
+__all__ = ["RECALL_TIMEOUT_SECONDS", "Memory", "MemoryKind", "recalled", "remembered"]

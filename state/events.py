@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -41,6 +41,10 @@ class EventKind(StrEnum):
     COMPACTION_SUMMARY = "compaction_summary"
     DISCOVERY = "discovery"
     MESSAGE = "message"
+
+
+# The kinds an agent may ask to remember in so many words (the remember/recall tools).
+MemoryKind = Literal["decision", "preference", "rule"]
 
 
 class Priority(IntEnum):
@@ -155,6 +159,7 @@ __all__ = [
     "PRIORITY_BY_KIND",
     "SUMMARY_MAX_CHARS",
     "EventKind",
+    "MemoryKind",
     "Priority",
     "SessionEvent",
     "clean_text",

@@ -20,7 +20,7 @@ from plait import EventKind, Memory, SessionEvent, Settings
 from plait.adapters.mcp import build_server
 from plait.nodes.sessions import find_root
 
-TOOLS = {
+SESSION_TOOLS = {
     "session_execute",
     "session_execute_file",
     "session_batch_execute",
@@ -30,6 +30,8 @@ TOOLS = {
     "session_stats",
     "session_doctor",
 }
+MEMORY_TOOLS = {"memory_remember", "memory_recall"}
+TOOLS = SESSION_TOOLS | MEMORY_TOOLS
 
 
 @pytest.fixture
@@ -311,6 +313,29 @@ async def test_mcp_every_answer_fits_the_budget(server: MCPServer[Any], session:
     assert answers[0].count("corpus:big#") == 20
 
 
+async def test_mcp_memory_tools_remember_then_recall_in_another_session(
+    server: MCPServer[Any], memory: Memory, session: str
+) -> None:
+    assert memory.background is not None
+    decision = "Use Redis Streams with a consumer group for the drain queue"
+    async with Client(server, mode="legacy") as client:
+        saved = await call(
+            client, "memory_remember", text=decision, kind="decision", session_id=session
+        )
+        assert saved == f"Remembered (decision): {decision}"
+        assert (await memory.background.drain()).dead_lettered == 0
+        found = await call(
+            client, "memory_recall", query="what does the drain queue use?", session_id="later"
+        )
+        nothing = await call(client, "memory_recall", query="zebra xylophone", session_id="later")
+        blank = await client.call_tool("memory_recall", {"query": ""})
+        wrong = await client.call_tool("memory_remember", {"text": "x", "kind": "mood"})
+    assert decision in found and len(found.encode()) <= 8192
+    assert [e.source_hook for e in await events_of(memory, session)] == ["mcp.remember"]
+    assert nothing == "No memories found."
+    assert blank.is_error and wrong.is_error  # bad input: a clear error, nothing stored
+
+
 async def test_mcp_recording_failure_fails_open(tmp_path: Path) -> None:
     class BrokenRecorder:
         async def record(self, session_id: str, events: Any) -> list[Any]:
@@ -318,6 +343,8 @@ async def test_mcp_recording_failure_fails_open(tmp_path: Path) -> None:
 
     server = build_server(BrokenRecorder(), worktree=tmp_path, data_dir=tmp_path / "data")
     async with Client(server, mode="legacy") as client:
+        listed = await client.list_tools()
+        assert {tool.name for tool in listed.tools} == SESSION_TOOLS  # no long-term memory here
         answer = await call(client, "session_execute", command="echo still-works")
         stats = await call(client, "session_stats")
     assert "still-works" in answer

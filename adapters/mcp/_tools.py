@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from pydantic import BaseModel, Field, model_validator
@@ -30,7 +30,7 @@ from plait.nodes.ports import HotStore
 from plait.nodes.redact import redact
 from plait.nodes.sessions import find_root
 from plait.settings import Settings
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind, MemoryKind, SessionEvent
 
 logger = logging.getLogger("plait.mcp")
 
@@ -53,6 +53,21 @@ class SessionRecorder(Protocol):
         self, session_id: str, events: Sequence[SessionEvent]
     ) -> Sequence[SessionEvent]:
         """Make the events durable in the session's root log."""
+        ...
+
+
+@runtime_checkable
+class LongTermMemory(Protocol):
+    """The project's long-term memory, when the recorder has one (``plait.Memory`` does)."""
+
+    async def remember(
+        self, session_id: str, text: str, kind: MemoryKind = "decision", *, source: str = ""
+    ) -> SessionEvent | None:
+        """Record a decision, preference or rule stated outright."""
+        ...
+
+    async def recall(self, session_id: str, query: str) -> str | None:
+        """Search long-term memory now."""
         ...
 
 

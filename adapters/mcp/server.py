@@ -1,4 +1,4 @@
-"""plait's MCP server: the session tools (sandboxed shell, per-session corpus, stats, doctor).
+"""plait's MCP server: session tools (sandboxed shell, per-session corpus, stats, doctor), memory.
 
 Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
 carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
@@ -19,17 +19,29 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from plait.adapters.corpus import Corpus
-from plait.adapters.mcp._tools import BatchStep, SessionRecorder, SessionTools
+from plait.adapters.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
+from plait.adapters.mcp._tools import (
+    BatchStep,
+    LongTermMemory,
+    SessionRecorder,
+    SessionTools,
+    session_for,
+)
 from plait.errors import PlaitError
+from plait.memory import recalled, remembered
 from plait.nodes.ports import HotStore
 from plait.settings import Settings
+from plait.state.events import MemoryKind
 
 SERVER_NAME = "plait"
+REMEMBER_HOOK = "mcp.remember"
 INSTRUCTIONS = (
     "Session tools of plait. Run shell commands in the worktree with session_execute; answers "
     "are capped at 8 KB and longer output is indexed into this session's corpus (a "
     "corpus:<source>#<chunk> reference is given) -- use session_search to find the part you "
-    "need instead of re-running the command."
+    "need instead of re-running the command. memory_recall searches what earlier sessions of "
+    "this project decided and learned; memory_remember keeps a decision, preference or rule "
+    "for later sessions."
 )
 
 SessionId = Annotated[
@@ -151,6 +163,33 @@ def register_reports(server: MCPServer[Any], tools: SessionTools) -> None:
         return await tools.doctor()
 
 
+def register_memory(server: MCPServer[Any], memory: LongTermMemory) -> None:
+    """``memory_remember`` and ``memory_recall``: the project's long-term memory."""
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def memory_remember(
+        text: Annotated[
+            str, Field(min_length=1, description="One self-contained sentence to keep.")
+        ],
+        kind: MemoryKind = "decision",
+        session_id: SessionId = None,
+    ) -> str:
+        """Save a project decision, preference or rule so that later sessions recall it."""
+        session = session_for(session_id)
+        return remembered(kind, await memory.remember(session, text, kind, source=REMEMBER_HOOK))
+
+    @server.tool(structured_output=False)
+    @refusing
+    async def memory_recall(
+        query: Annotated[str, Field(min_length=1, description="What to look for.")],
+        session_id: SessionId = None,
+    ) -> str:
+        """Search long-term memory: decisions, preferences, rules and facts of earlier sessions."""
+        answer = recalled(await memory.recall(session_for(session_id), query))
+        return cut_bytes(answer, ANSWER_BUDGET_BYTES)
+
+
 def build_server(
     recorder: SessionRecorder,
     *,
@@ -185,6 +224,8 @@ def build_server(
     register_commands(server, tools)
     register_corpus(server, tools)
     register_reports(server, tools)
+    if isinstance(recorder, LongTermMemory):
+        register_memory(server, recorder)
     return server
 
 
