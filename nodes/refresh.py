@@ -7,10 +7,31 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from plait.nodes.hooks import project_cache_key, session_cache_key
+from plait.nodes.ports import MemoryHit
 from plait.nodes.recall import rank_hits, render_recall
+from plait.settings import Settings
 from plait.state.background import Hit, RefreshState
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
+
+
+def recall_groups(group_id: str, settings: Settings) -> list[str]:
+    """The groups a recall searches: the project's, and the user's preferences."""
+    from plait.adapters.graphiti.groups import user_group_id
+
+    return [group_id, user_group_id(settings.graphiti.group_id_prefix)]
+
+
+def as_hit(hit: MemoryHit) -> Hit:
+    """A search hit in checkpointable form (validity kept when the graph gives it)."""
+    return Hit(
+        uuid=hit.uuid,
+        kind=hit.kind,
+        text=hit.text,
+        score=hit.score,
+        valid_at=getattr(hit, "valid_at", None),
+        is_current=getattr(hit, "is_current", True),
+    )
 
 
 async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -18,24 +39,12 @@ async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> d
     context = runtime.context
     if context.knowledge is None:
         return {"hits": []}
-    from plait.adapters.graphiti.groups import user_group_id
-
-    groups = [state["group_id"], user_group_id(context.settings.graphiti.group_id_prefix)]
     found = await context.knowledge.search(
-        state["query"], groups, context.settings.graphiti.search_limit
+        state["query"],
+        recall_groups(state["group_id"], context.settings),
+        context.settings.graphiti.search_limit,
     )
-    hits = [
-        Hit(
-            uuid=hit.uuid,
-            kind=hit.kind,
-            text=hit.text,
-            score=hit.score,
-            valid_at=getattr(hit, "valid_at", None),
-            is_current=getattr(hit, "is_current", True),
-        )
-        for hit in found
-    ]
-    return {"hits": hits}
+    return {"hits": [as_hit(hit) for hit in found]}
 
 
 async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -60,4 +69,4 @@ async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> di
     return {"recall": recall}
 
 
-__all__ = ["rank", "search_graph", "write_cache"]
+__all__ = ["as_hit", "rank", "recall_groups", "search_graph", "write_cache"]

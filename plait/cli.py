@@ -17,6 +17,7 @@ from plait.settings import Settings
 
 if TYPE_CHECKING:
     from plait.nodes.ports import HotStore
+    from plait.state.background import Hit
 
 app = typer.Typer(
     name="plait",
@@ -80,6 +81,39 @@ def demo(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     load_settings(project, data_dir)
     ok = asyncio.run(run_demo(console, data_dir=data_dir, project_dir=project))
     raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: Annotated[int, typer.Option(min=1, max=100, help="Most hits shown.")] = 10,
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Search the project's long-term memory (and your preferences), best first."""
+    from plait.memory import Memory
+
+    settings = load_settings(project, data_dir)
+    if not query.strip():
+        fail("the query is empty", code=2)
+
+    async def search() -> list[Hit]:
+        async with Memory.open(project, settings=settings, start_background=False) as memory:
+            return await memory.search(query, limit)
+
+    try:
+        hits = asyncio.run(search())
+    except PlaitError as error:
+        fail(str(error))
+    if json_output:
+        typer.echo(json.dumps([hit.model_dump(mode="json") for hit in hits], indent=2))
+        return
+    table = Table("kind", "score", "since", "text", title=f"long-term memory: {query}")
+    for hit in hits:
+        since = f"{hit.valid_at:%Y-%m-%d}" if hit.valid_at else ""
+        table.add_row(hit.kind, f"{hit.score:.2f}", since, hit.text)
+    console.print(table if hits else "No memories found.")
 
 
 dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)

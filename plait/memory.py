@@ -23,9 +23,11 @@ from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import TURN_HOOK, envelope_for
 from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, read_hook, target_of
 from plait.nodes.ports import HotStore, KnowledgeGraph
+from plait.nodes.refresh import as_hit, recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.service import Backends, open_backends
 from plait.settings import Settings
+from plait.state.background import Hit
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.hooks import HookState, SessionRef, hook_input
@@ -299,6 +301,19 @@ class Memory:
         )
         stored = await self.record(session_id, [event])
         return stored[0] if stored else None
+
+    async def search(self, query: str, limit: int | None = None) -> list[Hit]:
+        """Search long-term memory now (project and user groups), best first; nothing is cached.
+
+        Waits on the knowledge graph: for tools and the command line, never for hooks. Raises
+        :class:`BackendUnavailable` when this process has no long-term memory or it is down.
+        """
+        if self.background is None:
+            raise BackendUnavailable("long-term memory is not available in this process")
+        knowledge = await self.background.knowledge()
+        groups = recall_groups(self.group_id, self.settings)
+        found = await knowledge.search(query, groups, limit or self.settings.graphiti.search_limit)
+        return [as_hit(hit) for hit in found]
 
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.

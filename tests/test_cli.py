@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from plait import Memory, Settings
 from plait.cli import app
 
 runner = CliRunner()
@@ -65,3 +67,36 @@ def test_dlq_list_on_an_empty_queue(tmp_data_dir: Path) -> None:
     assert json.loads(result.output) == []
     dropped = runner.invoke(app, ["dlq", "drop", "--data-dir", str(tmp_data_dir)])
     assert "dropped 0" in dropped.output
+
+
+async def test_recall_searches_long_term_memory_from_the_shell(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
+    settings = Settings.load(project)
+    async with Memory.open(project, settings=settings, start_background=False) as memory:
+        assert memory.background is not None
+        await memory.remember("ses_cli", "Keep money as integer cents in the ledger", "decision")
+        assert (await memory.background.drain()).dead_lettered == 0
+    args = ["recall", "how do we store money?", "--project", str(project)]
+    found = await asyncio.to_thread(runner.invoke, app, [*args, "--json", "--limit", "5"])
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.output)
+    assert 0 < len(hits) <= 5
+    assert any(h["kind"] == "fact" and "integer cents" in h["text"] for h in hits)
+    shown = await asyncio.to_thread(runner.invoke, app, args)
+    assert shown.exit_code == 0 and "integer cents" in shown.output
+    blank = await asyncio.to_thread(runner.invoke, app, ["recall", " ", "--project", str(project)])
+    assert blank.exit_code == 2 and "query is empty" in blank.output
+
+
+def test_recall_says_when_the_graph_server_is_down(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
+    monkeypatch.setenv("PLAIT_FALKORDB__URL", "redis://127.0.0.1:1")
+    result = runner.invoke(app, ["recall", "anything", "--project", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "unreachable" in result.output and "127.0.0.1:1" in result.output
