@@ -286,10 +286,10 @@ class Memory:
         kind: MemoryKind = "decision",
         *,
         source: str = "plait.remember",
-    ) -> SessionEvent | None:
+    ) -> SessionEvent:
         """Record a decision, preference or rule stated outright; it drains to long-term memory.
 
-        Returns the stored event, or None when the session already holds the same one.
+        Returns the stored event.
         """
         event = SessionEvent(
             root_session_id=session_id,
@@ -299,8 +299,8 @@ class Memory:
             body=text,
             source_hook=source,
         )
-        stored = await self.record(session_id, [event])
-        return stored[0] if stored else None
+        (stored,) = await self.record(session_id, [event])
+        return stored
 
     async def search(self, query: str, limit: int | None = None) -> list[Hit]:
         """Search long-term memory now (project and user groups), best first; nothing is cached.
@@ -379,10 +379,8 @@ class Memory:
         return envelope_for(await self.state(session_id), self.settings)
 
 
-def remembered(kind: str, event: SessionEvent | None) -> str:
+def remembered(kind: str, event: SessionEvent) -> str:
     """A memory tool's answer to :meth:`Memory.remember`."""
-    if event is None:
-        return "Already remembered: this session holds the same note."
     return f"Remembered ({kind}): {event.summary}"
 
 

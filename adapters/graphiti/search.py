@@ -205,10 +205,11 @@ async def superseded_episodes(
         known = [end for end in ends if end is not None]
         if known and len(known) == len(ends):
             ended[record["uuid"]] = max(known)
-    stale_text = {said(e): ended[e.uuid] for e in episodes if e.uuid in ended}
-    for episode in episodes:
-        if episode.uuid not in ended and said(episode) in stale_text:
-            ended[episode.uuid] = stale_text[said(episode)]
+    says = {episode.uuid: said(episode) for episode in episodes}
+    stale_text = {says[uuid]: end for uuid, end in ended.items() if uuid in says}
+    for uuid, text in says.items():
+        if uuid not in ended and text in stale_text:
+            ended[uuid] = stale_text[text]
     return ended
 
 

@@ -62,7 +62,7 @@ class LongTermMemory(Protocol):
 
     async def remember(
         self, session_id: str, text: str, kind: MemoryKind = "decision", *, source: str = ""
-    ) -> SessionEvent | None:
+    ) -> SessionEvent:
         """Record a decision, preference or rule stated outright."""
         ...
 
