@@ -1,7 +1,8 @@
 """The small protocols through which nodes reach the outside world.
 
-Adapters implement them: ``plait.adapters.redis_store.RedisHotStore`` on any Redis 7+ (the
-embedded FalkorDB server included) and ``plait.adapters.memory_store.InMemoryHotStore``, which is
+Adapters implement them: ``plait.adapters.backends.redis_store.RedisHotStore`` on any Redis 7+ (the
+embedded FalkorDB server included) and
+``plait.adapters.backends.memory_store.InMemoryHotStore``, which is
 both the degraded-mode fallback and the reference implementation the contract tests run against.
 """
 

@@ -17,7 +17,7 @@ from plait.state.hooks import CachedRecall
 
 def recall_groups(group_id: str, settings: Settings) -> list[str]:
     """The groups a recall searches: the project's, and the user's preferences."""
-    from plait.adapters.graphiti.groups import user_group_id
+    from plait.adapters.backends.graphiti.groups import user_group_id
 
     return [group_id, user_group_id(settings.graphiti.group_id_prefix)]
 

@@ -28,7 +28,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from plait.adapters.checkpoint import plait_serializer
+from plait.adapters.backends.checkpoint import plait_serializer
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
 from plait.nodes.ports import HotStore, KnowledgeGraph

@@ -124,7 +124,7 @@ IdsArgument = Annotated[
 
 
 async def _with_store[T](settings: Settings, action: Callable[[HotStore], Awaitable[T]]) -> T:
-    from plait.service import open_backends
+    from plait.wiring import open_backends
 
     backends = await open_backends(settings, allow_degraded=False)
     try:
@@ -222,7 +222,7 @@ def bench_hotpath_command(
     """chat.message then messages.transform, p50/p99, on sessions of growing length."""
     import tempfile
 
-    from plait.bench import bench_hotpath, stamp, timing_table, write_section
+    from plait.devtools.bench import bench_hotpath, stamp, timing_table, write_section
     from plait.memory import Memory
 
     async def measure() -> str:
@@ -266,8 +266,8 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
 ) -> None:
     """Run the local HTTP service the OpenCode plugin talks to (loopback, bearer token)."""
-    from plait.adapters.http import running_service
-    from plait.adapters.http import serve as serve_http
+    from plait.adapters.hosts.http import running_service
+    from plait.adapters.hosts.http import serve as serve_http
     from plait.memory import Memory
 
     settings = load_settings(project, data_dir)
@@ -298,7 +298,7 @@ def serve(
 @app.command()
 def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     """Run plait's MCP server (session tools) on stdio."""
-    from plait.adapters.mcp import run_stdio
+    from plait.adapters.hosts.mcp import run_stdio
 
     settings = load_settings(project, data_dir)
     try:
@@ -319,7 +319,7 @@ def opencode_install(
     ] = False,
 ) -> None:
     """Write the plugin and the MCP entry into opencode.json (the project's, or the user's)."""
-    from plait.adapters.opencode import install_opencode
+    from plait.adapters.hosts.opencode import install_opencode
 
     try:
         written = install_opencode((project or Path.cwd()).resolve(), global_=global_)
@@ -338,9 +338,9 @@ def bench_search_command(
     """Refresh search p50/p95 on knowledge graphs of growing size (embedded server)."""
     import tempfile
 
-    from plait.adapters.embedded import EmbeddedFalkorDB
-    from plait.adapters.graphiti.bench import bench_search
-    from plait.bench import stamp, write_section
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.search_bench import bench_search
 
     counts = tuple(int(size) for size in sizes.split(","))
     with (
@@ -373,7 +373,7 @@ def bench_drain_command(
     import tempfile
     import time
 
-    from plait.bench import seed_event, stamp, write_section
+    from plait.devtools.bench import seed_event, stamp, write_section
     from plait.memory import Memory
 
     async def measure() -> tuple[int, float]:
@@ -406,7 +406,7 @@ def bench_recall_command(
     json_output: JsonOption = False,
 ) -> None:
     """recall@k and NDCG@10 of long-term memory against a BM25 baseline, per category."""
-    from plait.recall_bench import DatasetError, parse_ks, render_report, run_recall_bench
+    from plait.devtools.recall import DatasetError, parse_ks, render_report, run_recall_bench
 
     try:
         ks = parse_ks(k)

@@ -13,9 +13,9 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.demo_session import EXPECTED, play
 from plait.memory import Memory
-from plait.replay import SessionReplay
 
 PERSISTENT = re.compile(r"<persistent_memory\b.*?</persistent_memory>", re.DOTALL)
 ENVELOPE = re.compile(r"<session_memory\b.*?</session_memory>", re.DOTALL)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from plait.replay import SessionReplay
+from plait.adapters.hosts.opencode.replay import SessionReplay
 
 OnCompaction = Callable[[int, list[str], str], Awaitable[None]]
 

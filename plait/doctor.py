@@ -11,8 +11,8 @@ from typing import Literal
 from langchain_core.runnables import RunnableConfig
 
 from plait.errors import PlaitError
-from plait.service import Backends, describe_url, open_backends
 from plait.settings import KEY_VARIABLES, Settings
+from plait.wiring import Backends, describe_url, open_backends
 
 Status = Literal["ok", "degraded", "unavailable"]
 

@@ -15,8 +15,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from plait.adapters.checkpoint import AsyncRedisSaver, plait_serializer
-from plait.adapters.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.errors import BackendUnavailable, InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
@@ -25,13 +25,13 @@ from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, 
 from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.nodes.refresh import as_hit, recall_groups
 from plait.nodes.sessions import find_root, link_child
-from plait.service import Backends, open_backends
 from plait.settings import Settings
 from plait.state.background import Hit
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.hooks import HookState, SessionRef, hook_input
 from plait.state.snapshot import Snapshot
+from plait.wiring import Backends, open_backends
 
 logger = logging.getLogger("plait")
 
@@ -45,7 +45,7 @@ RECALL_TIMEOUT_SECONDS = 30.0
 
 def project_group_id(settings: Settings, project_dir: Path) -> str:
     """The knowledge-graph group of a project."""
-    from plait.adapters.graphiti.groups import group_id_for
+    from plait.adapters.backends.graphiti.groups import group_id_for
 
     return group_id_for(settings.graphiti.group_id_prefix, project_dir)
 
@@ -68,7 +68,7 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
     async def open_knowledge() -> KnowledgeGraph:
         if backends.falkordb_url is None:
             return InMemoryKnowledgeGraph()
-        from plait.adapters.graphiti import open_knowledge_graph
+        from plait.adapters.backends.graphiti import open_knowledge_graph
 
         return await open_knowledge_graph(backends.settings, backends.falkordb_url)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from plait.background import Background
 from plait.memory import knowledge_factory, make_checkpointer, project_group_id
-from plait.service import open_backends
 from plait.settings import Settings
+from plait.wiring import open_backends
 
 logger = logging.getLogger("plait")
 

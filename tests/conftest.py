@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from plait.adapters.embedded import EmbeddedFalkorDB
+from plait.adapters.backends.embedded import EmbeddedFalkorDB
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 
 import pytest
 
-from plait.adapters.memory_graph import InMemoryKnowledgeGraph
-from plait.adapters.memory_store import InMemoryHotStore
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.background import Background
 from plait.nodes.ports import KnowledgeGraph, MemoryHit
 from plait.settings import Settings

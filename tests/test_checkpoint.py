@@ -14,7 +14,7 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from plait.adapters.checkpoint import (
+from plait.adapters.backends.checkpoint import (
     TRIM_SLACK,
     AsyncRedisSaver,
     KeySpace,

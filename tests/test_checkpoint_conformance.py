@@ -8,7 +8,7 @@ import redis.asyncio as aioredis
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from plait.adapters.checkpoint import AsyncRedisSaver
+from plait.adapters.backends.checkpoint import AsyncRedisSaver
 
 
 async def test_checkpointer_passes_all_eight_conformance_capabilities(redis_url: str) -> None:

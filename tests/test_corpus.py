@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from plait.adapters.corpus import (
+from plait.adapters.backends.corpus import (
     CORPUS_FILE,
     Corpus,
     chunk_text,
@@ -19,7 +19,7 @@ from plait.adapters.corpus import (
     reciprocal_rank_fusion,
     snippet,
 )
-from plait.adapters.sandbox import PathOutsideWorktree, clamp_timeout, resolve_inside
+from plait.adapters.hosts.mcp.sandbox import PathOutsideWorktree, clamp_timeout, resolve_inside
 
 
 @pytest.fixture

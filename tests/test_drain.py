@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
-from plait.adapters.memory_graph import InMemoryKnowledgeGraph
-from plait.adapters.memory_store import InMemoryHotStore
-from plait.adapters.redis_store import RedisHotStore
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
 from plait.nodes.ports import HotStore, KnowledgeGraph, MemoryHit

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from plait.adapters.embedded import EmbeddedFalkorDB, answers_ping, pid_alive
+from plait.adapters.backends.embedded import EmbeddedFalkorDB, answers_ping, pid_alive
 from plait.errors import BackendUnavailable
 
 
@@ -50,7 +50,7 @@ def test_embedded_server_is_shared_and_the_last_user_stops_it(tmp_data_dir: Path
 def test_embedded_server_is_reused_by_another_process(tmp_data_dir: Path) -> None:
     with EmbeddedFalkorDB(tmp_data_dir) as server:
         code = (
-            "from pathlib import Path; from plait.adapters.embedded import EmbeddedFalkorDB;"
+            "from pathlib import Path; from plait.adapters.backends.embedded import EmbeddedFalkorDB;"
             f"s = EmbeddedFalkorDB(Path({str(tmp_data_dir)!r})); i = s.start();"
             "print(i.port, s.owner); s.stop()"
         )

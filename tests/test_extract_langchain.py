@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from plait.nodes.extract_langchain import events_from_messages, message_text, tool_name
+from plait.adapters.hosts.langchain.messages import events_from_messages, message_text, tool_name
 from plait.state.events import BODY_MAX_BYTES, EventKind
 from plait.state.snapshot import Snapshot, drop_duplicates, fold_snapshot
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plait.adapters.hosts.langchain.messages import events_from_messages
 from plait.errors import InvalidHookPayload, UnknownHook
-from plait.nodes.extract_langchain import events_from_messages
 from plait.nodes.extract_opencode import extract_opencode, program_of
 from plait.nodes.redact import REDACTED
 from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support.events import timed_event
 
-from plait.adapters.graphiti import (
+from plait.adapters.backends.graphiti import (
     GraphitiKnowledgeGraph,
     OfflineEmbedder,
     group_id_for,
@@ -20,9 +20,9 @@ from plait.adapters.graphiti import (
     parse_episode_body,
     user_group_id,
 )
-from plait.adapters.graphiti.factory import TELEMETRY_ENV, address_of
-from plait.adapters.graphiti.knowledge import redacted_url
-from plait.adapters.graphiti.offline_embedder import cosine
+from plait.adapters.backends.graphiti.factory import TELEMETRY_ENV, address_of
+from plait.adapters.backends.graphiti.knowledge import redacted_url
+from plait.adapters.backends.graphiti.offline_embedder import cosine
 from plait.memory import Memory
 from plait.nodes.drain import episode_uuid
 from plait.nodes.ports import KnowledgeGraph

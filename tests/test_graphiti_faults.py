@@ -13,9 +13,9 @@ from graphiti_core.llm_client.client import LLMClient
 from pydantic import BaseModel
 from tenacity import wait_none
 
-from plait.adapters.graphiti import OfflineLLMClient, make_graphiti, open_knowledge_graph
-from plait.adapters.graphiti.knowledge import GraphitiKnowledgeGraph
-from plait.adapters.redis_store import RedisHotStore
+from plait.adapters.backends.graphiti import OfflineLLMClient, make_graphiti, open_knowledge_graph
+from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.errors import BackendUnavailable
 from plait.nodes.ports import HotStore, KnowledgeGraph

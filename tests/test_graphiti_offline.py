@@ -24,7 +24,7 @@ from graphiti_core.prompts.models import Message
 from graphiti_core.utils.maintenance import dedup_helpers
 from support.events import timed_event
 
-from plait.adapters.graphiti import (
+from plait.adapters.backends.graphiti import (
     OfflineEmbedder,
     OfflineLLMClient,
     OfflineReranker,
@@ -38,13 +38,13 @@ from plait.adapters.graphiti import (
     user_group_id,
     write_events,
 )
-from plait.adapters.graphiti.extraction import extract_entities, extract_facts
-from plait.adapters.graphiti.factory import TELEMETRY_ENV, make_embedder
-from plait.adapters.graphiti.groups import project_name_of
-from plait.adapters.graphiti.knowledge import GraphitiKnowledgeGraph, open_knowledge_graph
-from plait.adapters.graphiti.offline_embedder import cosine, embed_text
-from plait.adapters.graphiti.offline_llm import clean_input
-from plait.adapters.graphiti.speedups import install as install_speedups
+from plait.adapters.backends.graphiti.extraction import extract_entities, extract_facts
+from plait.adapters.backends.graphiti.factory import TELEMETRY_ENV, make_embedder
+from plait.adapters.backends.graphiti.groups import project_name_of
+from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph, open_knowledge_graph
+from plait.adapters.backends.graphiti.offline_embedder import cosine, embed_text
+from plait.adapters.backends.graphiti.offline_llm import clean_input
+from plait.adapters.backends.graphiti.speedups import install as install_speedups
 from plait.errors import ConfigError, MissingExtra
 from plait.nodes.ports import KnowledgeGraph
 from plait.state.events import EventKind
@@ -303,7 +303,7 @@ async def test_telemetry_is_off_unless_opted_in(redis_url: str, monkeypatch) -> 
     assert os.environ[TELEMETRY_ENV] == "true"
     await instance.close()
     env = {k: v for k, v in os.environ.items() if k != TELEMETRY_ENV}
-    code = "import os, plait.adapters.graphiti; print(os.environ['GRAPHITI_TELEMETRY_ENABLED'])"
+    code = "import os, plait.adapters.backends.graphiti; print(os.environ['GRAPHITI_TELEMETRY_ENABLED'])"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "false", out.stderr
 

@@ -15,16 +15,16 @@ from graphiti_core.search.search_utils import (
     node_similarity_search,
 )
 
-from plait.adapters.graphiti import MemoryHit, make_graphiti
-from plait.adapters.graphiti.bench import QUERIES, bench_search, seed_graph
-from plait.adapters.graphiti.factory import build_indices
-from plait.adapters.graphiti.offline_embedder import OfflineReranker
-from plait.adapters.graphiti.search import (
+from plait.adapters.backends.graphiti import MemoryHit, make_graphiti
+from plait.adapters.backends.graphiti.factory import build_indices
+from plait.adapters.backends.graphiti.offline_embedder import OfflineReranker
+from plait.adapters.backends.graphiti.search import (
     RECENCY_FLOOR,
     RECENCY_HALF_LIFE_DAYS,
     recency,
     reranked,
 )
+from plait.devtools.search_bench import QUERIES, bench_search, seed_graph
 from plait.nodes.recall import render_recall
 from plait.state.background import Hit
 

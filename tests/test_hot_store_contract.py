@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from plait.adapters.memory_store import InMemoryHotStore
-from plait.adapters.redis_store import RedisHotStore
+from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.nodes.ports import HotStore
 from plait.state.events import EventKind, SessionEvent
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from plait.adapters.http import (
+from plait.adapters.hosts.http import (
     WARNING_HEADER,
     ServiceInfo,
     create_app,

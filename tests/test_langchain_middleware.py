@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from support.scripted_model import ScriptedChatModel
 
 from plait import Memory
-from plait.adapters.langchain import (
+from plait.adapters.hosts.langchain import (
     RecordedMessages,
     SessionMemoryMiddleware,
     after_recording,

@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 from support.scripted_model import ScriptedChatModel
 
 from plait import Memory
-from plait.adapters.langchain import memory_tools
+from plait.adapters.hosts.langchain import memory_tools
 from plait.state.events import EventKind
 
 PREFERENCE = "Always use tabs for indentation in Makefiles of the billing project."

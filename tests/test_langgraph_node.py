@@ -18,8 +18,8 @@ from support.scripted_model import ScriptedChatModel
 from typing_extensions import TypedDict
 
 from plait import Memory
-from plait.adapters.langchain import inject_envelope
-from plait.adapters.langgraph_node import session_memory_hook, session_memory_node
+from plait.adapters.hosts.langchain import inject_envelope
+from plait.adapters.hosts.langchain.node import session_memory_hook, session_memory_node
 
 ENVELOPE_OPEN = "<session_memory"
 DECISION = "We decided to use PostgreSQL 16 as the only database for the orders service."

@@ -17,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
 from plait import EventKind, Memory, SessionEvent, Settings
-from plait.adapters.mcp import build_server
+from plait.adapters.hosts.mcp import build_server
 from plait.nodes.sessions import find_root
 
 SESSION_TOOLS = {

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from plait import InvalidHookPayload, Memory, Settings, UnknownHook
-from plait.adapters.checkpoint import TRIM_SLACK
+from plait.adapters.backends.checkpoint import TRIM_SLACK
+from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.demo import check, find_envelope
 from plait.demo_session import EXPECTED, play
 from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
 from plait.nodes import hosts
 from plait.nodes.extract_opencode import OpenCodeTurn, extract_opencode
-from plait.replay import SessionReplay
 from plait.state.events import EventKind
 
 

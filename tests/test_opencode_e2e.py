@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 from support.opencode_mock_provider import MockProvider, Reply, message_text
 
-from plait.adapters.http import load_or_create_token, project_key, serve, service_file
-from plait.adapters.opencode import install_opencode
+from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
+from plait.adapters.hosts.opencode import install_opencode
 
 OPENCODE_VERSION = "1.18.33"
 RUN_TIMEOUT_SECONDS = 90
@@ -120,7 +120,7 @@ class RecordingRunner:
 
 
 class PlaitService:
-    """``plait.adapters.http.serve`` on 127.0.0.1 in its own thread and event loop."""
+    """``plait.adapters.hosts.http.serve`` on 127.0.0.1 in its own thread and event loop."""
 
     def __init__(self, runner: Callable[[], Awaitable[Any]], data_dir: Path, project: Path):
         self.make_runner = runner
@@ -614,8 +614,8 @@ def test_global_install_is_loaded_by_opencode(
 
 @e2e
 def test_plugin_typechecks_against_the_pinned_plugin_types(opencode_bin: Path, tmp_path: Path):
-    """``tsc --strict`` over plait.ts with the versions pinned in adapters/opencode/package.json."""
-    source = Path(__file__).parent.parent / "adapters" / "opencode"
+    """``tsc --strict`` over plait.ts with the versions pinned in adapters/hosts/opencode/package.json."""
+    source = Path(__file__).parent.parent / "adapters" / "hosts" / "opencode"
     manifest = json.loads((source / "package.json").read_text())
     checker = opencode_cache_dir() / "typecheck"
     if not (checker / "node_modules" / ".bin" / "tsc").exists():

@@ -35,9 +35,9 @@ from support.events import timed_event
 from support.graphiti_provider import offline_responder, unanswered
 from support.opencode_mock_provider import MockProvider
 
-from plait.adapters.graphiti import open_knowledge_graph
-from plait.adapters.graphiti.factory import drop_group
-from plait.adapters.graphiti.knowledge import GraphitiKnowledgeGraph
+from plait.adapters.backends.graphiti import open_knowledge_graph
+from plait.adapters.backends.graphiti.factory import drop_group
+from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
 from plait.nodes.drain import episode_uuid
 from plait.settings import Settings
 from plait.state.events import EventKind

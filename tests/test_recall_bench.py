@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from plait.adapters.memory_graph import InMemoryKnowledgeGraph
-from plait.nodes.ports import KnowledgeGraph, MemoryHit
-from plait.recall_bench import (
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.devtools.recall import (
     BM25Index,
     DatasetError,
     Turn,
@@ -26,6 +25,7 @@ from plait.recall_bench import (
     render_report,
     run_recall_bench,
 )
+from plait.nodes.ports import KnowledgeGraph, MemoryHit
 from plait.settings import Settings
 
 DEVLOG = Path(__file__).resolve().parents[1] / "datasets" / "devlog.json"

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import redis
 
-from plait.adapters.redis_store import CONSUMER_GROUP, RedisHotStore
+from plait.adapters.backends.redis_store import CONSUMER_GROUP, RedisHotStore
 from plait.memory import project_group_id
 from plait.nodes.drain import episode_uuid
 from plait.settings import Settings

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from test_opencode_e2e import PlaitService, opencode_cache_dir  # noqa: E402
 
-PLUGIN = HERE.parent.parent / "adapters" / "opencode" / "plait.ts"
+PLUGIN = HERE.parent.parent / "adapters" / "hosts" / "opencode" / "plait.ts"
 
 
 class PassThrough:

@@ -14,8 +14,8 @@ from array import array
 from collections import Counter
 from typing import Any
 
-from plait.adapters.graphiti.offline_embedder import embed_text
-from plait.adapters.graphiti.offline_llm import ANSWERS
+from plait.adapters.backends.graphiti.offline_embedder import embed_text
+from plait.adapters.backends.graphiti.offline_llm import ANSWERS
 from support.opencode_mock_provider import completion_body, message_text
 
 unanswered: Counter[str] = Counter()

@@ -1,7 +1,7 @@
 """A stand-in for ``plait serve`` that the plugin can start: it appends every hook to a file.
 
 Usage: ``python recording_serve.py CALLS_JSONL DATA_DIR --project DIR`` (the plugin appends
-``--project DIR``). Serves :func:`plait.adapters.http.serve` on a free loopback port.
+``--project DIR``). Serves :func:`plait.adapters.hosts.http.serve` on a free loopback port.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from plait.adapters.http import serve
+from plait.adapters.hosts.http import serve
 
 
 class FileRecordingRunner:

@@ -9,9 +9,9 @@ from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 
-from plait.adapters.embedded import EmbeddedFalkorDB
-from plait.adapters.memory_store import InMemoryHotStore
-from plait.adapters.redis_store import RedisHotStore
+from plait.adapters.backends.embedded import EmbeddedFalkorDB
+from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.errors import BackendUnavailable
 from plait.nodes.ports import HotStore
 from plait.settings import Settings

@@ -26,8 +26,8 @@ from graphiti_core.search.search_utils import (
 )
 from graphiti_core.utils.bulk_utils import add_nodes_and_edges_bulk
 
-from plait.adapters.graphiti.factory import build_indices, drop_group, make_graphiti
-from plait.adapters.graphiti.search import search_memory
+from plait.adapters.backends.graphiti.factory import build_indices, drop_group, make_graphiti
+from plait.adapters.backends.graphiti.search import search_memory
 
 DEFAULT_SIZES = (1_000, 5_000, 16_000)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.adapters.hosts.opencode.replay import SessionReplay, new_id
 from plait.memory import Memory
-from plait.replay import SessionReplay, new_id
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
 

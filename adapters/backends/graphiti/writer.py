@@ -22,9 +22,9 @@ from graphiti_core.nodes import EpisodeType, EpisodicNode
 from graphiti_core.utils.datetime_utils import utc_now
 from pydantic import BaseModel
 
-from plait.adapters.graphiti.episodes import episode_body_for
-from plait.adapters.graphiti.extraction import ENTITY_TYPES
-from plait.adapters.graphiti.factory import build_indices
+from plait.adapters.backends.graphiti.episodes import episode_body_for
+from plait.adapters.backends.graphiti.extraction import ENTITY_TYPES
+from plait.adapters.backends.graphiti.factory import build_indices
 from plait.nodes.drain import episode_uuid
 from plait.state.events import EventKind, SessionEvent
 

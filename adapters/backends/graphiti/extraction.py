@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from plait.adapters.graphiti.episodes import EpisodeLine
+from plait.adapters.backends.graphiti.episodes import EpisodeLine
 
 FILE_SUFFIX = re.compile(r"\.(?P<ext>[A-Za-z0-9]{1,8})$")
 FILE_EXTENSIONS = frozenset(

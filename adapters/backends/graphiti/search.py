@@ -15,8 +15,8 @@ from graphiti_core.nodes import EntityNode, EpisodicNode, Node
 from graphiti_core.search.search_config import SearchResults
 from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RRF
 
-from plait.adapters.graphiti.episodes import parse_episode_body
-from plait.adapters.graphiti.factory import build_indices
+from plait.adapters.backends.graphiti.episodes import parse_episode_body
+from plait.adapters.backends.graphiti.factory import build_indices
 from plait.nodes.ports import MemoryHit as PortHit
 from plait.nodes.recall import KIND_ORDER
 

@@ -42,8 +42,8 @@ from typing import Any
 import bm25s
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from plait.adapters.memory_graph import InMemoryKnowledgeGraph
-from plait.adapters.redis_store import RedisHotStore
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.errors import PlaitError
 from plait.nodes.drain import episode_uuid
@@ -481,7 +481,7 @@ async def in_memory_knowledge(settings: Settings, falkordb_url: str) -> Knowledg
 
 async def graphiti_knowledge(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
     """A :class:`BenchKnowledgeFactory` for Graphiti on the FalkorDB server (the default)."""
-    from plait.adapters.graphiti import open_knowledge_graph
+    from plait.adapters.backends.graphiti import open_knowledge_graph
 
     return await open_knowledge_graph(settings, falkordb_url)
 
@@ -578,7 +578,7 @@ async def bench_backend(
     data_dir: Path | None, redis_url: str | None
 ) -> AsyncIterator[tuple[RedisHotStore, str]]:
     """A hot store with a key prefix of its own, on ``redis_url`` or an embedded server."""
-    from plait.adapters.embedded import EmbeddedFalkorDB
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
 
     prefix = f"plait-recall-bench:{secrets.token_hex(4)}:"
     server = None

@@ -9,27 +9,27 @@ import os
 
 os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 
-from plait.adapters.graphiti.episodes import episode_body_for, parse_episode_body
-from plait.adapters.graphiti.factory import (
+from plait.adapters.backends.graphiti.episodes import episode_body_for, parse_episode_body
+from plait.adapters.backends.graphiti.factory import (
     ProviderConfig,
     configure_telemetry,
     make_embedder,
     make_graphiti,
     make_llm_client,
 )
-from plait.adapters.graphiti.groups import group_id_for, user_group_id
-from plait.adapters.graphiti.knowledge import (
+from plait.adapters.backends.graphiti.groups import group_id_for, user_group_id
+from plait.adapters.backends.graphiti.knowledge import (
     GraphitiKnowledgeGraph,
     open_knowledge_graph,
 )
-from plait.adapters.graphiti.offline_embedder import OfflineEmbedder, OfflineReranker
-from plait.adapters.graphiti.offline_llm import OfflineLLMClient
-from plait.adapters.graphiti.search import (
+from plait.adapters.backends.graphiti.offline_embedder import OfflineEmbedder, OfflineReranker
+from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
+from plait.adapters.backends.graphiti.search import (
     MemoryHit,
     search_memory,
 )
-from plait.adapters.graphiti.speedups import install as install_speedups
-from plait.adapters.graphiti.writer import write_events
+from plait.adapters.backends.graphiti.speedups import install as install_speedups
+from plait.adapters.backends.graphiti.writer import write_events
 
 install_speedups()
 

@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 import redis
 from graphiti_core import Graphiti
 
-from plait.adapters.graphiti.factory import (
+from plait.adapters.backends.graphiti.factory import (
     ProviderConfig,
     configure_telemetry,
     make_embedder,
     make_graphiti,
     make_llm_client,
 )
-from plait.adapters.graphiti.groups import project_name_of, user_group_id
-from plait.adapters.graphiti.search import MemoryHit, search_memory
-from plait.adapters.graphiti.writer import split_preferences, write_events
+from plait.adapters.backends.graphiti.groups import project_name_of, user_group_id
+from plait.adapters.backends.graphiti.search import MemoryHit, search_memory
+from plait.adapters.backends.graphiti.writer import split_preferences, write_events
 from plait.errors import BackendUnavailable
 from plait.state.events import SessionEvent
 

@@ -27,8 +27,8 @@ MCP_KEY = "plait"
 
 
 def plugin_source() -> str:
-    """The plugin's TypeScript, shipped as package data of ``plait.adapters.opencode``."""
-    return resources.files("plait.adapters.opencode").joinpath(PLUGIN_NAME).read_text("utf-8")
+    """The plugin's TypeScript, shipped as package data of ``plait.adapters.hosts.opencode``."""
+    return resources.files("plait.adapters.hosts.opencode").joinpath(PLUGIN_NAME).read_text("utf-8")
 
 
 def plait_command() -> list[str]:

@@ -1,8 +1,9 @@
 """The hot tier in process memory: the degraded-mode fallback and the reference implementation.
 
-It keeps the same semantics as :class:`~plait.adapters.redis_store.RedisHotStore` (ids by position,
-TTLs, GETDEL-style take, consumer-group claims with redelivery of stale entries, dead letters), so
-one contract suite runs over both.
+It keeps the same semantics as
+:class:`~plait.adapters.backends.redis_store.RedisHotStore` (ids by position, TTLs,
+GETDEL-style take, consumer-group claims with redelivery of stale entries, dead letters), so one
+contract suite runs over both.
 """
 
 from __future__ import annotations

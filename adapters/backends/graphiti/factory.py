@@ -25,13 +25,13 @@ from graphiti_core.embedder.client import EmbedderClient
 from graphiti_core.llm_client.client import LLMClient
 from graphiti_core.llm_client.config import LLMConfig
 
-from plait.adapters.graphiti.fast_search import PlaitSearchInterface
-from plait.adapters.graphiti.offline_embedder import (
+from plait.adapters.backends.graphiti.fast_search import PlaitSearchInterface
+from plait.adapters.backends.graphiti.offline_embedder import (
     DEFAULT_DIMENSIONS,
     OfflineEmbedder,
     OfflineReranker,
 )
-from plait.adapters.graphiti.offline_llm import OfflineLLMClient
+from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.errors import ConfigError, MissingExtra
 
 TELEMETRY_ENV = "GRAPHITI_TELEMETRY_ENABLED"
@@ -232,7 +232,7 @@ async def build_indices(graphiti: Graphiti, group_ids: Iterable[str] = ()) -> No
     """Range, full-text and fact-vector indices, once per graph per process.
 
     Each group is its own FalkorDB graph. The vector index on facts lets plait's edge search
-    skip the exact scan (:mod:`plait.adapters.graphiti.fast_search`).
+    skip the exact scan (:mod:`plait.adapters.backends.graphiti.fast_search`).
     """
     driver = graphiti.driver
     vectors = isinstance(driver, PlaitFalkorDriver) and driver.fast_search

@@ -1,5 +1,5 @@
 """The OpenCode adapter: the TypeScript plugin (``plait.ts``) and its installer."""
 
-from plait.adapters.opencode.install import install_opencode
+from plait.adapters.hosts.opencode.install import install_opencode
 
 __all__ = ["install_opencode"]

@@ -18,9 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from plait.adapters.corpus import Corpus
-from plait.adapters.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
-from plait.adapters.mcp._tools import (
+from plait.adapters.backends.corpus import Corpus
+from plait.adapters.hosts.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
+from plait.adapters.hosts.mcp._tools import (
     BatchStep,
     LongTermMemory,
     SessionRecorder,

@@ -1,7 +1,7 @@
 /**
  * plait for OpenCode: forwards hooks to plait's local service and applies what it returns.
  *
- * Contract (see adapters/http.py):
+ * Contract (see adapters/hosts/http/service.py):
  * - service URL: env PLAIT_URL, else `url` in <dataDir>/services/<projectKey>.json
  * - token:       env PLAIT_TOKEN, else <dataDir>/token
  * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` in ../plait.json (written by

@@ -14,8 +14,8 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from pydantic import BaseModel, Field, model_validator
 
-from plait.adapters.corpus import Corpus, IndexResult, utf8_len
-from plait.adapters.mcp._budget import (
+from plait.adapters.backends.corpus import Corpus, IndexResult, utf8_len
+from plait.adapters.hosts.mcp._budget import (
     ANSWER_BUDGET_BYTES,
     cut_bytes,
     fits,
@@ -23,7 +23,7 @@ from plait.adapters.mcp._budget import (
     pretty_json,
     render_hits,
 )
-from plait.adapters.sandbox import CommandResult, resolve_inside, run_command
+from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
 from plait.errors import PlaitError
 from plait.nodes.extract_opencode import command_events
 from plait.nodes.ports import HotStore

@@ -2,10 +2,10 @@
 
 graphiti-core asks its LLM for a pydantic ``response_model``; this client recognizes the
 request by that model and answers from the plait episode lines in the prompt (see
-:mod:`plait.adapters.graphiti.episodes`):
+:mod:`plait.adapters.backends.graphiti.episodes`):
 
 - ``ExtractedEntities``: the project, files, symbols, libraries, commands, the user, errors
-  and topics the lines name (:mod:`plait.adapters.graphiti.extraction`).
+  and topics the lines name (:mod:`plait.adapters.backends.graphiti.extraction`).
 - ``ExtractedEdges``: decisions, rules, preferences, errors and fixes, tasks, edits, ...
 - ``NodeResolutions`` / ``NodeDuplicate``: duplicates only on an exact (case-insensitive) name.
 - ``EdgeDuplicate``: duplicates only on an exact fact text; contradicted only when an older
@@ -30,8 +30,8 @@ from graphiti_core.llm_client.config import DEFAULT_MAX_TOKENS, LLMConfig, Model
 from graphiti_core.prompts.models import Message
 from pydantic import BaseModel
 
-from plait.adapters.graphiti.episodes import EpisodeLine, parse_episode_body
-from plait.adapters.graphiti.extraction import (
+from plait.adapters.backends.graphiti.episodes import EpisodeLine, parse_episode_body
+from plait.adapters.backends.graphiti.extraction import (
     extract_entities,
     extract_facts,
     fact_topic,

@@ -2,11 +2,11 @@
 
 Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
 carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
-The server is built in :mod:`plait.adapters.mcp.server`; ``plait mcp`` serves it on stdio.
+The server is built in :mod:`plait.adapters.hosts.mcp.server`; ``plait mcp`` serves it on stdio.
 """
 
-from plait.adapters.mcp._tools import BatchStep, SessionRecorder, SessionTools, session_for
-from plait.adapters.mcp.server import build_server, run_stdio
+from plait.adapters.hosts.mcp._tools import BatchStep, SessionRecorder, SessionTools, session_for
+from plait.adapters.hosts.mcp.server import build_server, run_stdio
 
 __all__ = [
     "BatchStep",

@@ -1,0 +1,43 @@
+"""LangChain and LangGraph: agent middleware, memory tools, a node and a pre-model hook."""
+
+from plait.adapters.hosts.langchain.middleware import (
+    RecordedMessages,
+    SessionMemoryMiddleware,
+    SessionRecorder,
+    after_recording,
+    current_thread_id,
+    inject_envelope,
+    is_summary,
+    latest_request,
+    memory_tools,
+    message_key,
+    select_unrecorded,
+    summary_event,
+    thread_id_of,
+)
+from plait.adapters.hosts.langchain.node import (
+    ENVELOPE_KEY,
+    MemoryNode,
+    session_memory_hook,
+    session_memory_node,
+)
+
+__all__ = [
+    "ENVELOPE_KEY",
+    "MemoryNode",
+    "RecordedMessages",
+    "SessionMemoryMiddleware",
+    "SessionRecorder",
+    "after_recording",
+    "current_thread_id",
+    "inject_envelope",
+    "is_summary",
+    "latest_request",
+    "memory_tools",
+    "message_key",
+    "select_unrecorded",
+    "session_memory_hook",
+    "session_memory_node",
+    "summary_event",
+    "thread_id_of",
+]

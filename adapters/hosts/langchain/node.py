@@ -1,0 +1,104 @@
+"""plait session memory for hand-built LangGraph graphs and ``create_react_agent``.
+
+Two callables do what :class:`~plait.adapters.hosts.langchain.SessionMemoryMiddleware` does for
+``create_agent``:
+
+- :func:`session_memory_hook` is a ``pre_model_hook``: it records the new messages and returns
+  ``llm_input_messages``, the messages for this model call with the envelope in them. The
+  ``messages`` channel (the persisted history) is left alone.
+- :func:`session_memory_node` is a node for a hand-built ``StateGraph``: it records the new
+  messages and writes the envelope to a state key of its own (``session_memory`` by default),
+  for the model node to pass through :func:`~plait.adapters.hosts.langchain.inject_envelope`.
+
+Both fail open: a failure inside plait is logged and the model call gets the plain messages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AnyMessage
+from langchain_core.runnables import RunnableConfig
+
+from plait.adapters.hosts.langchain import SessionRecorder, inject_envelope
+
+if TYPE_CHECKING:
+    from plait.memory import Memory
+
+logger = logging.getLogger("plait")
+
+MemoryNode = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
+ENVELOPE_KEY = "session_memory"
+
+
+def _messages_of(state: Any, messages_key: str) -> Sequence[AnyMessage]:
+    """The messages of a dict or object state."""
+    if isinstance(state, dict):
+        return state.get(messages_key) or []
+    return getattr(state, messages_key, None) or []
+
+
+async def _envelope(
+    recorder: SessionRecorder, messages: Sequence[AnyMessage], config: RunnableConfig
+) -> str:
+    """Record and compose, failing open to no envelope."""
+    try:
+        return await recorder.turn(recorder.resolve_session(config), messages)
+    except Exception as error:
+        logger.warning("plait: session memory skipped for this model call: %s", error)
+        return ""
+
+
+def session_memory_hook(
+    memory: Memory, *, session_id: str | None = None, messages_key: str = "messages"
+) -> MemoryNode:
+    """A ``pre_model_hook`` that records new messages and injects the envelope.
+
+    Args:
+        memory: The open plait memory of the project.
+        session_id: The session; default the run's ``thread_id``.
+        messages_key: The state key holding the conversation.
+
+    Returns:
+        An async node returning ``{"llm_input_messages": [...]}``.
+    """
+    recorder = SessionRecorder(memory, session_id=session_id)
+
+    async def plait_pre_model_hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        messages = _messages_of(state, messages_key)
+        envelope = await _envelope(recorder, messages, config)
+        return {"llm_input_messages": inject_envelope(messages, envelope)}
+
+    return plait_pre_model_hook
+
+
+def session_memory_node(
+    memory: Memory,
+    *,
+    session_id: str | None = None,
+    messages_key: str = "messages",
+    envelope_key: str = ENVELOPE_KEY,
+) -> MemoryNode:
+    """A graph node that records new messages and puts the envelope in ``envelope_key``.
+
+    Args:
+        memory: The open plait memory of the project.
+        session_id: The session; default the run's ``thread_id``.
+        messages_key: The state key holding the conversation.
+        envelope_key: The state key the envelope goes to (not the message history).
+
+    Returns:
+        An async node returning ``{envelope_key: envelope}`` (``""`` when there is none).
+    """
+    recorder = SessionRecorder(memory, session_id=session_id)
+
+    async def plait_session_memory(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        envelope = await _envelope(recorder, _messages_of(state, messages_key), config)
+        return {envelope_key: envelope}
+
+    return plait_session_memory
+
+
+__all__ = ["ENVELOPE_KEY", "MemoryNode", "session_memory_hook", "session_memory_node"]
