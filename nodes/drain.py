@@ -3,33 +3,24 @@
 from __future__ import annotations
 
 import random
-import uuid
 from itertools import groupby
 from typing import Any, Literal
 
-import redis
 from langgraph.runtime import Runtime
 
 from plait.errors import BackendUnavailable
-from plait.nodes.ports import QueueEntry
 from plait.nodes.redact import redact
-from plait.state.background import ClaimedEvent, DrainState
+from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import QueueEntry
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
 CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 # A server that is down is not the events' fault: they stay queued, no try is counted.
-UNREACHABLE = (BackendUnavailable, ConnectionError, redis.ConnectionError, redis.TimeoutError)
-
-
-EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
-
-
-def episode_uuid(group_id: str, event: SessionEvent) -> str:
-    """The episode of one event: the same event always maps to the same uuid (no duplicates)."""
-    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{group_id}/{event.root_session_id}/{event.id}"))
+# (Backends translate their own connection errors into BackendUnavailable.)
+UNREACHABLE = (BackendUnavailable, ConnectionError)
 
 
 def is_chatter(event: SessionEvent) -> bool:
@@ -44,12 +35,12 @@ def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
 
 
 def chunk_episodes(
-    batch: list[ClaimedEvent], *, max_events: int, max_bytes: int
-) -> list[list[ClaimedEvent]]:
+    batch: list[QueueEntry], *, max_events: int, max_bytes: int
+) -> list[list[QueueEntry]]:
     """Split a batch into episodes: one group and root session each, in order, within limits."""
-    chunks: list[list[ClaimedEvent]] = []
+    chunks: list[list[QueueEntry]] = []
     for _, run in groupby(batch, key=lambda c: (c.group_id, c.event.root_session_id)):
-        current: list[ClaimedEvent] = []
+        current: list[QueueEntry] = []
         size = 0
         for claimed in run:
             weight = len(claimed.event.model_dump_json().encode())
@@ -63,31 +54,15 @@ def chunk_episodes(
     return chunks
 
 
-def as_entry(claimed: ClaimedEvent) -> QueueEntry:
-    """Back to the store's queue entry."""
-    return QueueEntry(
-        entry_id=claimed.entry_id,
-        group_id=claimed.group_id,
-        event=claimed.event,
-        deliveries=claimed.deliveries,
-    )
-
-
 async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Claim up to ``batch_size`` entries: own unacked, then stale ones of dead workers, then new.
 
     An entry is stale once idle for ``redis.claim_idle_ms`` (another worker's unacked batch).
     """
     settings = runtime.context.settings.redis
-    entries = await runtime.context.store.claim(
+    batch = await runtime.context.queue.claim(
         state["consumer"], count=settings.batch_size, min_idle_ms=settings.claim_idle_ms
     )
-    batch = [
-        ClaimedEvent(
-            entry_id=e.entry_id, group_id=e.group_id, event=e.event, deliveries=e.deliveries
-        )
-        for e in entries
-    ]
     return {
         "batch": batch,
         "claimed": len(batch),
@@ -151,7 +126,7 @@ async def wait_backoff(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
 
 async def ack_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Acknowledge the whole batch (chatter included: it is done with)."""
-    await runtime.context.store.ack([as_entry(c) for c in state.get("batch", [])])
+    await runtime.context.queue.ack(state.get("batch", []))
     return {"batch": [], "episodes": []}
 
 
@@ -160,7 +135,7 @@ async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -
     reason = state.get("error") or "unknown error"
     batch = state.get("batch", [])
     for claimed in batch:
-        await runtime.context.store.dead_letter(as_entry(claimed), reason)
+        await runtime.context.dead_letters.dead_letter(claimed, reason)
     return {
         "batch": [],
         "episodes": [],
@@ -198,7 +173,6 @@ __all__ = [
     "chunk_episodes",
     "claim_batch",
     "dead_letter_batch",
-    "episode_uuid",
     "is_chatter",
     "redact_batch",
     "route_after_claim_batch",

@@ -52,7 +52,7 @@ async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     if not fresh:
         return {"events": []}
     context = runtime.context
-    stored = await context.store.append_events(
+    stored = await context.events.append_events(
         state["session"].root_session_id, fresh, enqueue_group=context.group_id
     )
     return {"events": stored}
@@ -70,8 +70,8 @@ async def fold_snapshot(state: HookState, runtime: Runtime[PlaitContext]) -> dic
         unseen = recorded
     else:
         root = state["session"].root_session_id
-        store = runtime.context.store
-        unseen = await store.read_events(root, after_id=cursor, limit=CATCH_UP_LIMIT)
+        log = runtime.context.events
+        unseen = await log.read_events(root, after_id=cursor, limit=CATCH_UP_LIMIT)
     if not unseen:
         return {"events": []}
     return {"snapshot": unseen, "cursor": unseen[-1].id, "events": []}
@@ -81,9 +81,9 @@ async def read_cache(state: HookState, runtime: Runtime[PlaitContext]) -> dict[s
     """Read the cached long-term recall: this session's, else the project's newest."""
     context = runtime.context
     root = state["session"].root_session_id
-    raw = await context.store.get_cache(session_cache_key(context.group_id, root))
+    raw = await context.cache.get_cache(session_cache_key(context.group_id, root))
     if raw is None:
-        raw = await context.store.get_cache(project_cache_key(context.group_id))
+        raw = await context.cache.get_cache(project_cache_key(context.group_id))
     return {"recall": CachedRecall.model_validate_json(raw) if raw else None}
 
 
@@ -126,7 +126,7 @@ async def stage_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> di
     """Stage the envelope for this turn's ``messages.transform``."""
     envelope = state.get("envelope")
     if envelope:
-        await runtime.context.store.stage_envelope(state["session"].root_session_id, envelope)
+        await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
     return {}
 
 
@@ -136,7 +136,7 @@ async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     OpenCode rebuilds the messages before every model call of a turn, so every call gets the
     current envelope, once; the staged flag tells the turn's first call it is fresh.
     """
-    envelope, _ = await runtime.context.store.take_envelope(state["session"].root_session_id)
+    envelope, _ = await runtime.context.stage.take_envelope(state["session"].root_session_id)
     return {"inject": envelope}
 
 

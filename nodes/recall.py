@@ -3,29 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
-from plait.state.background import Hit
 from plait.state.events import truncate_utf8
+from plait.state.ports import MemoryHit
 
 KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 DATED_KINDS = frozenset({"fact", "preference"})
 LINE_MAX_BYTES = 400
 
 
-class RecallHit(Protocol):
-    """What a rendered hit needs: a checkpointed :class:`Hit` or a graph search hit.
-
-    A hit may also carry ``valid_at`` (shown as ``since``) and ``is_current`` (``False``
-    leaves it out); both are optional.
-    """
-
-    uuid: str
-    kind: str
-    text: str
-
-
-def rank_hits(hits: Sequence[Hit], *, limit: int) -> list[Hit]:
+def rank_hits(hits: Sequence[MemoryHit], *, limit: int) -> list[MemoryHit]:
     """Best score first, facts before entities before episodes on ties; one hit per text."""
     seen: set[str] = set()
     ranked = []
@@ -37,15 +24,15 @@ def rank_hits(hits: Sequence[Hit], *, limit: int) -> list[Hit]:
     return ranked[:limit]
 
 
-def recall_line(hit: RecallHit) -> str:
+def recall_line(hit: MemoryHit) -> str:
     """``- [kind] text`` on one line of at most about 400 bytes, ``(since date)`` for facts."""
-    valid_at = getattr(hit, "valid_at", None)
+    valid_at = hit.valid_at
     since = f" (since {valid_at:%Y-%m-%d})" if hit.kind in DATED_KINDS and valid_at else ""
     text = truncate_utf8(" ".join(hit.text.split()), LINE_MAX_BYTES)
     return f"- [{hit.kind}] {text}{since}"
 
 
-def render_recall(hits: Sequence[RecallHit], budget_bytes: int) -> tuple[str, list[str]]:
+def render_recall(hits: Sequence[MemoryHit], budget_bytes: int) -> tuple[str, list[str]]:
     """One line per hit within ``budget_bytes`` (UTF-8, newlines counted); the uuids shown.
 
     Hits are taken in order; a line that does not fit is skipped (a shorter later one may
@@ -55,7 +42,7 @@ def render_recall(hits: Sequence[RecallHit], budget_bytes: int) -> tuple[str, li
     refs: list[str] = []
     used = 0
     for hit in hits:
-        if not getattr(hit, "is_current", True) or hit.uuid in refs:
+        if not hit.is_current or hit.uuid in refs:
             continue
         line = recall_line(hit)
         size = len(line.encode()) + (1 if lines else 0)
@@ -67,4 +54,4 @@ def render_recall(hits: Sequence[RecallHit], budget_bytes: int) -> tuple[str, li
     return "\n".join(lines), refs
 
 
-__all__ = ["KIND_ORDER", "RecallHit", "rank_hits", "recall_line", "render_recall"]
+__all__ = ["KIND_ORDER", "rank_hits", "recall_line", "render_recall"]

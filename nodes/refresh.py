@@ -7,31 +7,17 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from plait.nodes.hooks import project_cache_key, session_cache_key
-from plait.nodes.ports import MemoryHit
 from plait.nodes.recall import rank_hits, render_recall
 from plait.settings import Settings
-from plait.state.background import Hit, RefreshState
+from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
+from plait.state.groups import user_group_id
 from plait.state.hooks import CachedRecall
 
 
 def recall_groups(group_id: str, settings: Settings) -> list[str]:
     """The groups a recall searches: the project's, and the user's preferences."""
-    from plait.adapters.backends.graphiti.groups import user_group_id
-
     return [group_id, user_group_id(settings.graphiti.group_id_prefix)]
-
-
-def as_hit(hit: MemoryHit) -> Hit:
-    """A search hit in checkpointable form (validity kept when the graph gives it)."""
-    return Hit(
-        uuid=hit.uuid,
-        kind=hit.kind,
-        text=hit.text,
-        score=hit.score,
-        valid_at=getattr(hit, "valid_at", None),
-        is_current=getattr(hit, "is_current", True),
-    )
 
 
 async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -44,7 +30,7 @@ async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> d
         recall_groups(state["group_id"], context.settings),
         context.settings.graphiti.search_limit,
     )
-    return {"hits": [as_hit(hit) for hit in found]}
+    return {"hits": found}
 
 
 async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -60,13 +46,13 @@ async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> di
     recall = CachedRecall(query=state["query"], text=text, node_refs=refs)
     payload = recall.model_dump_json()
     ttl = settings.redis.cache_ttl_seconds
-    store = runtime.context.store
-    await store.put_cache(
+    cache = runtime.context.cache
+    await cache.put_cache(
         session_cache_key(state["group_id"], state["root_session_id"]), payload, ttl
     )
     if text:
-        await store.put_cache(project_cache_key(state["group_id"]), payload, ttl)
+        await cache.put_cache(project_cache_key(state["group_id"]), payload, ttl)
     return {"recall": recall}
 
 
-__all__ = ["as_hit", "rank", "recall_groups", "search_graph", "write_cache"]
+__all__ = ["rank", "recall_groups", "search_graph", "write_cache"]

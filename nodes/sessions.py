@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from plait.nodes.ports import HotStore
+from plait.state.ports import SessionLinks
 
 MAX_PARENT_DEPTH = 32
 
 
-async def find_root(store: HotStore, session_id: str) -> str:
+async def find_root(store: SessionLinks, session_id: str) -> str:
     """Walk parent links up to the root; stop at a cycle or after ``MAX_PARENT_DEPTH`` links."""
     current, seen = session_id, {session_id}
     for _ in range(MAX_PARENT_DEPTH):
@@ -19,7 +19,7 @@ async def find_root(store: HotStore, session_id: str) -> str:
     return current
 
 
-async def link_child(store: HotStore, session_id: str, parent_id: str | None) -> None:
+async def link_child(store: SessionLinks, session_id: str, parent_id: str | None) -> None:
     """Record ``session_id``'s parent, refusing a link that would close a cycle."""
     if not parent_id or parent_id == session_id:
         return

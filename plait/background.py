@@ -31,10 +31,10 @@ from langgraph.graph.state import CompiledStateGraph
 from plait.adapters.backends.checkpoint import plait_serializer
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
-from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
+from plait.state.ports import HotStore, KnowledgeGraph
 
 logger = logging.getLogger("plait")
 
@@ -167,8 +167,8 @@ class Background:
             return self._knowledge
 
     def _context(self, knowledge: KnowledgeGraph, group_id: str) -> PlaitContext:
-        return PlaitContext(
-            store=self.store,
+        return PlaitContext.over(
+            self.store,
             settings=self.settings,
             group_id=group_id,
             knowledge=knowledge,

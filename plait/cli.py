@@ -16,8 +16,7 @@ from plait.errors import PlaitError
 from plait.settings import Settings
 
 if TYPE_CHECKING:
-    from plait.nodes.ports import HotStore
-    from plait.state.background import Hit
+    from plait.state.ports import HotStore, MemoryHit
 
 app = typer.Typer(
     name="plait",
@@ -98,7 +97,7 @@ def recall(
     if not query.strip():
         fail("the query is empty", code=2)
 
-    async def search() -> list[Hit]:
+    async def search() -> list[MemoryHit]:
         async with Memory.open(project, settings=settings, start_background=False) as memory:
             return await memory.search(query, limit)
 

@@ -22,14 +22,14 @@ from plait.errors import BackendUnavailable, InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import TURN_HOOK, envelope_for
 from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, read_hook, target_of
-from plait.nodes.ports import HotStore, KnowledgeGraph
-from plait.nodes.refresh import as_hit, recall_groups
+from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.settings import Settings
-from plait.state.background import Hit
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
+from plait.state.groups import group_id_for
 from plait.state.hooks import HookState, SessionRef, hook_input
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
 from plait.wiring import Backends, open_backends
 
@@ -45,8 +45,6 @@ RECALL_TIMEOUT_SECONDS = 30.0
 
 def project_group_id(settings: Settings, project_dir: Path) -> str:
     """The knowledge-graph group of a project."""
-    from plait.adapters.backends.graphiti.groups import group_id_for
-
     return group_id_for(settings.graphiti.group_id_prefix, project_dir)
 
 
@@ -96,8 +94,8 @@ class Memory:
         self.graph: CompiledStateGraph = build_hooks_graph().compile(checkpointer=checkpointer)
         # Hooks that need no graph state (they read the hot store) skip the checkpoint round trips.
         self.stateless_graph: CompiledStateGraph = build_hooks_graph().compile()
-        self.context = PlaitContext(
-            store=backends.store,
+        self.context = PlaitContext.over(
+            backends.store,
             settings=backends.settings,
             group_id=group_id,
             scheduler=background or NoScheduler(),
@@ -302,7 +300,7 @@ class Memory:
         (stored,) = await self.record(session_id, [event])
         return stored
 
-    async def search(self, query: str, limit: int | None = None) -> list[Hit]:
+    async def search(self, query: str, limit: int | None = None) -> list[MemoryHit]:
         """Search long-term memory now (project and user groups), best first; nothing is cached.
 
         Waits on the knowledge graph: for tools and the command line, never for hooks. Raises
@@ -313,7 +311,7 @@ class Memory:
         knowledge = await self.background.knowledge()
         groups = recall_groups(self.group_id, self.settings)
         found = await knowledge.search(query, groups, limit or self.settings.graphiti.search_limit)
-        return [as_hit(hit) for hit in found]
+        return found
 
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.

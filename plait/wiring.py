@@ -13,8 +13,8 @@ from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.errors import BackendUnavailable
-from plait.nodes.ports import HotStore
 from plait.settings import Settings
+from plait.state.ports import HotStore
 
 logger = logging.getLogger("plait")
 

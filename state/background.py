@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
-from pydantic import BaseModel, ConfigDict
 from typing_extensions import TypedDict
 
-from plait.state.events import SessionEvent
 from plait.state.hooks import CachedRecall
-
-
-class ClaimedEvent(BaseModel):
-    """An event claimed from the drain queue (checkpointable form of a queue entry)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    entry_id: str
-    group_id: str
-    event: SessionEvent
-    deliveries: int
+from plait.state.ports import MemoryHit, QueueEntry
 
 
 class DrainState(TypedDict, total=False):
@@ -27,26 +13,13 @@ class DrainState(TypedDict, total=False):
 
     consumer: str
     claimed: int
-    batch: list[ClaimedEvent]
-    episodes: list[list[ClaimedEvent]]
+    batch: list[QueueEntry]
+    episodes: list[list[QueueEntry]]
     attempt: int
     error: str | None
     unreachable: bool
     written: int
     dead_lettered: int
-
-
-class Hit(BaseModel):
-    """A search hit in checkpointable form."""
-
-    model_config = ConfigDict(frozen=True)
-
-    uuid: str
-    kind: str
-    text: str
-    score: float
-    valid_at: datetime | None = None
-    is_current: bool = True
 
 
 class RefreshState(TypedDict, total=False):
@@ -55,8 +28,8 @@ class RefreshState(TypedDict, total=False):
     group_id: str
     root_session_id: str
     query: str
-    hits: list[Hit]
+    hits: list[MemoryHit]
     recall: CachedRecall | None
 
 
-__all__ = ["ClaimedEvent", "DrainState", "Hit", "RefreshState"]
+__all__ = ["DrainState", "RefreshState"]

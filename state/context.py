@@ -6,10 +6,19 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol, Self
 
-from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.settings import Settings
+from plait.state.ports import (
+    Cache,
+    DeadLetters,
+    DrainQueue,
+    EnvelopeStage,
+    EventLog,
+    HotStore,
+    KnowledgeGraph,
+    SessionLinks,
+)
 
 
 class Scheduler(Protocol):
@@ -41,19 +50,40 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True, kw_only=True)
 class PlaitContext:
-    """Stores, settings, scheduler and clock for one graph run.
+    """The ports, settings, scheduler and clock of one graph run.
 
-    ``knowledge`` is only set for the background graphs (drain, cache refresh): hook-time graphs
-    never get a way to reach Graphiti.
+    Each port is its own field, so a node names the one concern it touches; one hot store
+    usually serves them all (:meth:`over`). ``knowledge`` is only set for the background graphs
+    (drain, cache refresh): hook-time graphs never get a way to reach Graphiti.
     """
 
-    store: HotStore
+    events: EventLog
+    stage: EnvelopeStage
+    cache: Cache
+    sessions: SessionLinks
+    queue: DrainQueue
+    dead_letters: DeadLetters
     settings: Settings
     group_id: str
     scheduler: Scheduler = field(default_factory=NoScheduler)
     knowledge: KnowledgeGraph | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    @classmethod
+    def over(cls, store: HotStore, *, settings: Settings, group_id: str, **rest: Any) -> Self:
+        """A context whose hot-tier ports are all served by ``store``."""
+        return cls(
+            events=store,
+            stage=store,
+            cache=store,
+            sessions=store,
+            queue=store,
+            dead_letters=store,
+            settings=settings,
+            group_id=group_id,
+            **rest,
+        )
 
 
 __all__ = ["NoScheduler", "PlaitContext", "Scheduler", "utc_now"]

@@ -10,9 +10,9 @@ import pytest
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.background import Background
-from plait.nodes.ports import KnowledgeGraph, MemoryHit
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import KnowledgeGraph, MemoryHit
 
 HOOK_SECONDS = 0.3  # how long the tests hold a hook in flight
 

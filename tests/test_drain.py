@@ -11,10 +11,9 @@ from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
-from plait.nodes.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.settings import Settings
-from plait.state.background import ClaimedEvent
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, QueueEntry
 
 
 def event(summary: str, kind: EventKind = EventKind.DECISION, root: str = "s1") -> SessionEvent:
@@ -136,7 +135,7 @@ async def test_drain_leaves_events_queued_while_the_graph_server_is_down(store: 
 
 def test_chunk_episodes_keeps_order_and_limits() -> None:
     batch = [
-        ClaimedEvent(entry_id=str(i), group_id="g", event=event("x" * 300, root=root), deliveries=1)
+        QueueEntry(entry_id=str(i), group_id="g", event=event("x" * 300, root=root), deliveries=1)
         for i, root in enumerate(["a", "a", "a", "b", "a"])
     ]
     chunks = chunk_episodes(batch, max_events=2, max_bytes=100_000)

@@ -24,10 +24,9 @@ from plait.adapters.backends.graphiti.factory import TELEMETRY_ENV, address_of
 from plait.adapters.backends.graphiti.knowledge import redacted_url
 from plait.adapters.backends.graphiti.offline_embedder import cosine
 from plait.memory import Memory
-from plait.nodes.drain import episode_uuid
-from plait.nodes.ports import KnowledgeGraph
 from plait.settings import Settings
 from plait.state.events import EventKind
+from plait.state.ports import KnowledgeGraph, episode_uuid
 
 START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 

@@ -18,9 +18,9 @@ from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.errors import BackendUnavailable
-from plait.nodes.ports import HotStore, KnowledgeGraph
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import HotStore, KnowledgeGraph
 
 
 class BrokenLLMClient(OfflineLLMClient):

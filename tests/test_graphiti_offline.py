@@ -40,14 +40,14 @@ from plait.adapters.backends.graphiti import (
 )
 from plait.adapters.backends.graphiti.extraction import extract_entities, extract_facts
 from plait.adapters.backends.graphiti.factory import TELEMETRY_ENV, make_embedder
-from plait.adapters.backends.graphiti.groups import project_name_of
 from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph, open_knowledge_graph
 from plait.adapters.backends.graphiti.offline_embedder import cosine, embed_text
 from plait.adapters.backends.graphiti.offline_llm import clean_input
 from plait.adapters.backends.graphiti.speedups import install as install_speedups
 from plait.errors import ConfigError, MissingExtra
-from plait.nodes.ports import KnowledgeGraph
 from plait.state.events import EventKind
+from plait.state.groups import project_name_of
+from plait.state.ports import KnowledgeGraph
 
 START = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
 

@@ -15,7 +15,7 @@ from graphiti_core.search.search_utils import (
     node_similarity_search,
 )
 
-from plait.adapters.backends.graphiti import MemoryHit, make_graphiti
+from plait.adapters.backends.graphiti import make_graphiti
 from plait.adapters.backends.graphiti.factory import build_indices
 from plait.adapters.backends.graphiti.offline_embedder import OfflineReranker
 from plait.adapters.backends.graphiti.search import (
@@ -26,7 +26,7 @@ from plait.adapters.backends.graphiti.search import (
 )
 from plait.devtools.search_bench import QUERIES, bench_search, seed_graph
 from plait.nodes.recall import render_recall
-from plait.state.background import Hit
+from plait.state.ports import MemoryHit
 
 EDGES = 400
 
@@ -141,7 +141,7 @@ def test_render_recall_of_search_hits_stays_within_budget() -> None:
 
 
 def test_render_recall_of_cached_hits_clips_long_lines() -> None:
-    hits = [Hit(uuid="e", kind="entity", text="ü " * 400, score=1.0)]
+    hits = [MemoryHit(uuid="e", kind="entity", text="ü " * 400, score=1.0)]
     text, refs = render_recall(hits, 1000)
     assert refs == ["e"]
     assert text.startswith("- [entity] ü ü")

@@ -8,8 +8,8 @@ import pytest
 
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
-from plait.nodes.ports import HotStore
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import HotStore
 
 
 class FakeClock:
@@ -80,13 +80,6 @@ async def test_hot_store_append_can_enqueue_atomically(store: HotStore) -> None:
         ("g9", 3, "c"),
     ]
     assert [e.id for e in stored] == [2, 3]
-
-
-async def test_hot_store_snapshot_round_trip(store: HotStore) -> None:
-    assert await store.get_snapshot("root") is None
-    await store.put_snapshot("root", '{"v": 1}')
-    await store.put_snapshot("root", '{"v": 2}')
-    assert await store.get_snapshot("root") == '{"v": 2}'
 
 
 async def test_hot_store_cache_round_trip(store: HotStore) -> None:

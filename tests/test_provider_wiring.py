@@ -38,9 +38,9 @@ from support.opencode_mock_provider import MockProvider
 from plait.adapters.backends.graphiti import open_knowledge_graph
 from plait.adapters.backends.graphiti.factory import drop_group
 from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
-from plait.nodes.drain import episode_uuid
 from plait.settings import Settings
 from plait.state.events import EventKind
+from plait.state.ports import episode_uuid
 
 CASSETTE = Path(__file__).parent / "cassettes" / "openai_compatible_drain.yaml"
 RECORDING = os.environ.get("PLAIT_RECORD_CASSETTES") == "1"

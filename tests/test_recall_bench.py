@@ -25,8 +25,8 @@ from plait.devtools.recall import (
     render_report,
     run_recall_bench,
 )
-from plait.nodes.ports import KnowledgeGraph, MemoryHit
 from plait.settings import Settings
+from plait.state.ports import KnowledgeGraph, MemoryHit
 
 DEVLOG = Path(__file__).resolve().parents[1] / "datasets" / "devlog.json"
 

@@ -26,9 +26,9 @@ import redis
 
 from plait.adapters.backends.redis_store import CONSUMER_GROUP, RedisHotStore
 from plait.memory import project_group_id
-from plait.nodes.drain import episode_uuid
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import episode_uuid
 
 EVENTS = 40
 BATCH_SIZE = 5

@@ -65,8 +65,8 @@ STATE_TYPES = [
     ("plait.state.snapshot", "Item"),
     ("plait.state.events", "SessionEvent"),
     ("plait.state.events", "EventKind"),
-    ("plait.state.background", "ClaimedEvent"),
-    ("plait.state.background", "Hit"),
+    ("plait.state.ports", "QueueEntry"),
+    ("plait.state.ports", "MemoryHit"),
 ]
 # Checkpoints past the cap a thread may hold after a put. The put script trims exactly, so none;
 # kept so callers can state their bound as ``cap + TRIM_SLACK``.

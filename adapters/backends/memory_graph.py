@@ -1,7 +1,9 @@
 """Long-term memory in process memory: the reference :class:`KnowledgeGraph` and a test double.
 
-One episode per event, keyed by :func:`episode_uuid`, so writes are idempotent; search ranks
-episodes by word overlap with the query. Graphiti on FalkorDB is the real implementation.
+One episode per event, keyed by :func:`episode_uuid`, so writes are idempotent; preferences go
+to the user's group, as on Graphiti; search ranks episodes by word overlap with the query.
+Graphiti on FalkorDB is the real implementation; ``tests/test_knowledge_graph_contract.py`` runs
+one suite over both.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from plait.nodes.drain import episode_uuid
-from plait.nodes.ports import MemoryHit
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, SessionEvent
+from plait.state.groups import user_group_id
+from plait.state.ports import MemoryHit, episode_uuid
 
 WORD = re.compile(r"[a-z0-9_]{2,}")
 
@@ -27,16 +29,24 @@ def words(text: str) -> set[str]:
 class InMemoryKnowledgeGraph:
     """Episodes per group in a dict."""
 
+    prefix: str = "plait"
+    user_preferences: bool = True
     episodes: dict[str, dict[str, SessionEvent]] = field(default_factory=lambda: defaultdict(dict))
+
+    def group_of(self, group_id: str, event: SessionEvent) -> str:
+        """Where an event is kept: a preference in the user's group, the rest in ``group_id``."""
+        if self.user_preferences and event.kind is EventKind.PREFERENCE:
+            return user_group_id(self.prefix)
+        return group_id
 
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
         """Store events not stored before; return how many were new."""
-        stored = self.episodes[group_id]
         new = 0
         for event in events:
-            key = episode_uuid(group_id, event)
-            if key not in stored:
-                stored[key] = event
+            group = self.group_of(group_id, event)
+            key = episode_uuid(group, event)
+            if key not in self.episodes[group]:
+                self.episodes[group][key] = event
                 new += 1
         return new
 
@@ -49,7 +59,18 @@ class InMemoryKnowledgeGraph:
                 text = f"{event.kind.value}: {event.summary}"
                 overlap = len(wanted & words(text + " " + " ".join(event.keywords)))
                 if overlap:
-                    hits.append(MemoryHit(uuid=key, kind="episode", text=text, score=overlap))
+                    kind = "preference" if event.kind is EventKind.PREFERENCE else "episode"
+                    hits.append(
+                        MemoryHit(
+                            uuid=key,
+                            kind=kind,
+                            text=text,
+                            score=overlap,
+                            valid_at=event.time,
+                            group_id=group_id,
+                            episodes=(key,),
+                        )
+                    )
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
     async def aclose(self) -> None:

@@ -14,8 +14,8 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from plait.nodes.ports import DeadLetter, QueueEntry
 from plait.state.events import SessionEvent
+from plait.state.ports import DeadLetter, QueueEntry
 
 
 @dataclass
@@ -33,7 +33,7 @@ class _Expiring:
 
 @dataclass
 class InMemoryHotStore:
-    """:class:`~plait.nodes.ports.HotStore` in a dict; nothing survives the process."""
+    """:class:`~plait.state.ports.HotStore` in a dict; nothing survives the process."""
 
     session_ttl_seconds: int = 86_400
     clock: Callable[[], float] = time.monotonic
@@ -87,15 +87,7 @@ class InMemoryHotStore:
         """Length of the log."""
         return len(self._events.get(root_session_id, []))
 
-    # -- snapshot and staged envelope -----------------------------------------------------------
-    async def put_snapshot(self, root_session_id: str, snapshot_json: str) -> None:
-        """Store with the session TTL."""
-        self._set(f"snapshot:{root_session_id}", snapshot_json, self.session_ttl_seconds)
-
-    async def get_snapshot(self, root_session_id: str) -> str | None:
-        """The live snapshot."""
-        return self._get(f"snapshot:{root_session_id}")
-
+    # -- staged envelope -----------------------------------------------------------
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
         """Current envelope and staged flag, with the session TTL."""
         self._set(f"envelope:{root_session_id}", envelope, self.session_ttl_seconds)

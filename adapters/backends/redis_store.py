@@ -5,7 +5,6 @@ Keys, all under ``prefix`` (default ``plait:``):
 ========================  =====================================================================
 ``s:{root}:events``       list of event JSON; an event's id is its 1-based position, so append is
                           one RPUSH and ``read_events(after_id)`` one LRANGE
-``s:{root}:snapshot``     the snapshot JSON
 ``s:{root}:envelope``     the newest composed envelope
 ``s:{root}:staged``       set while that envelope is fresh (not yet taken), taken with GETDEL
 ``parent:{session}``      a child session's parent
@@ -26,8 +25,8 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError, ResponseError
 
 from plait.errors import BackendUnavailable
-from plait.nodes.ports import DeadLetter, QueueEntry
 from plait.state.events import SessionEvent
+from plait.state.ports import DeadLetter, QueueEntry
 
 CONSUMER_GROUP = "drain"
 # KEYS: the session's event list, the drain stream. ARGV: ttl, group ("" = do not enqueue),
@@ -61,7 +60,7 @@ def load_event(raw: Any, *, event_id: int | None = None) -> SessionEvent:
 
 
 class RedisHotStore:
-    """:class:`~plait.nodes.ports.HotStore` on Redis."""
+    """:class:`~plait.state.ports.HotStore` on Redis."""
 
     def __init__(
         self,
@@ -129,17 +128,7 @@ class RedisHotStore:
         """LLEN of the session's log."""
         return int(await self.client.llen(self._key("s", root_session_id, "events")))
 
-    # -- snapshot and staged envelope -----------------------------------------------------------
-    async def put_snapshot(self, root_session_id: str, snapshot_json: str) -> None:
-        """SET the snapshot with the session TTL."""
-        key = self._key("s", root_session_id, "snapshot")
-        await self.client.set(key, snapshot_json, ex=self.session_ttl_seconds)
-
-    async def get_snapshot(self, root_session_id: str) -> str | None:
-        """GET the snapshot."""
-        value = await self.client.get(self._key("s", root_session_id, "snapshot"))
-        return None if value is None else _decode(value)
-
+    # -- staged envelope -----------------------------------------------------------
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
         """SET the envelope as current and the staged flag."""
         ttl = self.session_ttl_seconds

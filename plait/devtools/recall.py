@@ -5,7 +5,7 @@ Every turn of the dataset goes through the real drain path: it becomes one
 script, :meth:`plait.background.Background.drain` writes it into the knowledge graph as its own
 episode (the drain batch size is 1 for the run), and each question is a
 ``knowledge.search(question, [group], depth)``. Hits map back to turn ids through the episode
-uuids (:func:`plait.nodes.drain.episode_uuid`); a fact or entity hit counts only if it carries its
+uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts only if it carries its
 source episodes (an ``episodes`` attribute), otherwise it is left out of the ranking and counted in
 ``unmapped_hits``. A BM25 baseline (``bm25s``) ranks the same turns for the same questions.
 
@@ -46,10 +46,9 @@ from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.errors import PlaitError
-from plait.nodes.drain import episode_uuid
-from plait.nodes.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
 NDCG_K = 10

@@ -17,7 +17,6 @@ from plait.adapters.backends.graphiti.factory import (
     make_graphiti,
     make_llm_client,
 )
-from plait.adapters.backends.graphiti.groups import group_id_for, user_group_id
 from plait.adapters.backends.graphiti.knowledge import (
     GraphitiKnowledgeGraph,
     open_knowledge_graph,
@@ -25,17 +24,16 @@ from plait.adapters.backends.graphiti.knowledge import (
 from plait.adapters.backends.graphiti.offline_embedder import OfflineEmbedder, OfflineReranker
 from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.search import (
-    MemoryHit,
     search_memory,
 )
 from plait.adapters.backends.graphiti.speedups import install as install_speedups
 from plait.adapters.backends.graphiti.writer import write_events
+from plait.state.groups import group_id_for, user_group_id
 
 install_speedups()
 
 __all__ = [
     "GraphitiKnowledgeGraph",
-    "MemoryHit",
     "OfflineEmbedder",
     "OfflineLLMClient",
     "OfflineReranker",

@@ -1,4 +1,4 @@
-"""plait's :class:`~plait.nodes.ports.KnowledgeGraph` on Graphiti and FalkorDB.
+"""plait's :class:`~plait.state.ports.KnowledgeGraph` on Graphiti and FalkorDB.
 
 Opening connects to nothing: the connection is made, and a group's indices built, on the
 first write or search, so a graph server that is down shows up there, as
@@ -24,11 +24,12 @@ from plait.adapters.backends.graphiti.factory import (
     make_graphiti,
     make_llm_client,
 )
-from plait.adapters.backends.graphiti.groups import project_name_of, user_group_id
-from plait.adapters.backends.graphiti.search import MemoryHit, search_memory
+from plait.adapters.backends.graphiti.search import search_memory
 from plait.adapters.backends.graphiti.writer import split_preferences, write_events
 from plait.errors import BackendUnavailable
 from plait.state.events import SessionEvent
+from plait.state.groups import project_name_of, user_group_id
+from plait.state.ports import MemoryHit
 
 if TYPE_CHECKING:
     from plait.settings import Settings

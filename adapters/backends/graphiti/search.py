@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from graphiti_core import Graphiti
@@ -17,8 +17,8 @@ from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RR
 
 from plait.adapters.backends.graphiti.episodes import parse_episode_body
 from plait.adapters.backends.graphiti.factory import build_indices
-from plait.nodes.ports import MemoryHit as PortHit
 from plait.nodes.recall import KIND_ORDER
+from plait.state.ports import MemoryHit
 
 HIT_TEXT_MAX_CHARS = 400
 # Reranked scores are scaled by kind: as relevant, a fact beats the episode it came from, and an
@@ -46,20 +46,6 @@ KIND_LABEL = re.compile(r"^[a-z_]+: ")
 # every half-life, so a year-old fact (or an undated entity) keeps 85 % of its score.
 RECENCY_HALF_LIFE_DAYS = 30.0
 RECENCY_FLOOR = 0.85
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryHit(PortHit):
-    """A search hit with its validity window (facts, superseded episodes) and group."""
-
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
-    group_id: str = ""
-
-    @property
-    def is_current(self) -> bool:
-        """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
-        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -155,7 +141,7 @@ def hits_of(
             for n, s in scored(results.nodes, results.node_reranker_scores)
         ),
         *(
-            replace(episode_hit(e, s), invalid_at=stale.episodes.get(e.uuid))
+            episode_hit(e, s).model_copy(update={"invalid_at": stale.episodes.get(e.uuid)})
             for e, s in scored(results.episodes, results.episode_reranker_scores)
         ),
     ]
@@ -261,7 +247,7 @@ async def reranked(graphiti: Graphiti, query: str, hits: list[MemoryHit]) -> lis
     now = datetime.now(UTC)
     return rank(
         [
-            replace(hit, score=score_of.get(hit.text, 0.0) * weight(hit, now))  # type: ignore[call-arg]  # mypy misses a slotted parent's fields
+            hit.model_copy(update={"score": score_of.get(hit.text, 0.0) * weight(hit, now)})
             for hit in hits
         ]
     )
@@ -318,7 +304,6 @@ async def search_memory(
 
 
 __all__ = [
-    "MemoryHit",
     "hits_of",
     "rank",
     "reranked",

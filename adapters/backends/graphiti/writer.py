@@ -2,7 +2,7 @@
 
 graphiti-core's ``add_episode(uuid=...)`` loads an *existing* episode by that uuid, and
 ``add_episode_bulk`` has no idempotency at all, so plait makes replays safe itself: every
-event has a deterministic uuid (:func:`plait.nodes.drain.episode_uuid`); its episode is saved
+event has a deterministic uuid (:func:`plait.state.ports.episode_uuid`); its episode is saved
 first under that uuid, processed by ``add_episode``, then marked done. Events whose episode
 is done are skipped; a crash between save and mark leaves an unmarked episode that the next
 try processes again.
@@ -25,8 +25,8 @@ from pydantic import BaseModel
 from plait.adapters.backends.graphiti.episodes import episode_body_for
 from plait.adapters.backends.graphiti.extraction import ENTITY_TYPES
 from plait.adapters.backends.graphiti.factory import build_indices
-from plait.nodes.drain import episode_uuid
 from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import episode_uuid
 
 SOURCE_DESCRIPTION = "plait session events"
 PREVIOUS_EPISODES = 3
@@ -123,7 +123,7 @@ async def write_events(
 ) -> int:
     """Write each event not written before as its own episode; return how many were new.
 
-    The episode's uuid is :func:`~plait.nodes.drain.episode_uuid` of the event, its reference
+    The episode's uuid is :func:`~plait.state.ports.episode_uuid` of the event, its reference
     time the event's time. Events in order, so each episode sees the ones before as context.
     """
     if not events:

@@ -10,7 +10,8 @@ Every other route needs ``Authorization: Bearer <token>``; the token is checked 
 before the body is read, so an unauthenticated request records nothing. The body limit is enforced
 while reading, before any parsing (413).
 
-Files in the data dir (the contract with the OpenCode plugin, see ``adapters/hosts/opencode/plait.ts``):
+Files in the data dir (the contract with the OpenCode plugin,
+see ``adapters/hosts/opencode/plait.ts``):
     ``<data_dir>/token``                      the bearer token, mode 0600, created on first use.
     ``<data_dir>/services/<project_key>.json`` ``{"url", "host", "port", "pid", "project_dir",
                                               "version"}`` while a service for that project runs.

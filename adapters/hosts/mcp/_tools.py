@@ -26,11 +26,11 @@ from plait.adapters.hosts.mcp._budget import (
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
 from plait.errors import PlaitError
 from plait.nodes.extract_opencode import command_events
-from plait.nodes.ports import HotStore
 from plait.nodes.redact import redact
 from plait.nodes.sessions import find_root
 from plait.settings import Settings
 from plait.state.events import EventKind, MemoryKind, SessionEvent
+from plait.state.ports import HotStore
 
 logger = logging.getLogger("plait.mcp")
 

@@ -29,9 +29,9 @@ from plait.adapters.hosts.mcp._tools import (
 )
 from plait.errors import PlaitError
 from plait.memory import recalled, remembered
-from plait.nodes.ports import HotStore
 from plait.settings import Settings
 from plait.state.events import MemoryKind
+from plait.state.ports import HotStore
 
 SERVER_NAME = "plait"
 REMEMBER_HOOK = "mcp.remember"

@@ -1,23 +1,31 @@
-"""The small protocols through which nodes reach the outside world.
+"""The ports: small protocols, one per concern, through which nodes reach the outside world.
 
-Adapters implement them: ``plait.adapters.backends.redis_store.RedisHotStore`` on any Redis 7+ (the
-embedded FalkorDB server included) and
-``plait.adapters.backends.memory_store.InMemoryHotStore``, which is
-both the degraded-mode fallback and the reference implementation the contract tests run against.
+Backends implement them (:mod:`plait.adapters.backends`): the Redis hot store implements every
+hot-tier port at once, so does its in-memory twin, and one contract suite runs over both
+(``tests/test_hot_store_contract.py``); the knowledge graph and the corpus have theirs. A node
+asks the run context for the one port it needs (``runtime.context.events``, ``.queue`` …), so it
+can do nothing else.
+
+The values that cross the ports live here too: :class:`QueueEntry`, :class:`DeadLetter` and
+:class:`MemoryHit`.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
 
 from plait.state.events import SessionEvent
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class QueueEntry:
-    """One event claimed from the durable drain queue."""
+class QueueEntry(BaseModel):
+    """One event claimed from the durable drain queue (also the drain graph's checkpointed form)."""
+
+    model_config = ConfigDict(frozen=True)
 
     entry_id: str
     group_id: str
@@ -25,9 +33,10 @@ class QueueEntry:
     deliveries: int
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class DeadLetter:
+class DeadLetter(BaseModel):
     """An event that failed to drain ``drain_retry_max`` times, kept for a person to inspect."""
+
+    model_config = ConfigDict(frozen=True)
 
     dead_id: str
     group_id: str
@@ -36,11 +45,42 @@ class DeadLetter:
     attempts: int
 
 
-@runtime_checkable
-class HotStore(Protocol):
-    """The hot tier: everything hook-time work reads and writes."""
+class MemoryHit(BaseModel):
+    """One long-term memory search result: a fact (edge), an entity (node) or an episode.
 
-    # -- event log of a root session ------------------------------------------------------------
+    ``valid_at``/``invalid_at`` are a fact's validity window (an invalidated fact, or an episode
+    all of whose facts ended, is no longer current); ``episodes`` are the episodes it came from.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    uuid: str
+    kind: str
+    text: str
+    score: float
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+    group_id: str = ""
+    episodes: tuple[str, ...] = ()
+
+    @property
+    def is_current(self) -> bool:
+        """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
+        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
+
+
+EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
+
+
+def episode_uuid(group_id: str, event: SessionEvent) -> str:
+    """The episode of one event: the same event always maps to the same uuid (no duplicates)."""
+    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{group_id}/{event.root_session_id}/{event.id}"))
+
+
+# -- the hot tier, by concern -------------------------------------------------------------------
+class EventLog(Protocol):
+    """A root session's append-only event log."""
+
     async def append_events(
         self,
         root_session_id: str,
@@ -64,14 +104,9 @@ class HotStore(Protocol):
         """How many events the session's log holds."""
         ...
 
-    # -- snapshot and staged envelope -----------------------------------------------------------
-    async def put_snapshot(self, root_session_id: str, snapshot_json: str) -> None:
-        """Store the serialized snapshot of a root session."""
-        ...
 
-    async def get_snapshot(self, root_session_id: str) -> str | None:
-        """The serialized snapshot, or None."""
-        ...
+class EnvelopeStage(Protocol):
+    """The envelope composed for a session's next model call."""
 
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
         """Stage a freshly composed envelope; it also becomes the session's current one."""
@@ -85,7 +120,10 @@ class HotStore(Protocol):
         """
         ...
 
-    # -- cache ----------------------------------------------------------------------------------
+
+class Cache(Protocol):
+    """Expiring entries: cached recall, which messages a host already recorded."""
+
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
         """Store a cache entry that expires after ``ttl_seconds``."""
         ...
@@ -94,7 +132,10 @@ class HotStore(Protocol):
         """A live cache entry, or None."""
         ...
 
-    # -- session-parent registry ----------------------------------------------------------------
+
+class SessionLinks(Protocol):
+    """Which session is a child of which (subagents write into their root)."""
+
     async def set_parent(self, session_id: str, parent_id: str) -> None:
         """Record that ``session_id`` is a child of ``parent_id``."""
         ...
@@ -107,7 +148,10 @@ class HotStore(Protocol):
         """Drop a session's parent link (a deleted child). The root's state is untouched."""
         ...
 
-    # -- durable drain queue --------------------------------------------------------------------
+
+class DrainQueue(Protocol):
+    """The durable queue of events waiting to drain into the knowledge graph."""
+
     async def enqueue(self, group_id: str, events: Sequence[SessionEvent]) -> None:
         """Add recorded events to the drain queue."""
         ...
@@ -130,6 +174,10 @@ class HotStore(Protocol):
         """Entries not yet acknowledged (pending or never delivered)."""
         ...
 
+
+class DeadLetters(Protocol):
+    """Events that failed to drain, where a person can list, replay or drop them."""
+
     async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
         """Move an entry to the dead-letter list with the reason (and ack it in the queue)."""
         ...
@@ -146,8 +194,13 @@ class HotStore(Protocol):
         """Delete dead letters (all when ``dead_ids`` is None); return how many."""
         ...
 
+
+@runtime_checkable
+class HotStore(EventLog, EnvelopeStage, Cache, SessionLinks, DrainQueue, DeadLetters, Protocol):
+    """The whole hot tier, as one backend implements it (Redis, or its in-memory twin)."""
+
     async def ping(self) -> None:
-        """Raise if the store cannot be reached."""
+        """Raise :class:`~plait.errors.BackendUnavailable` if the store cannot be reached."""
         ...
 
     async def aclose(self) -> None:
@@ -155,26 +208,17 @@ class HotStore(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryHit:
-    """One long-term memory search result: a fact (edge), an entity (node) or an episode."""
-
-    uuid: str
-    kind: str
-    text: str
-    score: float
-
-
+# -- long-term memory ---------------------------------------------------------------------------
 @runtime_checkable
 class KnowledgeGraph(Protocol):
-    """Long-term memory: Graphiti on FalkorDB, or the in-memory reference."""
+    """Long-term memory: Graphiti on FalkorDB, or its in-memory twin."""
 
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
         """Write events as episodes (idempotent by event id); return how many were new."""
         ...
 
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
-        """Hybrid search over facts, entities and episodes of the groups."""
+        """Search facts, entities and episodes of the groups, best first, at most ``limit``."""
         ...
 
     async def aclose(self) -> None:
@@ -182,4 +226,17 @@ class KnowledgeGraph(Protocol):
         ...
 
 
-__all__ = ["DeadLetter", "HotStore", "KnowledgeGraph", "MemoryHit", "QueueEntry"]
+__all__ = [
+    "Cache",
+    "DeadLetter",
+    "DeadLetters",
+    "DrainQueue",
+    "EnvelopeStage",
+    "EventLog",
+    "HotStore",
+    "KnowledgeGraph",
+    "MemoryHit",
+    "QueueEntry",
+    "SessionLinks",
+    "episode_uuid",
+]
