@@ -1,11 +1,11 @@
-"""The hooks graph: one graph routed by hook name, one thread per root session.
+"""The hooks graph: one graph for every host call, one thread per root session.
 
-chat.message: adapt → record → fold → read cache → drift → compose → stage
-plait.turn (host-neutral, LangChain): the same, handing the envelope back instead of staging it
-messages.transform: adapt → take the staged envelope
-session.compacting, session.compacted: the compaction graph as a node
-event, tool.execute.after: adapt → record → fold (→ drain on idle)
-tool.execute.before: adapt → tool policy
+adapt (the host's own node: its payload → intents) → capture (intents → events), then by intent:
+a user turn: record → fold → read cache → drift → compose → stage (for the model call to come)
+a model call: (record → fold →) compose → hand the envelope over; a bare one takes the staged
+compaction before: the compaction graph hands the envelope to the summarizer
+compaction after, idle, anything else: record → fold (→ compaction, → drain)
+a tool call: the tool policy
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from langgraph.graph.state import CompiledStateGraph
 
 from plait.graphs.compaction import build_compaction_graph
 from plait.nodes.hooks import (
-    adapt_payload,
+    NATIVE,
     apply_tool_policy,
+    capture_events,
     compose,
     detect_drift,
     fold_snapshot,
     hand_over_envelope,
     read_cache,
     record_events,
-    route_after_adapt_payload,
+    route_after_capture_events,
     route_after_compose_envelope,
     route_after_fold_snapshot,
     schedule_drain,
@@ -32,14 +33,16 @@ from plait.nodes.hooks import (
 )
 from plait.state.context import PlaitContext
 from plait.state.hooks import HookInput, HookOutput, HookState
+from plait.state.intents import HostAdapter
 
 
-def build_hooks_graph() -> StateGraph:
-    """Wire the hooks graph."""
+def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
+    """Wire the hooks graph; ``host`` supplies its first node, ``adapt_payload``."""
     builder = StateGraph(
         HookState, context_schema=PlaitContext, input_schema=HookInput, output_schema=HookOutput
     )
-    builder.add_node("adapt_payload", adapt_payload)
+    builder.add_node("adapt_payload", host.adapt)
+    builder.add_node("capture_events", capture_events)
     builder.add_node("record_events", record_events)
     builder.add_node("fold_snapshot", fold_snapshot)
     builder.add_node("read_cache", read_cache)
@@ -53,7 +56,8 @@ def build_hooks_graph() -> StateGraph:
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
     builder.add_edge(START, "adapt_payload")
-    builder.add_conditional_edges("adapt_payload", route_after_adapt_payload)
+    builder.add_edge("adapt_payload", "capture_events")
+    builder.add_conditional_edges("capture_events", route_after_capture_events)
     builder.add_edge("record_events", "fold_snapshot")
     builder.add_conditional_edges("fold_snapshot", route_after_fold_snapshot)
     builder.add_edge("read_cache", "detect_drift")

@@ -6,17 +6,24 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from plait.nodes.capture import capture
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope
-from plait.nodes.hosts import parse_hook
 from plait.nodes.routing import decide_tool_policy, target_file_size
 from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall, HookState
+from plait.state.intents import (
+    CompactionAfter,
+    CompactionBefore,
+    HostAdapter,
+    ModelCall,
+    ToolCall,
+    UserTurn,
+)
 from plait.state.snapshot import Snapshot, drop_duplicates
 
 CATCH_UP_LIMIT = 1000
-TURN_HOOK = "plait.turn"
 
 
 def project_cache_key(group_id: str) -> str:
@@ -29,19 +36,27 @@ def session_cache_key(group_id: str, root_session_id: str) -> str:
     return f"recall:{group_id}:{root_session_id}"
 
 
-async def adapt_payload(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """The host adapter: turn the host's payload into plait events and a host event name.
+async def read_intents(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """The host adapter node of plait's own callers: their payload already is a list of intents.
 
-    ``plait.turn`` is the host-neutral hook: its payload already holds plait events (the
-    LangChain middleware sends it), so nothing is parsed.
+    Each host supplies its own node in its place (``build_hooks_graph(host)``), which reads
+    that host's payload into intents.
     """
-    if state["hook"] == TURN_HOOK:
-        payload = state["payload"]
-        return {"events": list(payload.get("events", [])), "query": payload.get("query", "")}
-    parsed = state.get("parsed") or parse_hook(state["hook"], state["payload"], state["session"])
-    update: dict[str, Any] = {"events": parsed.events, "host_event": parsed.host_event}
-    if parsed.query:
-        update["query"] = parsed.query
+    return {"intents": list(state["payload"] or [])}
+
+
+NATIVE = HostAdapter(name="plait", adapt=read_intents)
+
+
+async def capture_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Turn the call's intents into events (capture rules), the user's query, a lifecycle phase."""
+    captured = capture(state.get("intents", []), state["session"], host=state.get("host", ""))
+    update: dict[str, Any] = {"events": captured.events, "lifecycle": captured.lifecycle}
+    query = captured.query or next(
+        (i.query for i in state.get("intents", []) if isinstance(i, ModelCall) and i.query), ""
+    )
+    if query:
+        update["query"] = query
     return update
 
 
@@ -153,11 +168,10 @@ async def schedule_drain(state: HookState, runtime: Runtime[PlaitContext]) -> di
 
 async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Decide whether a tool call goes ahead: allow, nudge, redirect or deny."""
-    tool_input = state["payload"].get("input") or {}
-    args = (state["payload"].get("output") or {}).get("args")
-    args = args if isinstance(args, dict) else {}
+    call = next(i for i in state.get("intents", []) if isinstance(i, ToolCall))
+    args = dict(call.args)
     policy = decide_tool_policy(
-        str(tool_input.get("tool", "")),
+        call.tool,
         args,
         runtime.context.settings.hooks,
         file_size=target_file_size(args),
@@ -169,17 +183,27 @@ async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) ->
     return update
 
 
+def wants(state: HookState, kind: type) -> bool:
+    """Whether the call holds an intent of ``kind``."""
+    return any(isinstance(intent, kind) for intent in state.get("intents", []))
+
+
+def takes_prepared_envelope(state: HookState) -> bool:
+    """A bare model call: it takes the envelope already prepared and records nothing."""
+    intents = state.get("intents", [])
+    return bool(intents) and all(isinstance(i, ModelCall) and not i.query for i in intents)
+
+
 Route = Literal["record_events", "take_envelope", "compaction", "apply_tool_policy"]
 
 
-def route_after_adapt_payload(state: HookState) -> Route:
-    """Pick the path for the hook."""
-    hook = state["hook"]
-    if hook == "experimental.chat.messages.transform":
+def route_after_capture_events(state: HookState) -> Route:
+    """A bare model call takes the envelope, a tool call its policy, a summarizer the envelope."""
+    if takes_prepared_envelope(state):
         return "take_envelope"
-    if hook == "experimental.session.compacting":
+    if wants(state, CompactionBefore):
         return "compaction"
-    if hook == "tool.execute.before":
+    if wants(state, ToolCall):
         return "apply_tool_policy"
     return "record_events"
 
@@ -187,13 +211,12 @@ def route_after_adapt_payload(state: HookState) -> Route:
 def route_after_fold_snapshot(
     state: HookState,
 ) -> Literal["read_cache", "compaction", "schedule_drain", "__end__"]:
-    """A user message goes on to compose; idle drains; a compacted session runs compaction."""
-    if state["hook"] in ("chat.message", TURN_HOOK):
+    """A user turn or a model call composes; a compaction rebuilds; idle drains."""
+    if wants(state, UserTurn) or wants(state, ModelCall):
         return "read_cache"
-    host_event = state.get("host_event", "")
-    if host_event == "session.compacted":
+    if wants(state, CompactionAfter):
         return "compaction"
-    if host_event == "session.idle":
+    if state.get("lifecycle") == "idle":
         return "schedule_drain"
     return "__end__"
 
@@ -201,19 +224,19 @@ def route_after_fold_snapshot(
 def route_after_compose_envelope(
     state: HookState,
 ) -> Literal["stage_envelope", "hand_over_envelope"]:
-    """OpenCode takes the envelope in a later hook; a ``plait.turn`` caller takes it now."""
-    return "hand_over_envelope" if state["hook"] == TURN_HOOK else "stage_envelope"
+    """A model call takes the envelope now; a user turn stages it for the model call to come."""
+    return "hand_over_envelope" if wants(state, ModelCall) else "stage_envelope"
 
 
 def route_compaction(state: HookState) -> Literal["before", "after"]:
-    """``session.compacting`` is before the summary; ``session.compacted`` after it."""
-    return "before" if state["hook"] == "experimental.session.compacting" else "after"
+    """Before the summary the summarizer gets the envelope; after it, it is rebuilt and staged."""
+    return "before" if wants(state, CompactionBefore) else "after"
 
 
 __all__ = [
-    "TURN_HOOK",
-    "adapt_payload",
+    "NATIVE",
     "apply_tool_policy",
+    "capture_events",
     "compose",
     "detect_drift",
     "envelope_for",
@@ -222,7 +245,8 @@ __all__ = [
     "project_cache_key",
     "read_cache",
     "record_events",
-    "route_after_adapt_payload",
+    "read_intents",
+    "route_after_capture_events",
     "route_after_compose_envelope",
     "route_after_fold_snapshot",
     "route_compaction",

@@ -267,6 +267,7 @@ def serve(
     """Run the local HTTP service the OpenCode plugin talks to (loopback, bearer token)."""
     from plait.adapters.hosts.http import running_service
     from plait.adapters.hosts.http import serve as serve_http
+    from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
     from plait.memory import Memory
 
     settings = load_settings(project, data_dir)
@@ -278,7 +279,7 @@ def serve(
     async def run() -> None:
         async with Memory.open(project_dir, settings=settings) as memory:
             await serve_http(
-                memory,
+                OpenCodeHooks(memory),
                 host or settings.service.host,
                 settings.service.port if port is None else port,
                 data_dir=settings.resolved_data_dir(),

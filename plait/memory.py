@@ -20,15 +20,30 @@ from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.errors import BackendUnavailable, InvalidHookPayload, PlaitError
 from plait.graphs.hooks import build_hooks_graph
-from plait.nodes.hooks import TURN_HOOK, envelope_for
-from plait.nodes.hosts import HookTarget, apply_output, check_hook, parsed_for, read_hook, target_of
+from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.groups import group_id_for
-from plait.state.hooks import HookState, SessionRef, hook_input
+from plait.state.hooks import HookOutput, HookState, SessionRef, ToolPolicy, hook_input
+from plait.state.intents import (
+    CompactionAfter,
+    CompactionBefore,
+    CompactionSummary,
+    HostAdapter,
+    HostCall,
+    Intent,
+    LifecyclePhase,
+    ModelCall,
+    Observed,
+    SessionLifecycle,
+    SessionTarget,
+    ToolCall,
+    ToolResult,
+    UserTurn,
+)
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
 from plait.wiring import Backends, open_backends
@@ -37,7 +52,6 @@ logger = logging.getLogger("plait")
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
-STATELESS_HOOKS = frozenset({"experimental.chat.messages.transform"})
 CHECKPOINTS_KEPT_PER_THREAD = 8
 PROJECT_SESSION = "project"
 RECALL_TIMEOUT_SECONDS = 30.0
@@ -91,9 +105,8 @@ class Memory:
         self.project_dir = project_dir
         self.group_id = group_id
         self.checkpointer = checkpointer
-        self.graph: CompiledStateGraph = build_hooks_graph().compile(checkpointer=checkpointer)
-        # Hooks that need no graph state (they read the hot store) skip the checkpoint round trips.
-        self.stateless_graph: CompiledStateGraph = build_hooks_graph().compile()
+        self._graphs: dict[tuple[str, bool], CompiledStateGraph] = {}
+        self.graph: CompiledStateGraph = self._graph_for(NATIVE, reads_state=True)
         self.context = PlaitContext.over(
             backends.store,
             settings=backends.settings,
@@ -183,55 +196,71 @@ class Memory:
         """Why plait runs degraded (empty when it does not)."""
         return self.backends.degraded
 
-    # -- hooks ----------------------------------------------------------------------------------
-    async def hook(
-        self, name: str, input: dict[str, Any], output: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run one OpenCode hook through the graphs and return the mutated ``output``.
+    # -- host calls -----------------------------------------------------------------------------
+    async def handle(self, call: HostCall) -> HookOutput:
+        """Run one host call through the hooks graph and return what it answers.
 
-        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload plait
-        cannot use. Any other failure is logged and the output is returned unchanged: a broken
-        memory layer never breaks the agent.
+        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload
+        plait cannot use. Any other failure is logged and the answer is empty: a broken memory
+        layer never breaks the agent.
         """
-        payload = {"input": input, "output": output}
-        check_hook(name, payload)
         try:
             with self._hot_path():
                 return await asyncio.wait_for(
-                    self._run_hook(name, payload, output), self.settings.hooks.timeout_ms / 1000
+                    self._handle(call), self.settings.hooks.timeout_ms / 1000
                 )
         except InvalidHookPayload:
             raise
         except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
-            logger.warning("plait: %s hook failed open: %s", name, error or type(error).__name__)
-            return output
+            what = call.host.name
+            logger.warning("plait: %s call failed open: %s", what, error or type(error).__name__)
+            return HookOutput()
 
-    async def _run_hook(
-        self, name: str, payload: dict[str, Any], output: dict[str, Any]
-    ) -> dict[str, Any]:
-        turn = read_hook(name, payload)
-        session = await self._session_for(target_of(turn))
+    async def _handle(self, call: HostCall) -> HookOutput:
+        session = await self._session_for(call.target)
         if session is None:
-            return output
-        graph_input = hook_input(name, session, payload, parsed_for(turn, session))
+            return HookOutput()
+        graph = self._graph_for(call.host, reads_state=call.reads_state)
+        graph_input = hook_input(session, call.payload, call.host.name)
         async with self._lock(session.root_session_id):
-            if name in STATELESS_HOOKS:
-                result = await self.stateless_graph.ainvoke(graph_input, context=self.context)
-            else:
-                result = await self.graph.ainvoke(
+            if call.reads_state:
+                result = await graph.ainvoke(
                     graph_input,
                     config=self._config(session.root_session_id),
                     context=self.context,
                     durability="exit",
                 )
-        if (
-            result.get("host_event") == "session.deleted"
-            and session.session_id != session.root_session_id
-        ):
+            else:
+                result = await graph.ainvoke(graph_input, context=self.context)
+        if result.get("lifecycle") == "deleted" and session.session_id != session.root_session_id:
             await self.store.forget_session(session.session_id)
-        return apply_output(name, output, inject=result.get("inject"), policy=result.get("policy"))
+        return HookOutput(**result)
 
-    async def _session_for(self, target: HookTarget | None) -> SessionRef | None:
+    def _graph_for(self, host: HostAdapter, *, reads_state: bool) -> CompiledStateGraph:
+        """The hooks graph with ``host``'s adapter node, compiled once per host.
+
+        Calls that read no graph state (a bare model call) skip the checkpoint round trips.
+        """
+        key = (host.name, reads_state)
+        if key not in self._graphs:
+            checkpointer = self.checkpointer if reads_state else None
+            self._graphs[key] = build_hooks_graph(host).compile(checkpointer=checkpointer)
+        return self._graphs[key]
+
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run one OpenCode hook and return the mutated ``output`` (OpenCode's payload shapes).
+
+        A thin call into the OpenCode adapter, for scripts that drive plait as OpenCode does.
+        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload plait
+        cannot use; any other failure leaves ``output`` as it was.
+        """
+        from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+
+        return await OpenCodeHooks(self).hook(name, input, output)
+
+    async def _session_for(self, target: SessionTarget | None) -> SessionRef | None:
         if target is None:
             if self._last_root is None:
                 return None
@@ -264,7 +293,74 @@ class Memory:
     def _config(root_session_id: str) -> RunnableConfig:
         return RunnableConfig(configurable={"thread_id": root_session_id})
 
-    # -- typed methods for Python callers -------------------------------------------------------
+    # -- plait's own intents, for Python callers -----------------------------------------------
+    async def observe(
+        self,
+        session_id: str,
+        intents: Sequence[Intent],
+        *,
+        parent_id: str | None = None,
+        host: HostAdapter = NATIVE,
+    ) -> HookOutput:
+        """Record what happened in a session (any intents) and return plait's answer.
+
+        ``host`` names who reports it (its events say so); its node must read intents.
+        """
+        target = SessionTarget(session_id=session_id, parent_id=parent_id)
+        return await self.handle(HostCall(host=host, target=target, payload=list(intents)))
+
+    async def user_turn(self, session_id: str, text: str, *, parent_id: str | None = None) -> None:
+        """The user said ``text``; the envelope for the next model call is prepared."""
+        await self.observe(session_id, [UserTurn(text=text)], parent_id=parent_id)
+
+    async def model_call(
+        self,
+        session_id: str,
+        *,
+        query: str = "",
+        observed: Sequence[Intent] = (),
+        host: HostAdapter = NATIVE,
+    ) -> str:
+        """The envelope for the model call about to happen ("" when there is nothing to say).
+
+        ``observed`` is what happened since the last call (recorded first); ``query`` is the
+        user's current request, used to tell when long-term recall should be refreshed.
+        """
+        intents = [*observed, ModelCall(query=query)]
+        return (await self.observe(session_id, intents, host=host)).get("inject") or ""
+
+    async def compaction_before(self, session_id: str) -> str:
+        """The envelope to give the summarizer that is about to compact the session."""
+        return (await self.observe(session_id, [CompactionBefore()])).get("inject") or ""
+
+    async def compaction_after(self, session_id: str, summary: str = "") -> None:
+        """The session was compacted (into ``summary`` when the host has it)."""
+        summaries = [CompactionSummary(text=summary)] if summary else []
+        await self.observe(session_id, [*summaries, CompactionAfter()])
+
+    async def tool_call(
+        self, session_id: str, tool: str, args: dict[str, Any] | None = None
+    ) -> ToolPolicy:
+        """Whether a tool call about to run goes ahead: allow, nudge, redirect or deny."""
+        answer = await self.observe(session_id, [ToolCall(tool=tool, args=args or {})])
+        return answer.get("policy") or ToolPolicy()
+
+    async def tool_result(self, session_id: str, result: ToolResult) -> None:
+        """A tool call finished: what it did becomes events (a file touched, an error, its fix)."""
+        await self.observe(session_id, [result])
+
+    async def lifecycle(
+        self,
+        session_id: str,
+        phase: LifecyclePhase,
+        *,
+        parent_id: str | None = None,
+        title: str = "",
+    ) -> None:
+        """The session was created, updated, deleted or went idle (idle drains)."""
+        intent = SessionLifecycle(phase=phase, title=title)
+        await self.observe(session_id, [intent], parent_id=parent_id)
+
     async def record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
         """Make events durable in the session's root log and the drain queue (no graph run).
 
@@ -339,28 +435,12 @@ class Memory:
     ) -> str:
         """Record a turn's events and return the envelope for the next model call.
 
-        The host-neutral entry (the LangChain middleware uses it): ``query`` is the user's
-        current request, used to tell when long-term recall should be refreshed.
+        ``query`` is the user's current request, used to tell when long-term recall should be
+        refreshed. :meth:`model_call` does the same from intents.
         """
-        root = await find_root(self.store, session_id)
-        session = SessionRef(session_id=session_id, root_session_id=root)
-        payload = {"events": list(events), "query": query}
-        try:
-            with self._hot_path():
-                async with self._lock(root):
-                    result = await asyncio.wait_for(
-                        self.graph.ainvoke(
-                            hook_input(TURN_HOOK, session, payload),
-                            config=self._config(root),
-                            context=self.context,
-                            durability="exit",
-                        ),
-                        self.settings.hooks.timeout_ms / 1000,
-                    )
-        except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
-            logger.warning("plait: turn failed open: %s", error or type(error).__name__)
-            return ""
-        return result.get("inject") or ""
+        return await self.model_call(
+            session_id, query=query, observed=[Observed(events=tuple(events))]
+        )
 
     async def state(self, session_id: str) -> HookState:
         """The hooks graph's current state for the session's root."""

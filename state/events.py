@@ -97,6 +97,28 @@ def clean_text(text: str) -> str:
     return text.encode("utf-8", errors="replace").decode("utf-8").replace("\x00", "")
 
 
+# How much of one host text is examined at all: a 10 MB message costs what 64 KB costs.
+SCAN_MAX = 65_536
+# How much of a text an event keeps before its own caps apply.
+TEXT_MAX = 4096
+
+
+def as_text(value: object, limit: int = SCAN_MAX) -> str:
+    """Host text as ``str``, at most ``limit`` characters; bytes are decoded leniently.
+
+    A cut text loses its last, possibly partial word too, so half a secret at the cut can never
+    slip past redaction.
+    """
+    if isinstance(value, bytes | bytearray):
+        value = bytes(value[: limit * 4]).decode("utf-8", errors="replace")
+    text = value if isinstance(value, str) else ("" if value is None else str(value))
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    words = head.rsplit(None, 1)
+    return words[0] if len(words) == 2 else head
+
+
 ShortText = Annotated[str, StringConstraints(max_length=512)]
 
 
@@ -158,10 +180,13 @@ __all__ = [
     "BODY_MAX_BYTES",
     "PRIORITY_BY_KIND",
     "SUMMARY_MAX_CHARS",
+    "TEXT_MAX",
     "EventKind",
     "MemoryKind",
+    "SCAN_MAX",
     "Priority",
     "SessionEvent",
+    "as_text",
     "clean_text",
     "truncate_utf8",
 ]

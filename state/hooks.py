@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -11,17 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from plait.state.events import SessionEvent
+from plait.state.intents import Intent
 from plait.state.snapshot import Snapshot, fold_snapshot
-
-HookName = Literal[
-    "chat.message",
-    "experimental.chat.messages.transform",
-    "experimental.session.compacting",
-    "event",
-    "tool.execute.before",
-    "tool.execute.after",
-]
-HOOK_NAMES: tuple[str, ...] = HookName.__args__  # type: ignore[attr-defined]
 
 
 class SessionRef(BaseModel):
@@ -31,15 +21,6 @@ class SessionRef(BaseModel):
 
     session_id: str
     root_session_id: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ParsedHook:
-    """One host hook call in plait's terms: its events, the host's event name, the user's query."""
-
-    events: list[SessionEvent] = field(default_factory=list)
-    host_event: str = ""
-    query: str = ""
 
 
 class ToolPolicy(BaseModel):
@@ -61,17 +42,17 @@ class CachedRecall(BaseModel):
 
 
 class HookInput(TypedDict):
-    """What one hook call puts into the graph.
+    """What one host call puts into the graph.
 
-    The host payload, this call's events and what the call hands back are untracked channels:
-    they live for one run and never reach a checkpoint, so a 10 MB message costs the checkpoint
-    nothing and nothing of one call leaks into the next.
+    What the host sent, its intents, this call's events and what the call hands back are
+    untracked channels: they live for one run and never reach a checkpoint, so a 10 MB message
+    costs the checkpoint nothing and nothing of one call leaks into the next.
     """
 
-    hook: str
     session: SessionRef
-    payload: Annotated[dict[str, Any], UntrackedValue(dict)]
-    parsed: Annotated[ParsedHook | None, UntrackedValue(ParsedHook)]
+    host: Annotated[str, UntrackedValue(str)]
+    payload: Annotated[Any, UntrackedValue(object)]
+    intents: Annotated[list[Intent], UntrackedValue(list)]
     events: Annotated[list[SessionEvent], UntrackedValue(list)]
     inject: Annotated[str | None, UntrackedValue(str)]
     policy: Annotated[ToolPolicy | None, UntrackedValue(ToolPolicy)]
@@ -82,13 +63,13 @@ class HookOutput(TypedDict, total=False):
 
     inject: str | None
     policy: ToolPolicy | None
-    host_event: str
+    lifecycle: str
 
 
 class HookState(HookInput, total=False):
     """The hooks graph's state. Bounded: the event log lives in the hot store, not here."""
 
-    host_event: str
+    lifecycle: str
     query: str
     snapshot: Annotated[Snapshot, fold_snapshot]
     cursor: int
@@ -99,15 +80,13 @@ class HookState(HookInput, total=False):
     nudged: bool
 
 
-def hook_input(
-    hook: str, session: SessionRef, payload: dict[str, Any], parsed: ParsedHook | None = None
-) -> HookInput:
-    """The input of one hook call; ``parsed`` when the caller has already read the payload."""
+def hook_input(session: SessionRef, payload: Any, host: str = "plait") -> HookInput:
+    """The input of one host call: the session it is about, the host and what it sent."""
     return HookInput(
-        hook=hook,
         session=session,
+        host=host,
         payload=payload,
-        parsed=parsed,
+        intents=[],
         events=[],
         inject=None,
         policy=None,
@@ -115,13 +94,10 @@ def hook_input(
 
 
 __all__ = [
-    "HOOK_NAMES",
     "CachedRecall",
     "HookInput",
-    "HookName",
     "HookOutput",
     "HookState",
-    "ParsedHook",
     "SessionRef",
     "ToolPolicy",
     "hook_input",

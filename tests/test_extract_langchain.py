@@ -14,14 +14,14 @@ def call(call_id: str, name: str, **args) -> AIMessage:
 
 
 def extract(*messages):
-    return events_from_messages(list(messages), root_session_id="root", session_id="thread")
+    return events_from_messages(list(messages), root_session_id="thread", session_id="thread")
 
 
 def test_langchain_human_text_is_a_request_with_promotions() -> None:
     events = extract(HumanMessage("We decided to use Redis for the cache."))
     assert [e.kind for e in events] == [EventKind.PROMPT, EventKind.DECISION]
     assert events[1].key == "topic:cache"
-    assert all(e.root_session_id == "root" and e.session_id == "thread" for e in events)
+    assert all(e.root_session_id == "thread" and e.session_id == "thread" for e in events)
 
 
 def test_langchain_approvals_system_messages_and_envelopes_are_not_requests() -> None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.opencode import extract_opencode
 
 from plait.adapters.hosts.langchain.messages import events_from_messages
 from plait.errors import InvalidHookPayload, UnknownHook
-from plait.nodes.extract_opencode import extract_opencode, program_of
+from plait.nodes.capture import program_of
 from plait.nodes.redact import REDACTED
 from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind
 
@@ -174,7 +175,7 @@ def test_bus_events_map_to_plait_events() -> None:
     )
     assert kinds(summary) == [EventKind.COMPACTION_SUMMARY]
     idle = extract_opencode("event", *event("session.idle", sessionID="s"))
-    assert idle.event_type == "session.idle" and idle.events == []
+    assert idle.lifecycle == "idle" and idle.events == []
     streaming = extract_opencode(
         "event",
         *event("message.part.updated", sessionID="s", part={"type": "text", "text": "partial"}),
@@ -205,14 +206,16 @@ def test_langchain_messages_use_the_same_rules() -> None:
         AIMessage("", tool_calls=[{"id": "t2", "name": "edit", "args": {"filePath": "src/a.py"}}]),
         ToolMessage("ok", tool_call_id="t2"),
     ]
-    events = events_from_messages(messages, root_session_id="root", session_id="child")
+    events = events_from_messages(messages, root_session_id="root", session_id="root")
     assert [e.kind for e in events] == [
         EventKind.PROMPT,
         EventKind.RULE,
         EventKind.ERROR,
         EventKind.FILE_EDIT,
     ]
-    assert all(e.root_session_id == "root" and e.session_id == "child" for e in events)
+    child = events_from_messages(messages, root_session_id="root", session_id="child")
+    assert child[0].kind is EventKind.SUBAGENT_START  # a child session's prompt is its task
+    assert all(e.root_session_id == "root" and e.session_id == "child" for e in child)
 
 
 # -- robustness, redaction, more host events ---------------------------------------------------
@@ -285,7 +288,7 @@ def test_extract_rejects_non_objects_and_unknown_hooks_by_name() -> None:
 
 def test_unknown_bus_events_are_passed_through_without_events() -> None:
     turn = extract_opencode("event", *event("brand.new.thing", sessionID="s", x=1))
-    assert (turn.session_id, turn.event_type, turn.events) == ("s", "brand.new.thing", [])
+    assert (turn.session_id, turn.intents, turn.events) == ("s", [], [])
     with pytest.raises(InvalidHookPayload, match="input.event.properties"):
         extract_opencode("event", {"event": {"type": "session.idle", "properties": [1]}}, {})
 
@@ -455,7 +458,9 @@ def test_any_bus_event_properties_parse(kind: str, extra: dict, value) -> None:
     for key in ("info", "part", "todos", "error", "file", "branch", "name"):
         properties.setdefault(key, value)
     turn = extract_opencode("event", {"event": {"type": kind, "properties": properties}}, {})
-    assert turn.event_type == kind
+    assert turn.session_id == "s"
+    for parsed in turn.events:
+        parsed.model_dump_json()
 
 
 @settings(max_examples=200, deadline=None)

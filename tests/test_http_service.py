@@ -243,18 +243,11 @@ def test_project_key_follows_symlinks(tmp_path: Path) -> None:
     assert len(project_key(project)) == 16
 
 
-class ServedMemory(RecordingMemory):
-    """Carries what :func:`serve` reads from a real Memory."""
-
-    def __init__(self, data_dir: Path, project_dir: Path) -> None:
-        super().__init__()
-        self.project_dir = project_dir
-        self.settings = type("S", (), {"resolved_data_dir": lambda _: data_dir})()
-
-
 async def test_serve_announces_itself_and_answers(tmp_path: Path) -> None:
-    memory = ServedMemory(tmp_path / "data", tmp_path)
-    task = asyncio.create_task(serve(memory, "127.0.0.1", 0))
+    memory = RecordingMemory()
+    task = asyncio.create_task(
+        serve(memory, "127.0.0.1", 0, data_dir=tmp_path / "data", project_dir=tmp_path)
+    )
     path = service_file(tmp_path / "data", tmp_path)
     for _ in range(200):
         if path.exists():

@@ -11,12 +11,11 @@ import pytest
 
 from plait import InvalidHookPayload, Memory, Settings, UnknownHook
 from plait.adapters.backends.checkpoint import TRIM_SLACK
+from plait.adapters.hosts.opencode import hooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.demo import check, find_envelope
 from plait.demo_session import EXPECTED, play
 from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
-from plait.nodes import hosts
-from plait.nodes.extract_opencode import OpenCodeTurn, extract_opencode
 from plait.state.events import EventKind
 
 
@@ -122,11 +121,13 @@ async def test_memory_reads_each_hook_payload_once(
     """Finding the session and making its events share one read (a big tool output costs ~1 ms)."""
     reads: list[str] = []
 
-    def counted(name: str, *args: Any) -> OpenCodeTurn:
-        reads.append(name)
-        return extract_opencode(name, *args)
+    read = hooks.intents_of
 
-    monkeypatch.setattr(hosts, "extract_opencode", counted)
+    def counted(hook: hooks.OpenCodeHook) -> list[Any]:
+        reads.append(hook.name)
+        return read(hook)
+
+    monkeypatch.setattr(hooks, "intents_of", counted)
     session = SessionReplay(runner=memory)
     await session.user("We decided to use Postgres for storage.")
     await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py" * 1000)

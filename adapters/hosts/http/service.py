@@ -33,7 +33,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pydantic_core
 from fastapi import FastAPI, Request
@@ -42,6 +42,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.backends.embedded import pid_alive
+from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.errors import InvalidHookPayload, UnknownHook
 
 logger = logging.getLogger("plait")
@@ -61,16 +62,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-class HookRunner(Protocol):
-    """What the service needs from :class:`plait.Memory`."""
-
-    async def hook(
-        self, name: str, input: dict[str, Any], output: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run one hook and return the mutated output."""
-        ...
 
 
 # -- request and response models ----------------------------------------------------------------
@@ -528,39 +519,37 @@ def announced(data_dir: Path | str, info: ServiceInfo) -> Iterator[Path]:
 
 
 async def serve(
-    memory: HookRunner,
+    runner: HookRunner,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     token: str = "",
     *,
-    data_dir: Path | str | None = None,
-    project_dir: Path | str | None = None,
+    data_dir: Path | str,
+    project_dir: Path | str,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "warning",
 ) -> None:
     """Serve the app with uvicorn until interrupted; announce it in the data dir meanwhile.
 
     Args:
-        memory: an open :class:`plait.Memory` (its ``settings`` and ``project_dir`` fill in
-            ``data_dir``, ``project_dir`` and the token when not given).
+        runner: what runs the hooks: ``OpenCodeHooks(memory)`` over an open
+            :class:`plait.Memory`.
         host: where to bind; loopback by default, anything else logs a warning.
         port: preferred port; a taken port falls back to a free one (see the service file).
         token: the bearer token; empty reads or creates ``<data_dir>/token``.
-        data_dir: plait's data dir (defaults to ``memory.settings.resolved_data_dir()``).
-        project_dir: the project served (defaults to ``memory.project_dir``).
+        data_dir: plait's data dir (the token and the service file live there).
+        project_dir: the project served.
         max_body_bytes: the request body limit.
         log_level: uvicorn's log level.
     """
     import uvicorn
 
-    data_dir = data_dir or memory.settings.resolved_data_dir()  # type: ignore[attr-defined]
-    project_dir = project_dir or memory.project_dir  # type: ignore[attr-defined]
     token = token or load_or_create_token(data_dir)
     if not is_loopback(host):
         logger.warning("plait: serving on %s, reachable beyond this machine", host)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(memory, token=token, max_body_bytes=max_body_bytes)
+    app = create_app(runner, token=token, max_body_bytes=max_body_bytes)
     config = uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
     server = uvicorn.Server(config)
     url_host = f"[{host}]" if ":" in host else host

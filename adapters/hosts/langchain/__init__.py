@@ -12,7 +12,7 @@ from plait.adapters.hosts.langchain.middleware import (
     memory_tools,
     message_key,
     select_unrecorded,
-    summary_event,
+    summary_intent,
     thread_id_of,
 )
 from plait.adapters.hosts.langchain.node import (
@@ -38,6 +38,6 @@ __all__ = [
     "select_unrecorded",
     "session_memory_hook",
     "session_memory_node",
-    "summary_event",
+    "summary_intent",
     "thread_id_of",
 ]

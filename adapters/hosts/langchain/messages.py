@@ -1,9 +1,9 @@
-"""LangChain messages → plait events, with the same rules as the OpenCode adapter.
+"""LangChain messages → plait's intents (the capture rules then apply as for every host).
 
-A ``HumanMessage`` is read like OpenCode's ``chat.message``, an ``AIMessage``'s tool calls and
-the ``ToolMessage`` answering each like ``tool.execute.after`` (``status="error"`` is a failure),
-and an ``AIMessage``'s final text like an assistant text part. Tool names of common LangChain
-toolkits (``read_file``, ``execute``, ``write_todos``…) map to OpenCode's.
+A ``HumanMessage`` is a user turn, an ``AIMessage``'s tool calls and the ``ToolMessage``
+answering each are tool results (``status="error"`` is a failure), and an ``AIMessage``'s final
+text is assistant text. Tool names of common LangChain toolkits (``read_file``, ``execute``,
+``write_todos``…) map to plait's (``read``, ``bash``…).
 """
 
 from __future__ import annotations
@@ -13,16 +13,21 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from plait.nodes.capture import TODO_TOOLS, capture
 from plait.nodes.envelope import strip_envelopes
-from plait.nodes.extract_opencode import (
-    TODOS_MAX,
-    as_text,
-    chat_message,
-    make_event,
-    todo_event,
-    tool_events,
+from plait.nodes.hooks import read_intents
+from plait.state.events import SessionEvent, as_text
+from plait.state.hooks import SessionRef
+from plait.state.intents import (
+    AssistantText,
+    HostAdapter,
+    Intent,
+    SubagentStarted,
+    Task,
+    TasksChanged,
+    ToolResult,
+    UserTurn,
 )
-from plait.state.events import EventKind, SessionEvent
 
 TOOL_ALIASES: dict[str, str] = {
     "read_file": "read",
@@ -43,8 +48,11 @@ TOOL_ALIASES: dict[str, str] = {
     "search": "grep",
     "subagent": "task",
 }
-TODO_TOOLS = frozenset({"write_todos", "todowrite", "todo_write"})
-HOOK = "langchain"
+TODOS_MAX = 50
+HOST = "langchain"
+# LangChain's calls carry intents already (read here, in the middleware), so its graph node is
+# plait's own reader; the name marks where the events came from.
+LANGCHAIN = HostAdapter(name=HOST, adapt=read_intents)
 
 
 def message_text(message: BaseMessage) -> str:
@@ -70,100 +78,94 @@ def block_text(block: Any) -> str:
 
 
 def tool_name(name: Any) -> str:
-    """A tool's name in OpenCode's vocabulary (``read_file`` → ``read``)."""
+    """A tool's name in plait's vocabulary (``read_file`` → ``read``)."""
     lowered = as_text(name or "tool", 100).lower()
     return TOOL_ALIASES.get(lowered, lowered)
+
+
+def intents_from_messages(messages: Sequence[BaseMessage]) -> list[Intent]:
+    """What new messages say: user turns, what tools did, subagents, todos, final answers."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    intents: list[Intent] = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            intents.append(UserTurn(text=message_text(message)))
+        elif isinstance(message, AIMessage):
+            intents.extend(ai_intents(message, calls))
+        elif isinstance(message, ToolMessage):
+            intents.extend(tool_message_intents(message, calls))
+    return intents
 
 
 def events_from_messages(
     messages: Sequence[BaseMessage], *, root_session_id: str, session_id: str
 ) -> list[SessionEvent]:
-    """Events for new messages: requests and promotions, what tools did, their errors."""
-    calls: dict[str, Mapping[str, Any]] = {}
-    events: list[SessionEvent] = []
-    for message in messages:
-        if isinstance(message, HumanMessage):
-            events.extend(human_events(session_id, message))
-        elif isinstance(message, AIMessage):
-            events.extend(ai_events(session_id, message, calls))
-        elif isinstance(message, ToolMessage):
-            events.extend(tool_message_events(session_id, message, calls))
-    collapsed = without_errors_fixed_later(events)
-    return [e.model_copy(update={"root_session_id": root_session_id}) for e in collapsed]
+    """The events new messages become (the capture rules over :func:`intents_from_messages`)."""
+    session = SessionRef(session_id=session_id, root_session_id=root_session_id)
+    return capture(intents_from_messages(messages), session, host=HOST).events
 
 
-def human_events(session_id: str, message: HumanMessage) -> list[SessionEvent]:
-    """A user message, read with the rules of OpenCode's ``chat.message``."""
-    parts = [{"type": "text", "text": message_text(message)}]
-    return chat_message({"sessionID": session_id}, {"parts": parts}).events
-
-
-def ai_events(
-    session_id: str, message: AIMessage, calls: dict[str, Mapping[str, Any]]
-) -> list[SessionEvent]:
+def ai_intents(message: AIMessage, calls: dict[str, Mapping[str, Any]]) -> list[Intent]:
     """Remember the tool calls; a subagent call starts one; a final answer is assistant text."""
-    events: list[SessionEvent] = []
+    intents: list[Intent] = []
     for call in message.tool_calls:
         call_id = str(call.get("id"))
         calls[call_id] = call
+        args = call.get("args") or {}
         if tool_name(call.get("name")) == "task":
-            events.append(subagent_started(session_id, call_id, call.get("args") or {}))
+            description = as_text(args.get("description") or args.get("prompt") or "", 200)
+            intents.append(SubagentStarted(key=f"call:{call_id}", description=description))
         elif tool_name(call.get("name")) in TODO_TOOLS:
-            events.extend(todo_events(session_id, call.get("args") or {}))
+            intents.extend(todo_intents(args))
     text = message_text(message)
     if text and not message.tool_calls:
-        events.append(make_event(session_id, EventKind.MESSAGE, text, HOOK, body=text))
-    return events
+        intents.append(AssistantText(text=text))
+    return intents
 
 
-def subagent_started(session_id: str, call_id: str, args: Mapping[str, Any]) -> SessionEvent:
-    """A ``task`` tool call: a subagent starts, keyed by the call id."""
-    description = as_text(args.get("description") or args.get("prompt") or "subagent", 200)
-    summary = f"subagent {description}"
-    return make_event(session_id, EventKind.SUBAGENT_START, summary, HOOK, key=f"call:{call_id}")
-
-
-def todo_events(session_id: str, args: Mapping[str, Any]) -> list[SessionEvent]:
-    """A ``write_todos`` call: the whole todo list, as OpenCode's ``todo.updated``."""
+def todo_intents(args: Mapping[str, Any]) -> list[Intent]:
+    """A ``write_todos`` call: the whole todo list."""
     todos = args.get("todos")
     if not isinstance(todos, list):
         return []
-    found = [todo_event(session_id, t) for t in todos[:TODOS_MAX] if isinstance(t, Mapping)]
-    return [event for event in found if event is not None]
+    tasks = tuple(
+        Task(
+            content=as_text(todo.get("content"), 1000),
+            status=as_text(todo.get("status") or "pending", 40),
+            id=str(todo.get("id") or ""),
+        )
+        for todo in todos[:TODOS_MAX]
+        if isinstance(todo, Mapping)
+    )
+    return [TasksChanged(tasks=tasks)]
 
 
-def tool_message_events(
-    session_id: str, message: ToolMessage, calls: Mapping[str, Mapping[str, Any]]
-) -> list[SessionEvent]:
-    """A tool's result, read like OpenCode's ``tool.execute.after``."""
+def tool_message_intents(
+    message: ToolMessage, calls: Mapping[str, Mapping[str, Any]]
+) -> list[Intent]:
+    """A tool's result."""
     call_id = str(message.tool_call_id)
     call = calls.get(call_id, {})
     tool = tool_name(call.get("name") or message.name)
     if tool in TODO_TOOLS:
         return []
     args = call.get("args") if isinstance(call.get("args"), Mapping) else {}
-    failed = message.status == "error"
-    metadata: dict[str, Any] = {"exit": 1 if failed else 0}
-    if tool == "task":
-        metadata["sessionId"] = f"call:{call_id}"
-    return tool_events(session_id, tool, args, message_text(message), metadata)
+    result = ToolResult(
+        tool=tool,
+        args=args or {},
+        output=message_text(message),
+        exit_code=1 if message.status == "error" else 0,
+        child_session=f"call:{call_id}" if tool == "task" else "",
+    )
+    return [result]
 
 
-def without_errors_fixed_later(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """Drop an error whose fix (same key) comes later in the same batch.
-
-    The fix itself stays, so it still resolves an older error of that key; judged against a
-    snapshot with no such error it is a duplicate and goes too.
-    """
-    fixed_after: set[str] = set()
-    kept: list[SessionEvent] = []
-    for event in reversed(events):
-        if event.kind is EventKind.ERROR_RESOLVED:
-            fixed_after.add(event.key)
-        elif event.kind is EventKind.ERROR and event.key and event.key in fixed_after:
-            continue
-        kept.append(event)
-    return kept[::-1]
-
-
-__all__ = ["TOOL_ALIASES", "events_from_messages", "message_text", "tool_name"]
+__all__ = [
+    "HOST",
+    "LANGCHAIN",
+    "TOOL_ALIASES",
+    "events_from_messages",
+    "intents_from_messages",
+    "message_text",
+    "tool_name",
+]

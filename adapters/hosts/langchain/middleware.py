@@ -29,11 +29,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from plait.adapters.hosts.langchain.messages import events_from_messages
+from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.memory import Memory, MemoryKind, recalled, remembered
 from plait.nodes.envelope import strip_envelopes
-from plait.nodes.sessions import find_root
-from plait.state.events import EventKind, SessionEvent
+from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
@@ -129,19 +128,16 @@ def summary_text(message: BaseMessage) -> str:
     return text.removeprefix(SUMMARY_PREFIX).strip()
 
 
-def summary_event(message: BaseMessage, root_session_id: str, session_id: str) -> SessionEvent:
-    """A ``compaction_summary`` event for a summarization's summary message."""
-    text = summary_text(message)
-    first_line = next((line for line in text.splitlines() if line.strip()), "conversation summary")
-    return SessionEvent(
-        root_session_id=root_session_id,
-        session_id=session_id,
-        kind=EventKind.COMPACTION_SUMMARY,
-        summary=first_line,
-        body=text,
-        key=f"summary:{message_key(message)}",
-        source_hook="langchain.summarization",
-    )
+def summary_intent(message: BaseMessage) -> CompactionSummary:
+    """A summarization's summary message: the summary that replaced the older messages."""
+    return CompactionSummary(text=summary_text(message), key=f"summary:{message_key(message)}")
+
+
+def intents_of(messages: Sequence[BaseMessage]) -> list[Intent]:
+    """What new messages say: summaries first, then the conversation (envelopes removed)."""
+    summaries: list[Intent] = [summary_intent(m) for m in messages if is_summary(m)]
+    others = [_without_envelope(m) for m in messages if not is_summary(m)]
+    return [*summaries, *intents_from_messages(others)]
 
 
 def latest_request(messages: Sequence[BaseMessage]) -> str:
@@ -242,22 +238,13 @@ class SessionRecorder:
     def _recorded_key(self, session_id: str) -> str:
         return f"langchain:recorded:{self.memory.group_id}:{session_id}"
 
-    async def _events(self, session_id: str, messages: Sequence[BaseMessage]) -> list[SessionEvent]:
-        root = await find_root(self.memory.store, session_id)
-        summaries = [summary_event(m, root, session_id) for m in messages if is_summary(m)]
-        others = [_without_envelope(m) for m in messages if not is_summary(m)]
-        return [
-            *summaries,
-            *events_from_messages(others, root_session_id=root, session_id=session_id),
-        ]
-
     async def _unrecorded(
         self, session_id: str, messages: Sequence[BaseMessage]
-    ) -> tuple[list[SessionEvent], RecordedMessages]:
+    ) -> tuple[list[Intent], RecordedMessages]:
         key = self._recorded_key(session_id)
         recorded = RecordedMessages.from_json(await self.memory.store.get_cache(key))
         fresh = select_unrecorded(messages, recorded)
-        return await self._events(session_id, fresh), after_recording(recorded, messages)
+        return intents_of(fresh), after_recording(recorded, messages)
 
     async def _save(self, session_id: str, recorded: RecordedMessages) -> None:
         ttl = self.memory.settings.redis.session_ttl_seconds
@@ -265,18 +252,20 @@ class SessionRecorder:
 
     async def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the messages not recorded before; return the envelope for the next call."""
-        events, recorded = await self._unrecorded(session_id, messages)
-        envelope = await self.memory.turn(session_id, events, query=latest_request(messages))
+        intents, recorded = await self._unrecorded(session_id, messages)
+        envelope = await self.memory.model_call(
+            session_id, query=latest_request(messages), observed=intents, host=LANGCHAIN
+        )
         await self._save(session_id, recorded)
         return envelope
 
     async def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
-        """Record the messages not recorded before, without composing; return how many events."""
-        events, recorded = await self._unrecorded(session_id, messages)
-        if events:
-            await self.memory.record(session_id, events)
+        """Record the messages not recorded before, without composing; return how many intents."""
+        intents, recorded = await self._unrecorded(session_id, messages)
+        if intents:
+            await self.memory.observe(session_id, intents, host=LANGCHAIN)
         await self._save(session_id, recorded)
-        return len(events)
+        return len(intents)
 
 
 # -- middleware -----------------------------------------------------------------------------------
@@ -403,6 +392,6 @@ __all__ = [
     "memory_tools",
     "message_key",
     "select_unrecorded",
-    "summary_event",
+    "summary_intent",
     "thread_id_of",
 ]

@@ -25,7 +25,7 @@ from plait.adapters.hosts.mcp._budget import (
 )
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
 from plait.errors import PlaitError
-from plait.nodes.extract_opencode import command_events
+from plait.nodes.capture import Source, command_events
 from plait.nodes.redact import redact
 from plait.nodes.sessions import find_root
 from plait.settings import Settings
@@ -208,7 +208,9 @@ class SessionTools:
         header = command_header(result)
         answer, reference = await self.fit(session, header, result.output, source, budget)
         exit_code = TIMEOUT_EXIT if result.timed_out else result.exit_code
-        events = command_events(session, command, result.output, {"exit": exit_code})
+        events = command_events(
+            Source(session_id=session, host=TOOL_HOOK), command, result.output, exit_code=exit_code
+        )
         summary = f"$ {command} -> {command_header(result).splitlines()[-1]}"
         refs = (reference,) if reference else ()
         events.append(

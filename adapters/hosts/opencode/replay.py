@@ -9,18 +9,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-
-class HookRunner(Protocol):
-    """Anything with ``Memory.hook``'s signature (``Memory`` itself, or an HTTP client)."""
-
-    async def hook(
-        self, name: str, input: dict[str, Any], output: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run one hook."""
-        ...
-
+from plait.adapters.hosts.opencode.hooks import HookRunner
 
 _ids = itertools.count(1)
 

@@ -1,0 +1,449 @@
+"""OpenCode's hooks in, plait's intents out, and plait's answers written back into the hook output.
+
+The only place that knows OpenCode's hook names and payload shapes (recorded from OpenCode
+1.18; see ``docs/opencode-hooks.md``). A hook call is validated and its session read here
+(:func:`host_call`), its payload is read once, by the hooks graph's first node
+(:func:`adapt_opencode`), and what the graph answers is applied to OpenCode's ``output`` object
+(:func:`apply_output`). :class:`OpenCodeHooks` is the whole round trip; the HTTP service and
+:meth:`plait.Memory.hook` go through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from langgraph.runtime import Runtime
+
+from plait.errors import InvalidHookPayload, UnknownHook
+from plait.nodes.envelope import strip_envelopes
+from plait.state.context import PlaitContext
+from plait.state.events import TEXT_MAX, as_text
+from plait.state.hooks import HookOutput, HookState
+from plait.state.intents import (
+    AssistantText,
+    BranchChanged,
+    CommandRun,
+    CompactionAfter,
+    CompactionBefore,
+    CompactionSummary,
+    FileChanged,
+    HostAdapter,
+    HostCall,
+    Intent,
+    ModelCall,
+    SessionLifecycle,
+    SessionTarget,
+    Task,
+    TasksChanged,
+    ToolCall,
+    ToolResult,
+    UserTurn,
+)
+
+if TYPE_CHECKING:
+    from plait.memory import Memory
+
+HookName = Literal[
+    "chat.message",
+    "experimental.chat.messages.transform",
+    "experimental.session.compacting",
+    "event",
+    "tool.execute.before",
+    "tool.execute.after",
+]
+HOOK_NAMES: tuple[str, ...] = HookName.__args__  # type: ignore[attr-defined]
+TRANSFORM = "experimental.chat.messages.transform"
+COMPACTING = "experimental.session.compacting"
+POLICY_KEY = "plait"
+IGNORED_ERRORS = frozenset({"MessageAbortedError"})
+TODOS_MAX = 50
+SHELL_TOOLS = frozenset({"bash", "shell"})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OpenCodeHook:
+    """One hook call as OpenCode made it: the hook's name and its two arguments."""
+
+    name: str
+    input: Mapping[str, Any]
+    output: Mapping[str, Any]
+
+
+class HookRunner(Protocol):
+    """Anything that runs OpenCode hooks: :class:`OpenCodeHooks`, ``Memory``, a test double."""
+
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run one hook and return the mutated ``output``."""
+        ...
+
+
+# -- reading a payload --------------------------------------------------------------------------
+def require_str(value: Any, field_name: str) -> str:
+    """A non-empty string, or :class:`InvalidHookPayload` naming the field."""
+    if not isinstance(value, str) or not value.strip():
+        kind = (
+            "missing"
+            if value is None
+            else f"must be a non-empty string, not {type(value).__name__}"
+        )
+        raise InvalidHookPayload(kind, field=field_name)
+    return value[:256]
+
+
+def obj(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is an object, else an empty one (for optional parts of a payload)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def mapping(value: Any, field_name: str) -> Mapping[str, Any]:
+    """An object, or :class:`InvalidHookPayload` naming the field."""
+    if not isinstance(value, Mapping):
+        raise InvalidHookPayload("must be an object", field=field_name)
+    return value
+
+
+def optional_str(value: Any) -> str | None:
+    """A non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
+
+
+def check_hook(name: str, input: Any, output: Any) -> None:
+    """Reject an unknown hook name or arguments that are not objects."""
+    if name not in HOOK_NAMES:
+        raise UnknownHook(f"unknown hook {name!r}; plait handles {', '.join(HOOK_NAMES)}")
+    mapping(input, "input")
+    mapping(output, "output")
+
+
+# -- which session ------------------------------------------------------------------------------
+def target_of(hook: OpenCodeHook) -> SessionTarget | None:
+    """The session a hook call is about (and its parent); None for a call that names none."""
+    if hook.name == TRANSFORM:
+        return transform_target(hook.output)
+    if hook.name == "event":
+        return event_target(hook.input)
+    if hook.name == "chat.message":
+        message = obj(hook.output.get("message"))
+        session = hook.input.get("sessionID") or message.get("sessionID")
+        return SessionTarget(session_id=require_str(session, "input.sessionID"))
+    return SessionTarget(session_id=require_str(hook.input.get("sessionID"), "input.sessionID"))
+
+
+def transform_target(output: Mapping[str, Any]) -> SessionTarget | None:
+    """The session of the last message that names one."""
+    messages = output.get("messages")
+    if not isinstance(messages, list):
+        raise InvalidHookPayload("must be a list", field="output.messages")
+    for message in reversed(messages):
+        info = message.get("info") if isinstance(message, Mapping) else None
+        if isinstance(info, Mapping) and isinstance(info.get("sessionID"), str):
+            return SessionTarget(session_id=info["sessionID"])
+    return None
+
+
+def event_target(input: Mapping[str, Any]) -> SessionTarget | None:
+    """A bus event's session: its ``sessionID``, else the session or message it describes."""
+    event = mapping(input.get("event"), "input.event")
+    require_str(event.get("type"), "input.event.type")
+    properties = mapping(event.get("properties") or {}, "input.event.properties")
+    info, part = obj(properties.get("info")), obj(properties.get("part"))
+    session = (
+        optional_str(properties.get("sessionID"))
+        or optional_str(info.get("sessionID"))
+        or optional_str(part.get("sessionID"))
+    )
+    if str(event.get("type")).startswith("session."):
+        session = session or optional_str(info.get("id"))
+        parent = optional_str(info.get("parentID"))
+        return SessionTarget(session_id=session, parent_id=parent) if session else None
+    return SessionTarget(session_id=session) if session else None
+
+
+def host_call(name: str, input: Any, output: Any) -> HostCall:
+    """A validated hook call, ready for :meth:`plait.Memory.handle`.
+
+    Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field).
+    """
+    check_hook(name, input, output)
+    hook = OpenCodeHook(name=name, input=input, output=output)
+    return HostCall(
+        host=OPENCODE, target=target_of(hook), payload=hook, reads_state=name != TRANSFORM
+    )
+
+
+# -- what a hook says ---------------------------------------------------------------------------
+def intents_of(hook: OpenCodeHook) -> list[Intent]:
+    """The intents of one hook call. Raises :class:`InvalidHookPayload` naming a bad field."""
+    return HOOK_INTENTS[hook.name](hook.input, hook.output)
+
+
+async def adapt_opencode(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """The hooks graph's first node for OpenCode: the hook payload, read once, into intents."""
+    return {"intents": intents_of(state["payload"])}
+
+
+def user_text(parts: Any) -> str:
+    """The user's own text: text parts that are neither synthetic nor ignored, envelopes removed."""
+    if not isinstance(parts, list):
+        raise InvalidHookPayload("must be a list", field="output.parts")
+    texts = [
+        as_text(part.get("text", ""))
+        for part in parts
+        if isinstance(part, Mapping)
+        and part.get("type") == "text"
+        and not part.get("synthetic")
+        and not part.get("ignored")
+    ]
+    return strip_envelopes(as_text("\n".join(texts))).strip()
+
+
+def chat_message(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
+    """A user prompt."""
+    return [UserTurn(text=user_text(output.get("parts", [])))]
+
+
+def tool_before(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
+    """A tool call about to run: its name and arguments."""
+    return [ToolCall(tool=as_text(input.get("tool", ""), 100), args=obj(output.get("args")))]
+
+
+def tool_after(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
+    """A finished tool call."""
+    tool = require_str(input.get("tool"), "input.tool").lower()
+    metadata = obj(output.get("metadata"))
+    exit_code = metadata.get("exit", metadata.get("exitCode"))
+    exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+    if metadata.get("error") and tool not in SHELL_TOOLS:  # a shell's outcome is its exit code
+        exit_code = exit_code or 1
+    child = optional_str(metadata.get("sessionId")) or optional_str(metadata.get("sessionID"))
+    return [
+        ToolResult(
+            tool=tool,
+            args=obj(input.get("args")),
+            output=as_text(output.get("output", ""), TEXT_MAX * 4),
+            exit_code=exit_code,
+            child_session=child or "",
+        )
+    ]
+
+
+def bus_event(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
+    """A bus event: session lifecycle, messages, todos, files, errors, git, commands."""
+    event = mapping(input.get("event"), "input.event")
+    event_type = require_str(event.get("type"), "input.event.type")
+    properties = mapping(event.get("properties") or {}, "input.event.properties")
+    read = EVENT_INTENTS.get(event_type)
+    return read(event_type, properties) if read is not None else []
+
+
+def lifecycle(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """``session.created/updated/deleted/idle``."""
+    title = as_text(obj(props.get("info")).get("title") or "", 200)
+    phase = kind.removeprefix("session.")
+    return [SessionLifecycle(phase=phase, title=title)]
+
+
+def session_error(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """``session.error`` (an aborted message is the user's doing, not an error)."""
+    error = obj(props.get("error"))
+    name = str(error.get("name") or "UnknownError")
+    if name in IGNORED_ERRORS:
+        return []
+    message = as_text(obj(error.get("data")).get("message") or name, 1000)
+    return [SessionLifecycle(phase="error", error_name=name, error_message=message)]
+
+
+def message_updated(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """An assistant message marked ``summary`` is a compaction summary."""
+    info = obj(props.get("info"))
+    if info.get("role") != "assistant" or not info.get("summary"):
+        return []
+    return [CompactionSummary()]
+
+
+def part_updated(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """A finished assistant text part, or a tool call that failed."""
+    part = obj(props.get("part"))
+    if part.get("type") == "tool":
+        return failed_tool(part)
+    finished = obj(part.get("time")).get("end")
+    if part.get("type") != "text" or not finished or part.get("synthetic"):
+        return []
+    text = strip_envelopes(as_text(part.get("text", ""))).strip()
+    return [AssistantText(text=text)] if text else []
+
+
+def failed_tool(part: Mapping[str, Any]) -> list[Intent]:
+    """A tool part in state ``error`` (``tool.execute.after`` is not called for those)."""
+    state = obj(part.get("state"))
+    if state.get("status") != "error":
+        return []
+    tool = as_text(part.get("tool") or "tool", 100).lower()
+    error = as_text(state.get("error") or "failed", TEXT_MAX)
+    return [ToolResult(tool=tool, args=obj(state.get("input")), error=error)]
+
+
+def todo_updated(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """The todo list, as it stands."""
+    todos = props.get("todos")
+    if not isinstance(todos, list):
+        return []
+    tasks = tuple(task_of(todo) for todo in todos[:TODOS_MAX] if isinstance(todo, Mapping))
+    return [TasksChanged(tasks=tasks)]
+
+
+def task_of(todo: Mapping[str, Any]) -> Task:
+    """One todo."""
+    todo_id = todo.get("id")
+    return Task(
+        content=as_text(todo.get("content"), 1000),
+        status=as_text(todo.get("status") or "pending", 40),
+        id=str(todo_id) if isinstance(todo_id, str | int) and todo_id else "",
+    )
+
+
+def file_edited(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """``file.edited``."""
+    path = props.get("file")
+    return [FileChanged(path=as_text(path, 512))] if isinstance(path, str) and path else []
+
+
+def branch_updated(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """``vcs.branch.updated``."""
+    branch = props.get("branch")
+    return [BranchChanged(branch=branch)] if isinstance(branch, str) and branch else []
+
+
+def command_executed(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """A slash command the user ran."""
+    name = props.get("name")
+    if not isinstance(name, str):
+        return []
+    return [CommandRun(name=name, arguments=as_text(props.get("arguments") or "", 1000))]
+
+
+EVENT_INTENTS: dict[str, Callable[[str, Mapping[str, Any]], list[Intent]]] = {
+    "session.created": lifecycle,
+    "session.updated": lifecycle,
+    "session.deleted": lifecycle,
+    "session.idle": lifecycle,
+    "session.compacted": lambda kind, props: [CompactionAfter()],
+    "session.error": session_error,
+    "message.updated": message_updated,
+    "message.part.updated": part_updated,
+    "todo.updated": todo_updated,
+    "file.edited": file_edited,
+    "vcs.branch.updated": branch_updated,
+    "command.executed": command_executed,
+}
+
+HOOK_INTENTS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[Intent]]] = {
+    "chat.message": chat_message,
+    TRANSFORM: lambda input, output: [ModelCall()],
+    COMPACTING: lambda input, output: [CompactionBefore()],
+    "event": bus_event,
+    "tool.execute.before": tool_before,
+    "tool.execute.after": tool_after,
+}
+
+OPENCODE = HostAdapter(name="opencode", adapt=adapt_opencode)
+
+
+# -- writing the answer back --------------------------------------------------------------------
+def apply_output(name: str, output: dict[str, Any], answer: HookOutput) -> dict[str, Any]:
+    """Apply what plait answered to OpenCode's ``output`` object, in place, and return it."""
+    inject, policy = answer.get("inject"), answer.get("policy")
+    if name == TRANSFORM and inject:
+        prepend_to_last_user_message(output, inject)
+    elif name == COMPACTING and inject:
+        context = output.setdefault("context", [])
+        if isinstance(context, list):
+            context.append(inject)
+    elif name == "tool.execute.before" and policy is not None and policy.action != "allow":
+        output[POLICY_KEY] = policy.model_dump()
+    return output
+
+
+def prepend_to_last_user_message(output: dict[str, Any], envelope: str) -> None:
+    """Put the envelope first in the last user message, replacing any earlier one."""
+    messages = output.get("messages")
+    if not isinstance(messages, list):
+        return
+    for message in reversed(messages):
+        info = message.get("info") if isinstance(message, dict) else None
+        if isinstance(info, dict) and info.get("role") == "user":
+            parts = message.setdefault("parts", [])
+            if not isinstance(parts, list):
+                return
+            strip_injected(parts)
+            parts.insert(0, envelope_part(info, envelope))
+            return
+
+
+def strip_injected(parts: list[Any]) -> None:
+    """Remove envelopes already in a message's text parts (so it never appears twice)."""
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if not (isinstance(part, dict) and part.get("type") == "text"):
+            continue
+        text = str(part.get("text", ""))
+        if "<session_memory" not in text:
+            continue
+        remaining = strip_envelopes(text)
+        if remaining.strip():
+            part["text"] = remaining
+        else:
+            del parts[index]
+
+
+def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
+    """A synthetic OpenCode text part carrying the envelope."""
+    message_id = str(info.get("id", ""))
+    return {
+        "id": f"prt_plait_{message_id}",
+        "sessionID": str(info.get("sessionID", "")),
+        "messageID": message_id,
+        "type": "text",
+        "text": envelope,
+        "synthetic": True,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCodeHooks:
+    """OpenCode's hooks on a :class:`plait.Memory`: validate, run, write the answer back."""
+
+    memory: Memory
+
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run one hook and return the mutated ``output``.
+
+        Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field) for a
+        call plait cannot use; any other failure leaves ``output`` as it was (fail open).
+        """
+        answer = await self.memory.handle(host_call(name, input, output))
+        return apply_output(name, output, answer)
+
+
+__all__ = [
+    "HOOK_NAMES",
+    "OPENCODE",
+    "POLICY_KEY",
+    "HookName",
+    "HookRunner",
+    "OpenCodeHook",
+    "OpenCodeHooks",
+    "adapt_opencode",
+    "apply_output",
+    "check_hook",
+    "host_call",
+    "intents_of",
+    "prepend_to_last_user_message",
+    "target_of",
+]
