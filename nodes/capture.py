@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.nodes.redact import redact
 from plait.nodes.rules import is_approval, promote, topic_key
+from plait.redact import redact
 from plait.state.events import TEXT_MAX, EventKind, SessionEvent, as_text
 from plait.state.hooks import SessionRef
 from plait.state.intents import (

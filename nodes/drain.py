@@ -8,19 +8,17 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from plait.errors import BackendUnavailable
-from plait.nodes.redact import redact
+from plait.boundary import attempt, describe
+from plait.errors import BackendUnavailable, PlaitError
+from plait.redact import redact
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import QueueEntry
+from plait.state.ports import KnowledgeGraph, QueueEntry
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
 CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
-# A server that is down is not the events' fault: they stay queued, no try is counted.
-# (Backends translate their own connection errors into BackendUnavailable.)
-UNREACHABLE = (BackendUnavailable, ConnectionError)
 
 
 def is_chatter(event: SessionEvent) -> bool:
@@ -105,17 +103,21 @@ async def write_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> d
     knowledge = runtime.context.knowledge
     if knowledge is None:
         return {"error": "no knowledge graph configured", "attempt": state.get("attempt", 0) + 1}
-    written = 0
-    try:
-        for episode in state.get("episodes", []):
-            events = [claimed.event for claimed in episode]
-            written += await knowledge.write_episodes(episode[0].group_id, events)
-    except UNREACHABLE as error:
-        return {"error": f"graph server unreachable: {error}", "unreachable": True}
-    except Exception as error:
-        reason = f"{type(error).__name__}: {error}"[:2000]
-        return {"error": reason, "attempt": state.get("attempt", 0) + 1}
+    written = await attempt(write_all(knowledge, state.get("episodes", [])))
+    if isinstance(written, BackendUnavailable):
+        return {"error": f"graph server unreachable: {written}", "unreachable": True}
+    if isinstance(written, PlaitError):
+        return {"error": describe(written)[:2000], "attempt": state.get("attempt", 0) + 1}
     return {"error": None, "written": state.get("written", 0) + written}
+
+
+async def write_all(knowledge: KnowledgeGraph, episodes: list[list[QueueEntry]]) -> int:
+    """Write the episodes in order; how many events were new."""
+    written = 0
+    for episode in episodes:
+        events = [claimed.event for claimed in episode]
+        written += await knowledge.write_episodes(episode[0].group_id, events)
+    return written
 
 
 async def wait_backoff(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -166,7 +168,6 @@ def route_after_write_episodes(
 
 
 __all__ = [
-    "UNREACHABLE",
     "ack_batch",
     "backoff_seconds",
     "build_episodes",

@@ -29,6 +29,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from plait.adapters.backends.checkpoint import plait_serializer
+from plait.boundary import fail_open
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
 from plait.settings import Settings
@@ -228,12 +229,9 @@ class Background:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drain_wanted.wait(), self.interval_seconds)
             self._drain_wanted.clear()
-            try:
-                report = await self.drain(before_batch=self.pause_for_hooks)
-            except Exception as error:
-                logger.warning("plait: drain failed: %s", error)
-                continue
-            if report.left_queued:
+            work = self.drain(before_batch=self.pause_for_hooks)
+            report = await fail_open("drain", work, None)
+            if report is None or report.left_queued:
                 await asyncio.sleep(min(self.interval_seconds, 5.0))
 
     # -- cache refresh --------------------------------------------------------------------------
@@ -255,10 +253,7 @@ class Background:
                 key = next(iter(self._refreshes))
                 query = self._refreshes.pop(key)
                 group_id, root = key
-                try:
-                    await self.refresh(group_id, root, query)
-                except Exception as error:
-                    logger.warning("plait: cache refresh failed: %s", error)
+                await fail_open("cache refresh", self.refresh(group_id, root, query), None)
 
 
 __all__ = ["Background", "DrainReport", "default_consumer_name"]

@@ -10,6 +10,7 @@ from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.boundary import attempt
 from plait.errors import PlaitError
 from plait.settings import KEY_VARIABLES, Settings
 from plait.wiring import Backends, describe_url, open_backends
@@ -60,11 +61,10 @@ async def run_checks(settings: Settings) -> list[Check]:
 
 
 async def guarded(component: str, required: bool, probe: Callable[[], Awaitable[str]]) -> Check:
-    """Run one probe; its exception becomes an ``unavailable`` check with the reason."""
-    try:
-        detail = await probe()
-    except Exception as error:
-        reason = str(error) or type(error).__name__
+    """Run one probe; its failure becomes an ``unavailable`` check with the reason."""
+    detail = await attempt(probe())
+    if isinstance(detail, PlaitError):
+        reason = str(detail) or type(detail).__name__
         return Check(component=component, status="unavailable", detail=reason, required=required)
     return Check(component=component, status="ok", detail=detail, required=required)
 

@@ -7,7 +7,14 @@ class PlaitError(Exception):
     """Base of every error plait raises on purpose."""
 
 
-class ConfigError(PlaitError, ValueError):
+class UsageError(PlaitError, ValueError):
+    """Misuse: a caller gave plait something it cannot use; the message names the field or id.
+
+    Raised to the caller (who can fix it), never failed open.
+    """
+
+
+class ConfigError(UsageError):
     """A setting is invalid: the message names the key, the value and where it came from."""
 
 
@@ -15,7 +22,11 @@ class BackendUnavailable(PlaitError, ConnectionError):
     """A server plait needs cannot be reached or started."""
 
 
-class InvalidHookPayload(PlaitError, ValueError):
+class BackendError(PlaitError, RuntimeError):
+    """Something plait calls failed in a way that is not misuse (the message says how)."""
+
+
+class InvalidHookPayload(UsageError):
     """A host sent a hook payload plait cannot use; the message names the field."""
 
     def __init__(self, message: str, *, field: str = "") -> None:
@@ -37,10 +48,12 @@ class MissingExtra(PlaitError, ImportError):
 
 
 __all__ = [
+    "BackendError",
     "BackendUnavailable",
     "ConfigError",
     "InvalidHookPayload",
     "MissingExtra",
     "PlaitError",
     "UnknownHook",
+    "UsageError",
 ]

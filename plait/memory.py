@@ -18,7 +18,8 @@ from langgraph.graph.state import CompiledStateGraph
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
-from plait.errors import BackendUnavailable, InvalidHookPayload, PlaitError
+from plait.boundary import fail_open
+from plait.errors import BackendUnavailable
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
@@ -202,19 +203,12 @@ class Memory:
 
         Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload
         plait cannot use. Any other failure is logged and the answer is empty: a broken memory
-        layer never breaks the agent.
+        layer never breaks the agent (:func:`plait.boundary.fail_open`).
         """
-        try:
-            with self._hot_path():
-                return await asyncio.wait_for(
-                    self._handle(call), self.settings.hooks.timeout_ms / 1000
-                )
-        except InvalidHookPayload:
-            raise
-        except (PlaitError, OSError, TimeoutError, ValueError, RuntimeError) as error:
-            what = call.host.name
-            logger.warning("plait: %s call failed open: %s", what, error or type(error).__name__)
-            return HookOutput()
+        timeout = self.settings.hooks.timeout_ms / 1000
+        with self._hot_path():
+            work = asyncio.wait_for(self._handle(call), timeout)
+            return await fail_open(f"{call.host.name} call", work, HookOutput())
 
     async def _handle(self, call: HostCall) -> HookOutput:
         session = await self._session_for(call.target)

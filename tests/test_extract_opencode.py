@@ -10,7 +10,7 @@ from support.opencode import extract_opencode
 from plait.adapters.hosts.langchain.messages import events_from_messages
 from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.capture import program_of
-from plait.nodes.redact import REDACTED
+from plait.redact import REDACTED
 from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind
 
 

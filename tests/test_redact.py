@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plait.nodes.redact import REDACTED, redact, strip_private
+from plait.redact import REDACTED, redact, strip_private
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plait.nodes.redact import redact
+from plait.redact import redact
 from plait.state.events import clean_text
 
 CORPUS_FILE = "corpus.sqlite3"

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
-from plait.errors import PlaitError
+from plait.errors import UsageError
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
@@ -63,7 +63,7 @@ logging.getLogger("bm25s").setLevel(logging.WARNING)
 BenchKnowledgeFactory = Callable[[Settings, str], Awaitable[KnowledgeGraph]]
 
 
-class DatasetError(PlaitError, ValueError):
+class DatasetError(UsageError):
     """A recall dataset cannot be read; the message names the file and the bad field."""
 
 

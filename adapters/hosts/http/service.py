@@ -43,7 +43,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.opencode.hooks import HookRunner
-from plait.errors import InvalidHookPayload, UnknownHook
+from plait.boundary import fail_open
+from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
 
 logger = logging.getLogger("plait")
 
@@ -277,16 +278,17 @@ async def run_hook(
 
     ``original`` gives the output as it came in (the hook may have mutated it before failing).
     """
+    failures: list[PlaitError] = []
     try:
-        output = await memory.hook(name, request.input, request.output)
+        work = memory.hook(name, request.input, request.output)
+        output = await fail_open(f"{name} hook", work, None, on_failure=failures.append)
     except UnknownHook as error:
         return error_response(404, "unknown_hook", str(error), error.field or None)
     except InvalidHookPayload as error:
         return error_response(422, "invalid_hook_payload", str(error), error.field or None)
-    except Exception as error:  # a broken memory layer must never break the agent
-        logger.warning("plait: %s hook failed open: %r", name, error)
-        warning = f"hook failed open: {type(error).__name__}"
-        headers = {WARNING_HEADER: warning}
+    if output is None:
+        failure = failures[0].__cause__ or failures[0]
+        headers = {WARNING_HEADER: f"hook failed open: {type(failure).__name__}"}
         return Response(original(), media_type="application/json", headers=headers)
     return Response(dumps(output), media_type="application/json")
 

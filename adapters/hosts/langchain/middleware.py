@@ -30,6 +30,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
+from plait.boundary import fail_open
 from plait.memory import Memory, MemoryKind, recalled, remembered
 from plait.nodes.envelope import strip_envelopes
 from plait.state.intents import CompactionSummary, Intent
@@ -309,13 +310,15 @@ class SessionMemoryMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Record new messages, then call the model with the envelope in its messages."""
-        try:
-            session = self._session(request.runtime)
-            envelope = await self.recorder.turn(session, request.messages)
-            request = request.override(messages=inject_envelope(request.messages, envelope))
-        except Exception as error:
-            logger.warning("plait: session memory skipped for this model call: %s", error)
-        return await handler(request)
+        prepared = await fail_open(
+            "session memory for a model call", self._with_memory(request), request
+        )
+        return await handler(prepared)
+
+    async def _with_memory(self, request: ModelRequest) -> ModelRequest:
+        session = self._session(request.runtime)
+        envelope = await self.recorder.turn(session, request.messages)
+        return request.override(messages=inject_envelope(request.messages, envelope))
 
     def wrap_model_call(
         self,
@@ -330,10 +333,8 @@ class SessionMemoryMiddleware(AgentMiddleware):
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Record the run's last messages (the final answer) so the next run need not."""
-        try:
-            await self.recorder.record(self._session(runtime), state["messages"])
-        except Exception as error:
-            logger.warning("plait: recording the agent's last messages failed: %s", error)
+        work = self.recorder.record(self._session(runtime), state["messages"])
+        await fail_open("recording the agent's last messages", work, 0)
         return None
 
 

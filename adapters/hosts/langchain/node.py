@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
 
-from plait.adapters.hosts.langchain import SessionRecorder, inject_envelope
+from plait.adapters.hosts.langchain.middleware import SessionRecorder, inject_envelope
+from plait.boundary import fail_open
 
 if TYPE_CHECKING:
     from plait.memory import Memory
@@ -44,11 +45,8 @@ async def _envelope(
     recorder: SessionRecorder, messages: Sequence[AnyMessage], config: RunnableConfig
 ) -> str:
     """Record and compose, failing open to no envelope."""
-    try:
-        return await recorder.turn(recorder.resolve_session(config), messages)
-    except Exception as error:
-        logger.warning("plait: session memory skipped for this model call: %s", error)
-        return ""
+    work = recorder.turn(recorder.resolve_session(config), messages)
+    return await fail_open("session memory for a model call", work, "")
 
 
 def session_memory_hook(

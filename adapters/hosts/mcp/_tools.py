@@ -24,10 +24,11 @@ from plait.adapters.hosts.mcp._budget import (
     render_hits,
 )
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
-from plait.errors import PlaitError
+from plait.boundary import attempt, describe, fail_open
+from plait.errors import BackendUnavailable, PlaitError, UsageError
 from plait.nodes.capture import Source, command_events
-from plait.nodes.redact import redact
 from plait.nodes.sessions import find_root
+from plait.redact import redact
 from plait.settings import Settings
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.ports import HotStore
@@ -157,22 +158,17 @@ class SessionTools:
         """The root session (the corpus is per root)."""
         if self.store is None:
             return session
-        try:
-            return await find_root(self.store, session)
-        except (PlaitError, OSError) as error:
-            logger.warning("plait mcp: cannot resolve root of %r: %s", session, error)
-            return session
+        return await fail_open(
+            f"finding the root of {session!r}", find_root(self.store, session), session
+        )
 
     async def record(self, session: str, events: Sequence[SessionEvent]) -> None:
         """Record events; a failing recorder never fails the tool."""
         if not events:
             return
-        try:
-            await self.recorder.record(session, list(events))
-        except Exception as error:  # fail open: the tool answer matters more
-            logger.warning("plait mcp: recording events failed: %s", error)
-            return
-        self.events_recorded += len(events)
+        work = self.recorder.record(session, list(events))
+        if await fail_open("recording a tool's events", work, None) is not None:
+            self.events_recorded += len(events)
 
     async def index_text(
         self, session: str, source: str, text: str, label: str = ""
@@ -234,7 +230,7 @@ class SessionTools:
         session = session_for(session_id)
         resolved = resolve_inside(self.worktree, path)
         if not resolved.is_file():
-            raise PlaitError(f"no file {path!r} in the worktree")
+            raise UsageError(f"no file {path!r} in the worktree")
         relative = str(resolved.relative_to(self.worktree.resolve()))
         with resolved.open("rb") as handle:
             answer, events = await self.run(
@@ -255,7 +251,7 @@ class SessionTools:
         """``session_batch_execute``: steps in order, each with its share of the budget."""
         session = session_for(session_id)
         if not steps or len(steps) > BATCH_STEPS_MAX:
-            raise PlaitError(f"give 1 to {BATCH_STEPS_MAX} steps, not {len(steps)}")
+            raise UsageError(f"give 1 to {BATCH_STEPS_MAX} steps, not {len(steps)}")
         share = max(512, (self.budget - 64 * len(steps)) // len(steps))
         sections: list[str] = []
         events: list[SessionEvent] = []
@@ -281,14 +277,14 @@ class SessionTools:
         """``session_index``: inline content or a worktree file; same source and label replaces."""
         session = session_for(session_id)
         if (content is None) == (path is None):
-            raise PlaitError("give exactly one of 'content' or 'path'")
+            raise UsageError("give exactly one of 'content' or 'path'")
         events: list[SessionEvent] = []
         if path is not None:
             resolved = resolve_inside(self.worktree, path)
             if not resolved.is_file():
-                raise PlaitError(f"no file {path!r} in the worktree")
+                raise UsageError(f"no file {path!r} in the worktree")
             if resolved.stat().st_size > INDEX_FILE_MAX_BYTES:
-                raise PlaitError(f"{path!r} is over {INDEX_FILE_MAX_BYTES} bytes; index a part")
+                raise UsageError(f"{path!r} is over {INDEX_FILE_MAX_BYTES} bytes; index a part")
             relative = str(resolved.relative_to(self.worktree.resolve()))
             content = resolved.read_text(encoding="utf-8", errors="replace")
             source = source or relative
@@ -298,7 +294,7 @@ class SessionTools:
                 )
             )
         if not source:
-            raise PlaitError("inline content needs a 'source' name")
+            raise UsageError("inline content needs a 'source' name")
         result = await self.index_text(session, source, content or "", label)
         events.append(self.discovery(session, result))
         await self.record(session, events)
@@ -353,7 +349,7 @@ class SessionTools:
         """``session_fetch_and_index``: GET, convert, index; the answer names the reference."""
         session = session_for(session_id)
         if not url.startswith(("http://", "https://")):
-            raise PlaitError(f"only http(s) URLs can be fetched, not {url!r}")
+            raise UsageError(f"only http(s) URLs can be fetched, not {url!r}")
         content_type, body = await fetch(url)
         text = page_text(content_type, body)
         result = await self.index_text(session, source or url, text, label)
@@ -405,11 +401,8 @@ class SessionTools:
 
     async def corpus_health(self) -> str:
         """``ok`` if the corpus file answers a query, else why not."""
-        try:
-            await self.corpus.stats(DEFAULT_SESSION)
-        except Exception as error:  # a health check reports, it does not raise
-            return f"unavailable ({error})"
-        return "ok"
+        result = await attempt(self.corpus.stats(DEFAULT_SESSION))
+        return f"unavailable ({describe(result)})" if isinstance(result, PlaitError) else "ok"
 
 
 async def fetch(url: str) -> tuple[str, str]:
@@ -430,7 +423,7 @@ async def fetch(url: str) -> tuple[str, str]:
                 encoding, errors="replace"
             )
     except httpx.HTTPError as error:
-        raise PlaitError(f"fetching {url!r} failed: {error}") from error
+        raise BackendUnavailable(f"fetching {url!r} failed: {error}") from error
 
 
 __all__ = ["BatchStep", "SessionRecorder", "SessionTools", "session_for"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from plait.errors import PlaitError
+from plait.errors import UsageError
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 MAX_TIMEOUT_SECONDS = 120.0
@@ -26,7 +26,7 @@ READ_CHUNK_BYTES = 65_536
 EXIT_POLL_SECONDS = 0.05
 
 
-class PathOutsideWorktree(PlaitError, ValueError):
+class PathOutsideWorktree(UsageError):
     """A client named a path that resolves outside the worktree."""
 
 

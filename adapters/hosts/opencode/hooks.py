@@ -216,7 +216,9 @@ def tool_after(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Inte
     tool = require_str(input.get("tool"), "input.tool").lower()
     metadata = obj(output.get("metadata"))
     exit_code = metadata.get("exit", metadata.get("exitCode"))
-    exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+    exit_code = (
+        exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+    )
     if metadata.get("error") and tool not in SHELL_TOOLS:  # a shell's outcome is its exit code
         exit_code = exit_code or 1
     child = optional_str(metadata.get("sessionId")) or optional_str(metadata.get("sessionID"))
