@@ -18,7 +18,6 @@ from typing import Any
 from plait.nodes.rules import is_approval, promote, topic_key
 from plait.redact import redact
 from plait.state.events import TEXT_MAX, EventKind, SessionEvent, as_text
-from plait.state.hooks import SessionRef
 from plait.state.intents import (
     AssistantText,
     BranchChanged,
@@ -28,6 +27,7 @@ from plait.state.intents import (
     Intent,
     Observed,
     SessionLifecycle,
+    SessionRef,
     SubagentStarted,
     Task,
     TasksChanged,

@@ -2,21 +2,49 @@
 
 ``plait.Memory`` is the facade: short-term session memory that survives compaction, and
 long-term recall from a Graphiti knowledge graph, for one project.
+
+Names are loaded on first use, so ``import plait`` (or any pure helper under it) costs
+milliseconds, and LangGraph, LangChain and graphiti-core load only when something needs them.
 """
 
-from plait.errors import (
-    BackendUnavailable,
-    ConfigError,
-    InvalidHookPayload,
-    MissingExtra,
-    PlaitError,
-    UnknownHook,
-)
-from plait.memory import Memory
-from plait.settings import Settings
-from plait.state.events import EventKind, Priority, SessionEvent
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from plait.errors import (
+        BackendError,
+        BackendUnavailable,
+        ConfigError,
+        InvalidHookPayload,
+        MissingExtra,
+        PlaitError,
+        UnknownHook,
+        UsageError,
+    )
+    from plait.memory import Memory
+    from plait.settings import Settings
+    from plait.state.events import EventKind, Priority, SessionEvent
+
+_HOMES = {
+    "BackendError": "plait.errors",
+    "BackendUnavailable": "plait.errors",
+    "ConfigError": "plait.errors",
+    "InvalidHookPayload": "plait.errors",
+    "MissingExtra": "plait.errors",
+    "PlaitError": "plait.errors",
+    "UnknownHook": "plait.errors",
+    "UsageError": "plait.errors",
+    "Memory": "plait.memory",
+    "Settings": "plait.settings",
+    "EventKind": "plait.state.events",
+    "Priority": "plait.state.events",
+    "SessionEvent": "plait.state.events",
+}
 
 __all__ = [
+    "BackendError",
     "BackendUnavailable",
     "ConfigError",
     "EventKind",
@@ -28,4 +56,19 @@ __all__ = [
     "SessionEvent",
     "Settings",
     "UnknownHook",
+    "UsageError",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'plait' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

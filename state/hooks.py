@@ -10,17 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from plait.state.events import SessionEvent
-from plait.state.intents import Intent
+from plait.state.intents import Intent, SessionRef
 from plait.state.snapshot import Snapshot, fold_snapshot
-
-
-class SessionRef(BaseModel):
-    """A session and the root its events land in."""
-
-    model_config = ConfigDict(frozen=True)
-
-    session_id: str
-    root_session_id: str
 
 
 class ToolPolicy(BaseModel):

@@ -13,7 +13,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
+
 from plait.state.events import SessionEvent
+
+
+class SessionRef(BaseModel):
+    """A session and the root its events land in (what a host call is resolved to)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str
+    root_session_id: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -223,6 +234,7 @@ __all__ = [
     "ModelCall",
     "Observed",
     "SessionLifecycle",
+    "SessionRef",
     "SessionTarget",
     "SubagentStarted",
     "Task",

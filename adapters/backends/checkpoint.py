@@ -58,7 +58,8 @@ from plait.errors import ConfigError
 DEFAULT_PREFIX = "plait:cp:"
 # plait's own state types, the only classes its checkpoints may revive.
 STATE_TYPES = [
-    ("plait.state.hooks", "SessionRef"),
+    ("plait.state.intents", "SessionRef"),
+    ("plait.state.hooks", "SessionRef"),  # where checkpoints before 0.2 name it
     ("plait.state.hooks", "ToolPolicy"),
     ("plait.state.hooks", "CachedRecall"),
     ("plait.state.snapshot", "Snapshot"),

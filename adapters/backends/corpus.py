@@ -79,7 +79,7 @@ class IndexResult:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class SearchHit:
+class ChunkHit:
     """One chunk that matched a search, best first."""
 
     source: str
@@ -317,14 +317,14 @@ class Corpus:
     # -- reading --------------------------------------------------------------------------------
     async def search(
         self, root: str, query: str, *, limit: int = 5, source: str | None = None
-    ) -> list[SearchHit]:
+    ) -> list[ChunkHit]:
         """The best chunks for ``query``: stemmed, trigram and typo rankings fused."""
         words = query_words(query)
         if not words:
             return []
         return await self._run(_search, root, words, max(1, limit), source)
 
-    async def chunk(self, root: str, source: str, chunk_no: int) -> SearchHit | None:
+    async def chunk(self, root: str, source: str, chunk_no: int) -> ChunkHit | None:
         """One chunk by its reference parts."""
         return await self._run(_read_chunk, root, source, chunk_no)
 
@@ -441,7 +441,7 @@ def _typo_fixes(connection: sqlite3.Connection, root: str, words: Sequence[str])
 
 def _search(
     connection: sqlite3.Connection, root: str, words: list[str], limit: int, source: str | None
-) -> list[SearchHit]:
+) -> list[ChunkHit]:
     stemmed = _ranking(connection, "chunks_stemmed", fts_any(words), root, source)
     long_words = [word for word in words if len(word) >= 3]
     trigram = _ranking(connection, "chunks_trigram", fts_any(long_words), root, source)
@@ -457,16 +457,16 @@ def _search(
     return hits
 
 
-def _hit(row: tuple[str, str, int, str, str], score: float) -> SearchHit:
+def _hit(row: tuple[str, str, int, str, str], score: float) -> ChunkHit:
     source, label, chunk_no, title, text = row
-    return SearchHit(
+    return ChunkHit(
         source=source, label=label, chunk_no=chunk_no, title=title, text=text, score=score
     )
 
 
 def _read_chunk(
     connection: sqlite3.Connection, root: str, source: str, chunk_no: int
-) -> SearchHit | None:
+) -> ChunkHit | None:
     row = connection.execute(
         "SELECT source, label, chunk_no, title, text FROM chunks"
         " WHERE root = ? AND source = ? AND chunk_no = ? ORDER BY indexed_at DESC LIMIT 1",
@@ -498,7 +498,7 @@ __all__ = [
     "Corpus",
     "CorpusStats",
     "IndexResult",
-    "SearchHit",
+    "ChunkHit",
     "SourceInfo",
     "chunk_text",
     "correct_words",

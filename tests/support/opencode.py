@@ -8,8 +8,7 @@ from typing import Any
 from plait.adapters.hosts.opencode.hooks import host_call, intents_of
 from plait.nodes.capture import capture
 from plait.state.events import SessionEvent
-from plait.state.hooks import SessionRef
-from plait.state.intents import Intent
+from plait.state.intents import Intent, SessionRef
 
 
 @dataclass

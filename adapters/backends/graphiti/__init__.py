@@ -1,13 +1,9 @@
 """Long-term memory: graphiti-core on FalkorDB, with an offline LLM and embedder by default.
 
-Importing this package turns graphiti-core's telemetry off unless ``GRAPHITI_TELEMETRY_ENABLED``
-is already set; :func:`make_graphiti` sets it from plait's ``graphiti.telemetry`` setting. It
-also memoizes graphiti-core's MinHash of entity names (:mod:`.speedups`; same results).
+Importing changes nothing outside plait: :func:`make_graphiti` sets graphiti-core's telemetry
+from plait's ``graphiti.telemetry`` setting (off by default) and memoizes its MinHash of entity
+names (:mod:`.speedups`; same results) when it builds a ``Graphiti``.
 """
-
-import os
-
-os.environ.setdefault("GRAPHITI_TELEMETRY_ENABLED", "false")
 
 from plait.adapters.backends.graphiti.episodes import episode_body_for, parse_episode_body
 from plait.adapters.backends.graphiti.factory import (
@@ -26,11 +22,8 @@ from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.search import (
     search_memory,
 )
-from plait.adapters.backends.graphiti.speedups import install as install_speedups
 from plait.adapters.backends.graphiti.writer import write_events
 from plait.state.groups import group_id_for, user_group_id
-
-install_speedups()
 
 __all__ = [
     "GraphitiKnowledgeGraph",

@@ -32,6 +32,7 @@ from plait.adapters.backends.graphiti.offline_embedder import (
     OfflineReranker,
 )
 from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
+from plait.adapters.backends.graphiti.speedups import install as install_speedups
 from plait.errors import ConfigError, MissingExtra
 
 TELEMETRY_ENV = "GRAPHITI_TELEMETRY_ENABLED"
@@ -288,6 +289,7 @@ async def make_graphiti(
         llm_client: a ready graphiti-core LLM client, used instead of ``llm``.
     """
     configure_telemetry(telemetry)
+    install_speedups()
     await probe(address_of(falkordb_url, host, port))
     client = await asyncio.to_thread(
         falkordb_client, falkordb_url, host=host, port=port, password=password

@@ -17,11 +17,11 @@ from plait.nodes.capture import TODO_TOOLS, capture
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.hooks import read_intents
 from plait.state.events import SessionEvent, as_text
-from plait.state.hooks import SessionRef
 from plait.state.intents import (
     AssistantText,
     HostAdapter,
     Intent,
+    SessionRef,
     SubagentStarted,
     Task,
     TasksChanged,

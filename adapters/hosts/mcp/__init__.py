@@ -5,12 +5,12 @@ carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded 
 The server is built in :mod:`plait.adapters.hosts.mcp.server`; ``plait mcp`` serves it on stdio.
 """
 
-from plait.adapters.hosts.mcp._tools import BatchStep, SessionRecorder, SessionTools, session_for
+from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools, session_for
 from plait.adapters.hosts.mcp.server import build_server, run_stdio
 
 __all__ = [
     "BatchStep",
-    "SessionRecorder",
+    "EventRecorder",
     "SessionTools",
     "build_server",
     "run_stdio",

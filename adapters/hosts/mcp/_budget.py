@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from plait.adapters.backends.corpus import SearchHit, snippet, utf8_len
+from plait.adapters.backends.corpus import ChunkHit, snippet, utf8_len
 
 ANSWER_BUDGET_BYTES = 8192
 FOOTER_RESERVE_BYTES = 600
@@ -49,7 +49,7 @@ def overflow_answer(header: str, text: str, reference: str, budget: int) -> str:
     return cut_bytes(f"{header}\n{excerpt(text, room)}{footer}", budget)
 
 
-def render_hits(query: str, hits: list[SearchHit], budget: int = ANSWER_BUDGET_BYTES) -> str:
+def render_hits(query: str, hits: list[ChunkHit], budget: int = ANSWER_BUDGET_BYTES) -> str:
     """Search hits as text: reference, title and the passage around the match, within budget."""
     if not hits:
         return f"no results for {query!r} in this session's corpus"

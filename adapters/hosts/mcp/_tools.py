@@ -47,7 +47,7 @@ TIMEOUT_EXIT = 124
 REFERENCE = re.compile(r"corpus:(?P<source>.+)#(?P<chunk>\d+)")
 
 
-class SessionRecorder(Protocol):
+class EventRecorder(Protocol):
     """Where tool events go: ``plait.Memory`` is one."""
 
     async def record(
@@ -142,7 +142,7 @@ def page_text(content_type: str, body: str) -> str:
 class SessionTools:
     """The session tools over a worktree, a corpus and an event recorder."""
 
-    recorder: SessionRecorder
+    recorder: EventRecorder
     worktree: Path
     corpus: Corpus
     store: HotStore | None = None
@@ -426,4 +426,4 @@ async def fetch(url: str) -> tuple[str, str]:
         raise BackendUnavailable(f"fetching {url!r} failed: {error}") from error
 
 
-__all__ = ["BatchStep", "SessionRecorder", "SessionTools", "session_for"]
+__all__ = ["BatchStep", "EventRecorder", "SessionTools", "session_for"]

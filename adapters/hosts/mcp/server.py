@@ -22,8 +22,8 @@ from plait.adapters.backends.corpus import Corpus
 from plait.adapters.hosts.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
 from plait.adapters.hosts.mcp._tools import (
     BatchStep,
+    EventRecorder,
     LongTermMemory,
-    SessionRecorder,
     SessionTools,
     session_for,
 )
@@ -191,7 +191,7 @@ def register_memory(server: MCPServer[Any], memory: LongTermMemory) -> None:
 
 
 def build_server(
-    recorder: SessionRecorder,
+    recorder: EventRecorder,
     *,
     worktree: Path,
     data_dir: Path,
