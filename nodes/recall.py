@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from plait.state.events import truncate_utf8
 from plait.state.ports import MemoryHit
 
-KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 DATED_KINDS = frozenset({"fact", "preference"})
 LINE_MAX_BYTES = 400
 
@@ -16,7 +15,7 @@ def rank_hits(hits: Sequence[MemoryHit], *, limit: int) -> list[MemoryHit]:
     """Best score first, facts before entities before episodes on ties; one hit per text."""
     seen: set[str] = set()
     ranked = []
-    for hit in sorted(hits, key=lambda h: (-h.score, KIND_ORDER.get(h.kind, 3))):
+    for hit in sorted(hits, key=lambda h: (-h.score, h.tie_rank)):
         key = " ".join(hit.text.lower().split())
         if key and key not in seen:
             seen.add(key)
@@ -54,4 +53,4 @@ def render_recall(hits: Sequence[MemoryHit], budget_bytes: int) -> tuple[str, li
     return "\n".join(lines), refs
 
 
-__all__ = ["KIND_ORDER", "rank_hits", "recall_line", "render_recall"]
+__all__ = ["rank_hits", "recall_line", "render_recall"]

@@ -68,6 +68,14 @@ class MemoryHit(BaseModel):
         """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
         return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
 
+    @property
+    def tie_rank(self) -> int:
+        """Order among equal scores: facts first, then entities, then episodes."""
+        return HIT_KIND_ORDER.get(self.kind, len(HIT_KIND_ORDER))
+
+
+HIT_KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
+
 
 EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
 

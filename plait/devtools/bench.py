@@ -106,7 +106,7 @@ async def bench_hotpath(
         transform: list[float] = []
         for turn in range(rounds + 20):
             message = f"Turn {turn}: refactor src/module_{turn % 97}.py and keep the tests green."
-            elapsed_chat = await timed(partial(send_chat, replay, message))
+            elapsed_chat = await timed(partial(replay.chat, message))
             elapsed_transform = await timed(replay.model_call)
             if turn >= 20:  # warm-up turns are not counted
                 chat.append(elapsed_chat)
@@ -115,25 +115,6 @@ async def bench_hotpath(
         timings.append(percentiles(f"chat.message @ {size:,} events", chat))
         timings.append(percentiles(f"messages.transform @ {size:,} events", transform))
     return timings
-
-
-async def send_chat(replay: SessionReplay, text: str) -> None:
-    """Only the ``chat.message`` half of :meth:`SessionReplay.user`."""
-    message_id = new_id("msg")
-    message = {"id": message_id, "role": "user", "sessionID": replay.session_id, "time": {}}
-    parts = [
-        {
-            "id": new_id("prt"),
-            "sessionID": replay.session_id,
-            "messageID": message_id,
-            "type": "text",
-            "text": text,
-        }
-    ]
-    await replay.runner.hook(
-        "chat.message", {"sessionID": replay.session_id}, {"message": message, "parts": parts}
-    )
-    replay.history.append({"info": message, "parts": parts})
 
 
 def write_section(path: Path, title: str, body: str) -> None:

@@ -17,7 +17,6 @@ from graphiti_core.search.search_config_recipes import COMBINED_HYBRID_SEARCH_RR
 
 from plait.adapters.backends.graphiti.episodes import parse_episode_body
 from plait.adapters.backends.graphiti.factory import build_indices
-from plait.nodes.recall import KIND_ORDER
 from plait.state.ports import MemoryHit
 
 HIT_TEXT_MAX_CHARS = 400
@@ -225,7 +224,7 @@ def rank(hits: list[MemoryHit]) -> list[MemoryHit]:
     """Best score first; facts before entities before episodes on ties; no repeated uuid."""
     seen: set[str] = set()
     ranked = []
-    for hit in sorted(hits, key=lambda h: (-h.score, KIND_ORDER.get(h.kind, 3), h.uuid)):
+    for hit in sorted(hits, key=lambda h: (-h.score, h.tie_rank, h.uuid)):
         if hit.uuid not in seen:
             seen.add(hit.uuid)
             ranked.append(hit)

@@ -69,6 +69,11 @@ class SessionReplay:
 
         Returns the text of the last user message as the provider would receive it.
         """
+        await self.chat(text)
+        return await self.model_call()
+
+    async def chat(self, text: str) -> None:
+        """Only the ``chat.message`` half of :meth:`user`."""
         message_id = new_id("msg")
         message = {
             "id": message_id,
@@ -82,7 +87,6 @@ class SessionReplay:
             "chat.message", {"sessionID": self.session_id}, {"message": message, "parts": parts}
         )
         self.history.append({"info": message, "parts": parts})
-        return await self.model_call()
 
     async def model_call(self) -> str:
         """One model request: ``messages.transform`` over a copy of the history."""

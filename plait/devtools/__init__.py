@@ -1,0 +1,1 @@
+"""Tools for plait's developers, apart from the product: benchmarks and the recall harness."""
