@@ -9,22 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from plait.adapters.backends.corpus import (
-    CORPUS_FILE,
-    Corpus,
-    chunk_text,
-    correct_words,
-    fts_any,
-    query_words,
-    reciprocal_rank_fusion,
-    snippet,
-)
+from plait.adapters.backends.corpus import CORPUS_FILE, SqliteCorpus, correct_words, fts_any
 from plait.adapters.hosts.mcp.sandbox import PathOutsideWorktree, clamp_timeout, resolve_inside
+from plait.state.corpus import chunk_text, query_words, reciprocal_rank_fusion, snippet
 
 
 @pytest.fixture
-def corpus(tmp_path: Path) -> Iterator[Corpus]:
-    store = Corpus.in_data_dir(tmp_path)
+def corpus(tmp_path: Path) -> Iterator[SqliteCorpus]:
+    store = SqliteCorpus.in_data_dir(tmp_path)
     yield store
     store.close()
 
@@ -66,7 +58,7 @@ def test_snippet_centres_on_the_match() -> None:
     assert "needle" in cut and cut.startswith("…") and cut.endswith("…")
 
 
-async def test_corpus_typo_stemming_and_substring_search(corpus: Corpus) -> None:
+async def test_corpus_typo_stemming_and_substring_search(corpus: SqliteCorpus) -> None:
     await corpus.index(
         "root", "notes", "# Tools\n\nWe run python scripts.\n\n# Pets\n\nCats sleep."
     )
@@ -79,7 +71,7 @@ async def test_corpus_typo_stemming_and_substring_search(corpus: Corpus) -> None
     assert hit.reference == "corpus:notes#0"
 
 
-async def test_corpus_is_per_root_and_reindex_replaces(corpus: Corpus) -> None:
+async def test_corpus_is_per_root_and_reindex_replaces(corpus: SqliteCorpus) -> None:
     await corpus.index("a", "doc", "alpha bravo")
     await corpus.index("b", "doc", "alpha charlie")
     assert [hit.text for hit in await corpus.search("b", "alpha")] == ["alpha charlie"]
@@ -93,7 +85,7 @@ async def test_corpus_is_per_root_and_reindex_replaces(corpus: Corpus) -> None:
     assert stats.chunks == 2
 
 
-async def test_corpus_redacts_before_storing(corpus: Corpus, tmp_path: Path) -> None:
+async def test_corpus_redacts_before_storing(corpus: SqliteCorpus, tmp_path: Path) -> None:
     await corpus.index("r", "env", "token <private>hunter2 secret</private> visible")
     hits = await corpus.search("r", "visible")
     assert hits and "hunter2" not in hits[0].text
@@ -118,7 +110,7 @@ def test_clamp_timeout() -> None:
     assert clamp_timeout(2) == 2
 
 
-async def test_corpus_typo_correction_is_per_root(corpus: Corpus) -> None:
+async def test_corpus_typo_correction_is_per_root(corpus: SqliteCorpus) -> None:
     await corpus.index("a", "doc", "We write python scripts.")
     await corpus.index("b", "typo", "Somebody wrote pyhton here.")
     assert [hit.source for hit in await corpus.search("a", "pyhton")] == ["doc"]
@@ -126,7 +118,7 @@ async def test_corpus_typo_correction_is_per_root(corpus: Corpus) -> None:
 
 
 async def test_corpus_drops_sources_older_than_its_time_to_live(tmp_path: Path) -> None:
-    first = Corpus.in_data_dir(tmp_path, ttl_days=1)
+    first = SqliteCorpus.in_data_dir(tmp_path, ttl_days=1)
     await first.index("a", "old", "The deployment runbook for staging.")
     await first.index("a", "new", "The deployment checklist for production.")
     first.close()
@@ -134,10 +126,10 @@ async def test_corpus_drops_sources_older_than_its_time_to_live(tmp_path: Path) 
         connection.execute(
             "UPDATE chunks SET indexed_at = ? WHERE source = 'old'", (time.time() - 2 * 86_400,)
         )
-    kept = Corpus.in_data_dir(tmp_path, ttl_days=0)  # 0 keeps everything
+    kept = SqliteCorpus.in_data_dir(tmp_path, ttl_days=0)  # 0 keeps everything
     assert {hit.source for hit in await kept.search("a", "deployment")} == {"old", "new"}
     kept.close()
-    reopened = Corpus.in_data_dir(tmp_path, ttl_days=1)
+    reopened = SqliteCorpus.in_data_dir(tmp_path, ttl_days=1)
     assert [hit.source for hit in await reopened.search("a", "deployment")] == ["new"]
     assert [hit.source for hit in await reopened.search("a", "runbook staging")] == []
     assert await reopened.chunk("a", "old", 0) is None

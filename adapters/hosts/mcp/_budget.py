@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from plait.adapters.backends.corpus import ChunkHit, snippet, utf8_len
+from plait.state.corpus import ChunkHit, snippet, utf8_len
 
 ANSWER_BUDGET_BYTES = 8192
 FOOTER_RESERVE_BYTES = 600

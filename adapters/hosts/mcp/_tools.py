@@ -14,7 +14,6 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 from pydantic import BaseModel, Field, model_validator
 
-from plait.adapters.backends.corpus import Corpus, IndexResult, utf8_len
 from plait.adapters.hosts.mcp._budget import (
     ANSWER_BUDGET_BYTES,
     cut_bytes,
@@ -30,6 +29,7 @@ from plait.nodes.capture import Source, command_events
 from plait.nodes.sessions import find_root
 from plait.redact import redact
 from plait.settings import Settings
+from plait.state.corpus import Corpus, IndexResult, utf8_len
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.ports import HotStore
 

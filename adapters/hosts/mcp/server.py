@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from plait.adapters.backends.corpus import Corpus
+from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
 from plait.adapters.hosts.mcp._tools import (
     BatchStep,
@@ -208,7 +208,7 @@ def build_server(
     tools = SessionTools(
         recorder=recorder,
         worktree=worktree.resolve(),
-        corpus=Corpus.in_data_dir(data_dir, ttl_days=ttl_days),
+        corpus=SqliteCorpus.in_data_dir(data_dir, ttl_days=ttl_days),
         store=store if store is not None else getattr(recorder, "store", None),
         settings=settings,
     )
