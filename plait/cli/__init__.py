@@ -1,0 +1,14 @@
+"""The ``plait`` command line (typer): one module per group of commands."""
+
+from __future__ import annotations
+
+from plait.cli import bench, core, dlq, opencode, service  # noqa: F401  (they register commands)
+from plait.cli._common import app
+
+
+def main() -> None:
+    """Entry point."""
+    app()
+
+
+__all__ = ["app", "main"]
