@@ -30,11 +30,13 @@ Status = Literal["ok", "failed", "unknown"]
 FileAction = Literal["read", "write", "edit", "delete"]
 
 HEAD_CHARS = 16_384
-TAIL_CHARS = 49_152
+TAIL_CHARS = 32_768
 COMMAND_MAX = 2_000
 SUMMARY_MAX = 200
 SIGNATURE_MAX = 160
-LINES_MAX = 4_000
+LINES_MAX = 2_000
+HEAD_LINES = 400
+LINE_CHARS = 1_000
 FILES_MAX = 32
 
 SHELL_TOOLS = word_set(
@@ -124,8 +126,15 @@ def as_text(value: Any) -> str:
 
 
 def output_lines(text: str) -> list[str]:
-    """The lines of an output, right-stripped, at most ``LINES_MAX`` (the last ones)."""
-    return [line.rstrip() for line in text.split("\n")[-LINES_MAX:]]
+    """The lines of an output, right-stripped and cut to ``LINE_CHARS``.
+
+    At most ``LINES_MAX``: a compiler's first error is near the top, a test summary at the end,
+    so a long output keeps its first ``HEAD_LINES`` and its last lines.
+    """
+    lines = text.split("\n")
+    if len(lines) > LINES_MAX:
+        lines = lines[:HEAD_LINES] + lines[HEAD_LINES - LINES_MAX :]
+    return [line[:LINE_CHARS].rstrip() for line in lines]
 
 
 def clip(line: str) -> str:
@@ -162,7 +171,7 @@ def unwrap(words: list[str]) -> list[str]:
     while words:
         head = basename(words[0])
         if re.fullmatch(r"[A-Za-z_]\w*=.*", words[0]) or head in WRAPPERS:
-            words = words[1:]
+            words = without_options(words[1:])
         elif head == "timeout":
             words = [w for w in words[1:2] if not re.fullmatch(r"[\d.]+[smhd]?", w)] + words[2:]
         elif (head, words[1] if len(words) > 1 else "") in RUNNERS:
@@ -173,6 +182,14 @@ def unwrap(words: list[str]) -> list[str]:
             words = words[2:]
         else:
             return words
+    return words
+
+
+def without_options(words: list[str]) -> list[str]:
+    """Words after a wrapper's options (``sudo -u me``, ``nice -n 10``)."""
+    while words and words[0].startswith("-"):
+        takes_value = words[0] in ("-u", "-g", "-n", "-C", "-p", "-h", "-U")
+        words = words[2:] if takes_value else words[1:]
     return words
 
 
@@ -418,7 +435,8 @@ DETECTORS: tuple[Callable[[list[str]], str], ...] = (
 # Evidence of failure when the host gives no verdict; readers only count shell-level errors.
 READER_DETECTORS: tuple[Callable[[list[str]], str], ...] = (shell_error,)
 SUCCESS = re.compile(
-    r"\b\d+ passed\b|All checks passed|Success: no issues found|^\s*Finished\b|^ok\s+\S+\s+[\d.]+s|"
+    r"\b\d+ passed\b|All checks passed|Success: no issues found|^[ \t]*Finished\b|"
+    r"^ok[ \t]+\S+[ \t]+[\d.]+s|"
     r"test result: ok\.|\b0 errors?\b|Successfully (?:installed|built|tagged|created)|"
     r"found 0 vulnerabilities|\bup to date\b|Already up to date|left unchanged|All done!|"
     r"Build succeeded|compiled successfully|nothing to commit|^PASS\b|\bDone in [\d.]+s",
