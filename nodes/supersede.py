@@ -15,6 +15,8 @@ Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is pick
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import lru_cache, wraps
 from typing import Protocol
 
 
@@ -24,6 +26,8 @@ def word_set(words: str) -> frozenset[str]:
 
 
 TEXT_MAX = 600
+TOKENS_MAX = 120
+CACHE_SIZE = 1024
 TERM_WORDS_MAX = 3
 WORD = r"[\w.+#/@'()&-]+"
 # Up to three words: a term such as "redis streams" or "datetime.utcnow()".
@@ -61,7 +65,7 @@ DECISION_VERBS = word_set(
     "settle take pick picked choose chose chosen keep decide decided "
     "decision prefer make made set want need drop dropping ditch replace "
     "scratch forget stop abandon revert actually instead rather change "
-    "changed plan mind thought second longer anymore after"
+    "changed plan mind thought second longer anymore after store put write build implement"
 )
 MARKER = re.compile(
     r"^\s*(?:decision|decided|decison|desicion|decsion|rule|constraint|convention|policy|"
@@ -186,7 +190,7 @@ CATEGORY_TERMS: dict[str, tuple[str, ...]] = {
     "deployment": ("docker", "docker compose", "kubernetes", "k8s", "nomad", "systemd", "podman")
     + ("helm", "ansible", "terraform"),
     "ci": ("github actions", "gitlab ci", "circleci", "jenkins", "travis", "buildkite"),
-    "auth": ("jwt", "oauth", "oauth2", "sessions", "saml", "oidc", "api keys", "paseto"),
+    "auth": ("jwt", "oauth", "oauth2", "server-side sessions", "saml", "oidc", "paseto"),
     "api style": ("rest", "graphql", "grpc", "trpc", "soap", "json-rpc"),
     "async runtime": ("tokio", "async-std", "asyncio", "trio", "anyio", "gevent", "smol"),
     "language": ("python", "go", "golang", "rust", "typescript", "javascript", "java", "kotlin")
@@ -202,6 +206,21 @@ CATEGORY_TERMS: dict[str, tuple[str, ...]] = {
 CATEGORY_OF: dict[str, str] = {
     term: category for category, terms in CATEGORY_TERMS.items() for term in terms
 }
+
+
+def bounded_cache[Result](function: Callable[[str], Result]) -> Callable[[str], Result]:
+    """Memoize a pure text function on the first ``TEXT_MAX`` characters (all it ever reads).
+
+    Classifying one statement asks for its rejected choices, its choices and its subject, and
+    each asks for the others: the cache makes that one computation each.
+    """
+    cached = lru_cache(maxsize=CACHE_SIZE)(function)
+
+    @wraps(function)
+    def bounded(text: str) -> Result:
+        return cached(str(text)[:TEXT_MAX])
+
+    return bounded
 
 
 class HasText(Protocol):
@@ -267,6 +286,7 @@ def original_spelling(term: str, original: str) -> str:
     return match.group(0) if match else term
 
 
+@bounded_cache
 def rejected_choices(text: str) -> tuple[str, ...]:
     """The choices a text turns away from: "use httpx instead of requests" → ("requests",)."""
     cleaned = text_of(text)
@@ -275,11 +295,13 @@ def rejected_choices(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(strict + weak))
 
 
+@bounded_cache
 def disparaged_choices(text: str) -> tuple[str, ...]:
     """Choices a text speaks against without a rejection form: "Kafka is overkill"."""
     return tuple(dict.fromkeys(found_terms((DISPARAGED,), text_of(text))))
 
 
+@bounded_cache
 def chosen(text: str) -> tuple[str, ...]:
     """What a decision picks ("use Redis for the cache" → ("redis",)), rejected terms excluded."""
     cleaned = text_of(text)
@@ -291,12 +313,26 @@ def chosen(text: str) -> tuple[str, ...]:
 
 
 def known_terms(text: str) -> list[str]:
-    """Known technologies a text names, longest first where they overlap."""
-    lowered = f" {' '.join(words(text))} "
-    found = [term for term in CATEGORY_OF if f" {term} " in lowered]
-    return sorted(found, key=lambda term: (lowered.index(f" {term} "), -len(term)))
+    """Known technologies a text names, in order, the longest where they overlap."""
+    tokens = words(text)[:TOKENS_MAX]
+    found: list[str] = []
+    index = 0
+    while index < len(tokens):
+        term = next(
+            (
+                " ".join(tokens[index : index + size])
+                for size in (3, 2, 1)
+                if " ".join(tokens[index : index + size]) in CATEGORY_OF
+            ),
+            "",
+        )
+        if term:
+            found.append(term)
+        index += len(term.split()) or 1
+    return found
 
 
+@bounded_cache
 def slot_of(text: str) -> str:
     """What a decision is for ("use Redis for the cache" → "cache"), or ""."""
     cleaned = text_of(text)
@@ -330,6 +366,7 @@ def categories(terms: tuple[str, ...] | list[str]) -> frozenset[str]:
     return frozenset(CATEGORY_OF[t] for t in terms if t in CATEGORY_OF)
 
 
+@bounded_cache
 def decision_subject(text: str) -> str:
     """What a decision is about: its slot, else its choice's category, else its choice.
 
@@ -353,6 +390,7 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text_of(text)) if w not in STOPWORDS and w not in DECISION_VERBS]
 
 
+@bounded_cache
 def has_reversal_cue(text: str) -> bool:
     """Whether a text turns away from something ("actually", "switch to", "no longer"…)."""
     return bool(REVERSAL_CUE.search(text_of(text)))
@@ -365,7 +403,8 @@ def names(phrases: tuple[str, ...] | list[str], terms: tuple[str, ...] | list[st
 
 def contains_words(phrase: str, term: str) -> bool:
     """Whether ``term`` occurs in ``phrase`` as whole words."""
-    return bool(term) and f" {term} " in f" {' '.join(words(phrase))} "
+    wanted = " ".join(words(term))
+    return bool(wanted) and f" {wanted} " in f" {' '.join(words(phrase))} "
 
 
 def shares_subject(old: str, new: str) -> bool:
@@ -380,6 +419,7 @@ def shares_subject(old: str, new: str) -> bool:
     )
 
 
+@bounded_cache
 def stems(text: str) -> frozenset[str]:
     """The stems of a text's content words."""
     return frozenset(stem(w) for w in content_words(text))
