@@ -38,6 +38,8 @@ STATEMENTS_MAX = 64
 STATEMENT_MAX = 400
 LINES_MAX = 2_000
 UNWRAP_MAX = 3
+LINE_MAX = 8_192
+WORD_MAX = 40
 
 Speaker = Literal["user", "assistant"]
 
@@ -172,7 +174,7 @@ def strip_markdown(line: str) -> tuple[str, bool, bool, str | None]:
     Returns:
         The text, whether it was a heading, whether a bullet, and its checkbox mark (" ", "x").
     """
-    line = BLOCKQUOTE.sub("", line.strip())
+    line = BLOCKQUOTE.sub("", line[:LINE_MAX].strip())
     heading = bool(HEADING.match(line))
     line = HEADING.sub("", line)
     bullet = bool(BULLET.match(line))
@@ -289,8 +291,8 @@ MARKER_WORDS = (
 )
 # A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
 BOUNDARY = re.compile(
-    rf"`[^`\n]*`|(?P<end>[.!?]+[\"')\]]*\s+|;\s*|\s+(?=(?:{MARKER_WORDS})\s*:\s*\S)|"
-    r"\s+(?=TODO\b|TOOD\b))",
+    rf"`[^`\n]*+`|(?P<end>(?<![.!?])[.!?]++[\"')\]]*+\s+|;\s*+|"
+    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=TODO\b|TOOD\b))",
     re.IGNORECASE,
 )
 ABBREVIATIONS = word_set("e.g i.e etc vs cf approx incl no mr mrs dr st fig eg ie al")
@@ -305,21 +307,25 @@ def cut_points(text: str) -> Iterator[int]:
     for match in BOUNDARY.finditer(text):
         if match.group("end") is None:
             continue
-        before = text[: match.start()].rsplit(None, 1)[-1:] or [""]
+        before = text[max(0, match.start() - WORD_MAX) : match.start()].rsplit(None, 1)[-1:]
+        before = before or [""]
         word = before[0].lower().strip("(\"'")
         if match.group("end")[0] == "." and (word in ABBREVIATIONS or len(word) == 1):
             continue
         yield match.end() if match.group("end").strip() else match.start()
 
 
-def split_unit(text: str) -> list[str]:
-    """A unit's statements, in order."""
-    pieces, start = [], 0
+def split_unit(text: str) -> Iterator[str]:
+    """A unit's statements, in order (lazily: the caller stops when it has enough)."""
+    start = 0
     for point in cut_points(text):
-        pieces.append(text[start:point])
+        piece = clean_piece(text[start:point])
         start = point
-    pieces.append(text[start:])
-    return [piece for piece in (clean_piece(p) for p in pieces) if piece]
+        if piece:
+            yield piece
+    last = clean_piece(text[start:])
+    if last:
+        yield last
 
 
 def clean_piece(piece: str) -> str:
