@@ -297,7 +297,7 @@ BOUNDARY = re.compile(
 )
 ABBREVIATIONS = word_set("e.g i.e etc vs cf approx incl no mr mrs dr st fig eg ie al")
 LEADING_FILLER = re.compile(
-    r"^(?:(?:and|also|but|so|plus|oh|ok|okay|well|anyway|hey|hi|hmm+|btw|ps|then)\b[,!]?\s+)+",
+    r"^(?:(?:and|also|but|so|plus|oh|ok|okay|well|anyway|hey|hi|hmm+|btw|ps)\b[,!]?\s+)+",
     re.IGNORECASE,
 )
 
@@ -424,8 +424,8 @@ USER_DECISION = re.compile(
     r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
     r"take (?!a\b|care\b|the time\b))\b|"
     r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving)\b|"
-    r"\blet'?s (?:not )?(?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
-    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|"
+    r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
+    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
     rf"\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
     r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now )?(?:use|switch to|adopt|keep using) "

@@ -279,7 +279,7 @@ COLON_ERROR = re.compile(
 )
 GO_ERROR = re.compile(r"^(?P<file>\S+\.go):(?P<pos>\d+:\d+): (?P<msg>.+)$")
 LINT_LINE = re.compile(r"^(?P<file>[^\s:]+):(?P<pos>\d+:\d+): (?P<code>[A-Z]+\d+) (?P<msg>.+)$")
-ESLINT_LINE = re.compile(r"^\s+\d+:\d+\s+(?:error|Error:)\s+(?P<msg>.+?)(?:\s{2,}\S+)?$")
+ESLINT_LINE = re.compile(r"^\s*\d+:\d+\s+(?:error|Error:)\s+(?P<msg>.+?)(?:\s{2,}\S+)?$")
 RUBY_ERROR = re.compile(r"^\S+:\d+:in .+\((?P<type>\w+)\)$")
 JAVA_ERROR = re.compile(r"^Exception in thread \S+ (?P<line>.+)$")
 NPM_ERROR = re.compile(r"^(?:npm (?:ERR!|error)|ERR_PNPM_\w+)\s+(?P<msg>.*)$")
