@@ -292,7 +292,8 @@ MARKER_WORDS = (
 # A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
 BOUNDARY = re.compile(
     rf"`[^`\n]*+`|(?P<end>(?<![.!?])[.!?]++[\"')\]]*+\s+|;\s*+|"
-    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=TODO\b|TOOD\b))",
+    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=TODO\b|TOOD\b)|"
+    r",?\s+(?=and (?:please )?(?:remember to|don'?t forget|do not forget)\b))",
     re.IGNORECASE,
 )
 ABBREVIATIONS = word_set("e.g i.e etc vs cf approx incl no mr mrs dr st fig eg ie al")
@@ -423,7 +424,9 @@ USER_DECISION = re.compile(
     r" can)? ?(?:use|go with|stick with|stay with|switch to|adopt|keep|deploy (?:to|with|on)|host|"
     r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
     r"take (?!a\b|care\b|the time\b))\b|"
-    r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving)\b|"
+    r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving|standardi[sz]ing on|"
+    r"adopting|sticking with|keeping|dropping)\b|"
+    r"\bwe(?:'ll| will)? (?:store|put|keep) [\w .-]{1,40} in\b|"
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
@@ -449,7 +452,8 @@ ASSISTANT_DECISION = re.compile(
     r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|keep|opt for|"
     r"store [\w.-]+(?: [\w.-]+)? in|write [\w.-]+(?: [\w.-]+)? in)\b|"
     r"\bi(?:'m| am) (?:going with|using|switching|sticking with|keeping)\b|"
-    r"\bi(?:'ve| have)? ?(?:decided|chose|chosen|opted|went with|settled on|picked)\b|"
+    r"\bi(?:'ve| have)? ?(?:decided|chose|chosen|opted|went with|settled on|picked|switched|"
+    r"moved|migrated|replaced)\b|"
     r"^(?:going with|switching to|sticking with|opting for)\b|\bwe should use\b|"
     r"\blet'?s (?:use|go with|stick with|switch|keep)\b|(?:^|:\s*)use\b|"
     r"\bi (?:won'?t|will not) (?:use|add|introduce|pull in)\b|"

@@ -351,7 +351,7 @@ def slot_words(term: str) -> str:
         for w in words(trim_term(term))
         if w not in STOPWORDS and w not in DECISION_VERBS and w not in EMPTY_SLOTS
     ]
-    if not kept or kept[0] in META_WORDS or is_choice_not_slot(kept[0]):
+    if not kept or kept[0] in META_WORDS or kept[0][0].isdigit() or is_choice_not_slot(kept[0]):
         return ""
     return " ".join(kept[:TERM_WORDS_MAX])
 
@@ -431,9 +431,19 @@ def shared_words(old: str, new: str, at_least: int) -> bool:
 
 
 def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
-    """Whether the new decision keeps the old choice (it names it and does not reject it)."""
+    """Whether the new decision keeps the old choice (it names it and does not reject it).
+
+    A changed quantity ("for 10 minutes" → "for 30 seconds") is a new choice.
+    """
+    if quantities(old) and quantities(new) and quantities(old) != quantities(new):
+        return False
     old_choices = [c for c in chosen(old) if not names([c], rejected)]
     return bool(old_choices) and any(contains_words(new, choice) for choice in old_choices)
+
+
+def quantities(text: str) -> frozenset[str]:
+    """The numbers with their units a text names ("10 minutes", "5 retries", "v2")."""
+    return frozenset(re.findall(r"\b\d[\d.,]*\s?[a-z%]*", text.lower()))
 
 
 def supersedes(old: HasText | str, new: HasText | str) -> bool:

@@ -267,6 +267,8 @@ GO_TEST = re.compile(r"^\s*--- FAIL: (?P<id>\S+)")
 CARGO_TEST = re.compile(r"^test (?P<id>\S+) \.\.\. FAILED$")
 RSPEC = re.compile(r"^rspec (?P<loc>\S+) # (?P<line>.+)$")
 GRADLE = re.compile(r"^(?P<line>\S+ > .+) FAILED$")
+EXUNIT = re.compile(r"^\s+\d+\) test (?P<line>.+) \([\w.]+\)$")
+PLAYWRIGHT = re.compile(r"^\s+\d+\) \[[\w -]+\] \u203a (?P<line>.+)$")
 RUST_ERROR = re.compile(r"^error(?P<code>\[E\d+\])?: (?P<msg>.+)$")
 RUST_LOCATION = re.compile(r"^\s*--> (?P<loc>\S+)")
 RUST_NOISE = re.compile(r"could not compile|aborting due to|test failed, to rerun")
@@ -328,8 +330,17 @@ def pytest_failures(lines: list[str]) -> str:
 
 
 def test_titles(lines: list[str]) -> str:
-    """A failing test named by jest, vitest, go, cargo, rspec or gradle."""
-    for pattern in (JEST_TITLE, VITEST_FAIL, GO_TEST, CARGO_TEST, RSPEC, GRADLE):
+    """A failing test named by jest, vitest, go, cargo, rspec, gradle, ExUnit or Playwright."""
+    for pattern in (
+        JEST_TITLE,
+        VITEST_FAIL,
+        GO_TEST,
+        CARGO_TEST,
+        RSPEC,
+        GRADLE,
+        EXUNIT,
+        PLAYWRIGHT,
+    ):
         found = [m for line in lines if (m := pattern.match(line))]
         if found:
             return describe_test(found[0], len(found))
@@ -458,8 +469,10 @@ TRANSIENT = re.compile(
     r"command not found|: not found\b|is not recognized as an internal|is not a \w+ command|"
     r"Unknown command|No such command|unrecognized arguments?|unknown (?:option|flag|command)|"
     r"invalid option|[Dd]id you mean|Missing script|ERR_PNPM_NO_SCRIPT|File not found|"
-    r"Connection refused|connection reset|[Cc]onnection (?:unexpectedly )?closed|timed out|"
-    r"\btimeout\b|(?-i:\b(?:ETIMEDOUT|ECONNREFUSED|ECONNRESET|EAI_AGAIN|ENOTFOUND)\b)|"
+    r"Connection refused|connection reset|[Cc]onnection (?:unexpectedly )?closed|"
+    r"(?:connect(?:ion)?|operation|request|read|socket|network|handshake)(?: to \S+)? timed out|"
+    r"Connect(?:ion)?TimeoutError|ReadTimeout|"
+    r"(?-i:\b(?:ETIMEDOUT|ECONNREFUSED|ECONNRESET|EAI_AGAIN|ENOTFOUND)\b)|"
     r"Temporary failure in name resolution|Could not resolve host|Network is unreachable|"
     r"Is the server running|503 Service Unavailable|429 Too Many Requests|KeyboardInterrupt|"
     r"Resource temporarily unavailable|database is locked|Text file busy|"
