@@ -165,6 +165,9 @@ def test_statements_a_plain_request_is_not_a_task_or_decision(text: str) -> None
         ("Let's go with Postgres for the main database.", K.DECISION),
         ("Switch the queue from RabbitMQ to Redis Streams.", K.DECISION),
         ("Retries: exponential backoff, max 5 attempts.", K.DECISION),
+        ("we're standardizing on pnpm across all packages", K.DECISION),
+        ("we'll store the feature flags in flags.toml", K.DECISION),
+        ("Let's not add caching yet.", K.DECISION),
         ("TODO fix flaky test_upload", K.TASK),
         ("remember to bump the version before tagging", K.TASK),
         ("We still need to write docs for the webhook retries.", K.TASK),
@@ -174,6 +177,14 @@ def test_statements_a_plain_request_is_not_a_task_or_decision(text: str) -> None
 )
 def test_statements_classify_user_statements(text: str, kind: StatementKind) -> None:
     assert kinds(text) == [kind]
+
+
+def test_statements_a_reminder_after_a_decision_is_its_own_task() -> None:
+    found = promoted(statements("We'll go with Sentry, and remember to scrub PII first."))
+    assert [(s.kind, s.text) for s in found] == [
+        (K.DECISION, "We'll go with Sentry"),
+        (K.TASK, "remember to scrub PII first"),
+    ]
 
 
 def test_statements_a_standing_reminder_is_a_rule_not_a_task() -> None:
@@ -191,6 +202,8 @@ def test_statements_a_constraint_is_kept_as_a_rule_event() -> None:
         ("The cause was a missing await in fetch_user.", K.FINDING),
         ("It turns out the flaky test depends on dict ordering.", K.FINDING),
         ("Next, I'll add a migration for the new column.", K.TASK),
+        ("Then I'll refactor the loader once the tests are green.", K.TASK),
+        ("I've switched the parser to tomllib instead of toml.", K.DECISION),
         ("I'm going with a sliding window for the rate limiter.", K.DECISION),
         ("I've finished the migration script.", K.TASK_DONE),
     ],

@@ -37,6 +37,7 @@ from plait.nodes.supersede import (
         ),
         ("Store config in YAML.", "Not YAML after all - TOML for config."),
         ("Use argparse for the CLI.", "Switch the CLI from argparse to Typer."),
+        ("Cache API responses for 10 minutes.", "Actually cache API responses for 30 seconds."),
     ],
 )
 def test_supersedes_a_reversal_of_the_same_subject(old: str, new: str) -> None:

@@ -105,6 +105,11 @@ def test_tool_outcome_the_same_failing_test_rerun_has_the_same_signature() -> No
         ),
         ("pytset -q", "bash: pytset: command not found", "bash: pytset: command not found"),
         ("make", "cc -c a.c\na.c:5:3: error: 'len' undeclared\nmake: *** [a.o] Error 1", None),
+        (
+            "mix test",
+            "  1) test greets the world (HelloTest)\n     test/hello_test.exs:5\n1 test, 1 failure",
+            "FAILED greets the world",
+        ),
     ],
 )
 def test_tool_outcome_summary_is_the_meaningful_line(
@@ -164,6 +169,10 @@ def test_tool_outcome_one_off_mistakes_are_transient(
         ('python3 -c "import yaml"', TRACEBACK),
         ("uv run pytest", "FAILED tests/test_a.py::test_b - assert 1 == 2"),
         ("docker build .", "ERROR: Could not open requirements file: No such file or directory"),
+        (
+            "npx playwright test",
+            "  1) [chromium] \u203a a.spec.ts:1:1 \u203a logs in\nError: Timed out 5000ms",
+        ),
     ],
 )
 def test_tool_outcome_real_errors_are_not_transient(command: str, output: str) -> None:
