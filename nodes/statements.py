@@ -393,7 +393,7 @@ PREFERENCE = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:really |much |personally |generally |usually |kind of )?"
     r"(?:prefer|prefere|rather)\b|\bi'?d rather\b|\b(?:team|everyone|we) prefers?\b|"
     r"^(?:please |pls |plz )?prefere?s?\b|\bi (?:really |personally |much |do )?like "
-    r"(?!it\b|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)",
+    r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)",
     re.IGNORECASE,
 )
 STRONG_RULE = re.compile(
@@ -410,11 +410,13 @@ STRONG_RULE = re.compile(
 STYLE_WORDS = re.compile(
     r"\b(?:snake_case|camel ?case|pascal ?case|kebab-case|indentation|indent|\d+ spaces|tabs|"
     r"line length|docstrings?|type hints?|commit messages?|conventional commits|naming|"
-    r"formatting|imports|quotes|trailing commas?)\b",
+    r"formatting|imports|quotes|trailing commas?|spelling|wording|tone|capitali[sz]ation|"
+    r"punctuation)\b",
     re.IGNORECASE,
 )
 WEAK_RULE = re.compile(
-    r"^(?:please |pls |plz )?(?:keep|avoid)\b(?! using\b| going\b)|"
+    r"^(?:please |pls |plz )?(?:keep|avoid)\b(?! using\b| going\b| it\b| that\b| this\b)|"
+    r"\b(?:is|are) (?:banned|forbidden|not allowed|prohibited|off[- ]limits)\b|"
     r"\b(?:every time|each time|whenever|after (?:each|every)|before (?:each|every))\b",
     re.IGNORECASE,
 )
@@ -425,7 +427,9 @@ USER_DECISION = re.compile(
     r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
     r"take (?!a\b|care\b|the time\b))\b|"
     r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving|standardi[sz]ing on|"
-    r"adopting|sticking with|keeping|dropping)\b|"
+    r"adopting|sticking with|keeping|dropping|not (?:doing|using|going with|adding|building))\b|"
+    r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
+    r"switched to|moved to|migrated to)\b|"
     r"\bwe(?:'ll| will)? (?:store|put|keep) [\w .-]{1,40} in\b|"
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"

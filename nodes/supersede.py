@@ -43,6 +43,7 @@ TERM_STOP = word_set(
     "should could can must may might it's its we i you they he she this these "
     "those not no nor"
 )
+LEADING_PREPOSITIONS = word_set("in on at into onto inside within from with via")
 # Terms that name nothing: "scratch that", "use it for now".
 EMPTY_TERMS = word_set(
     "it that this them one those these something anything everything thing "
@@ -72,6 +73,15 @@ MARKER = re.compile(
     r"preference|note|todo|task|next)\s*:\s*",
     re.IGNORECASE,
 )
+QUANTITY_WORDS = (
+    r"\b(?:once|twice|thrice|daily|weekly|monthly|hourly|nightly|yearly|one|two|three|four|five|"
+    r"six|seven|eight|nine|ten|a (?:day|week|month|year|minute|second|hour))\b"
+)
+LEADING_CUE = re.compile(
+    r"^(?:(?:actually|ok|okay|so|well|no|nope|wait|hmm|on second thought|instead|also|and|but)"
+    r"\b[,;:\s-]*)+",
+    re.IGNORECASE,
+)
 CODE_TICKS = re.compile(r"`+|\*{1,3}|(?<!\w)_{1,2}(?=\w)|(?<=\w)_{1,2}(?!\w)")
 
 # A reversal cue: the new decision turns away from something decided before.
@@ -97,7 +107,8 @@ REJECTIONS = tuple(
         rf"{ARTICLE}{TERM}",
         rf"\b(?:don'?t|do not|stop|quit) (?:use|using) {ARTICLE}{TERM}",
         rf"\b(?:let'?s|we) (?:not|won'?t|will not) (?:use|go with|keep) {ARTICLE}{TERM}",
-        rf"\b(?:drop|dropping|ditch|abandon|scrap|replace|swap) {ARTICLE}{TERM}",
+        rf"\b(?:drop(?:ped|ping)?|ditch(?:ed|ing)?|abandon(?:ed|ing)?|scrap(?:ped|ping)?|"
+        rf"replac(?:e|ed|ing)|swap(?:ped|ping)?) {ARTICLE}{TERM}",
         rf"\b(?:switch\w*|mov\w*|migrat\w*|go\w* back)\b[^.;:]{{0,40}}?\bfrom {ARTICLE}{TERM}"
         r" to\b",
         rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
@@ -259,6 +270,8 @@ def trim_term(term: str) -> str:
     kept: list[str] = []
     for word in term.split():
         bare = word.strip(".,;:!?\"'()").lower()
+        if not kept and bare in LEADING_PREPOSITIONS:
+            continue  # "not in settings files" rejects "settings files"
         if bare in TERM_STOP and not (bare == "go" and not kept):
             break
         kept.append(word)
@@ -335,7 +348,7 @@ def known_terms(text: str) -> list[str]:
 @bounded_cache
 def slot_of(text: str) -> str:
     """What a decision is for ("use Redis for the cache" → "cache"), or ""."""
-    cleaned = text_of(text)
+    cleaned = LEADING_CUE.sub("", text_of(text))
     for pattern in SLOTS:
         for match in pattern.finditer(cleaned):
             slot = slot_words(match.group("term"))
@@ -443,7 +456,17 @@ def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
 
 def quantities(text: str) -> frozenset[str]:
     """The numbers with their units a text names ("10 minutes", "5 retries", "v2")."""
-    return frozenset(re.findall(r"\b\d[\d.,]*\s?[a-z%]*", text.lower()))
+    lowered = text.lower()
+    found = re.findall(r"\b\d[\d.,]*\s?[a-z%]*", lowered)
+    return frozenset(found + re.findall(QUANTITY_WORDS, lowered))
+
+
+def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
+    """Whether the rejected terms name the old choice (or, when it names none, its words)."""
+    old_choices = chosen(old)
+    if old_choices:
+        return names(old_choices, rejected)
+    return any(stems(term) and stems(term) <= stems(old) for term in rejected)
 
 
 def supersedes(old: HasText | str, new: HasText | str) -> bool:
@@ -456,7 +479,7 @@ def supersedes(old: HasText | str, new: HasText | str) -> bool:
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
     rejected = rejected_choices(new_text) + disparaged_choices(new_text)
-    if rejected and names(chosen(old_text), rejected):
+    if rejected and rejects_old(old_text, rejected):
         return True
     if not has_reversal_cue(new_text) or keeps_choice(old_text, new_text, rejected):
         return False
