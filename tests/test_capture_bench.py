@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,11 @@ def test_capture_bench_on_the_dev_split_meets_the_goal() -> None:
         assert (score.recall or 1.0) >= 0.90, (kind, score)
     [dev_pairs, _] = report.pairs
     assert (dev_pairs.precision or 0) >= 0.95 and (dev_pairs.recall or 0) >= 0.90
+
+
+def test_capture_doc_examples_run() -> None:
+    text = (Path(__file__).parents[1] / "docs" / "capture.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/capture.md", "exec"), {})
