@@ -439,7 +439,7 @@ USER_DECISION = re.compile(
     rf"{DEICTIC}|"
     r"\bswitch(?:ing)? (?:the |our )?[\w.-]+(?: [\w.-]+)? (?:to|from|over to)\b|"
     r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
-    r"\bthe [\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?[A-Z][\w.+-]*|"
+    r"\bthe [\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?(?-i:[A-Z])[\w.+-]*|"
     r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b",
     re.IGNORECASE,
 )

@@ -256,34 +256,39 @@ def matched(expected: Sequence[str], captured: Sequence[str]) -> tuple[list[str]
 # -- scoring ------------------------------------------------------------------------------------
 def score_items(items: Sequence[CorpusItem]) -> tuple[list[KindScore], list[Miss]]:
     """Per split and kind: expectations, captures, matches; and every item's misses."""
-    totals: dict[tuple[str, str], list[int]] = {
-        (split, kind): [0, 0, 0] for split in SPLITS for kind in KINDS
-    }
+    totals = {(split, kind): (0, 0, 0) for split in SPLITS for kind in KINDS}
     misses: list[Miss] = []
     for item in items:
         got = captures(item)
         for kind in KINDS:
-            expected, captured = item.expect.get(kind, ()), got.get(kind, [])
-            missing, extra = matched(expected, captured)
-            counts = totals[(item.split, kind)]
-            counts[0] += len(expected)
-            counts[1] += len(captured)
-            counts[2] += len(expected) - len(missing)
-            if missing or extra:
-                misses.append(
-                    Miss(
-                        item_id=item.id,
-                        split=item.split,
-                        kind=kind,
-                        missing=tuple(missing),
-                        extra=tuple(extra),
-                    )
-                )
+            counts, miss = judge(item, kind, got.get(kind, []))
+            before = totals[(item.split, kind)]
+            totals[(item.split, kind)] = (
+                before[0] + counts[0],
+                before[1] + counts[1],
+                before[2] + counts[2],
+            )
+            misses.extend([miss] if miss else [])
     scores = [
         KindScore(split=split, kind=kind, expected=e, captured=c, matched=m)
         for (split, kind), (e, c, m) in totals.items()
     ]
     return scores, misses
+
+
+def judge(
+    item: CorpusItem, kind: str, captured: Sequence[str]
+) -> tuple[tuple[int, int, int], Miss | None]:
+    """One item and kind: (expected, captured, matched), and its miss if anything is off."""
+    expected = item.expect.get(kind, ())
+    missing, extra = matched(expected, captured)
+    counts = (len(expected), len(captured), len(expected) - len(missing))
+    if not missing and not extra:
+        return counts, None
+    miss = Miss(
+        item_id=item.id, split=item.split, kind=kind, missing=tuple(missing), extra=tuple(extra)
+    )
+    return counts, miss
 
 
 def score_statuses(items: Sequence[CorpusItem]) -> list[StatusScore]:

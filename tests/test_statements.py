@@ -144,6 +144,7 @@ def test_statements_questions_decide_nothing(text: str) -> None:
         "Fix the failing login test.",
         "Add a --dry-run flag to the sync command",
         "Summarize the diff",
+        "The result will be cached by the proxy.",
     ],
 )
 def test_statements_a_plain_request_is_not_a_task_or_decision(text: str) -> None:
