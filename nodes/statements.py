@@ -1,0 +1,730 @@
+"""User and assistant text → statements: what a message decides, rules, prefers, plans or finds.
+
+Pure functions (stdlib, ``plait.state`` and :mod:`plait.nodes.supersede`), bounded work: only the
+first ``SCAN_MAX`` characters of a message are read and at most ``STATEMENTS_MAX`` statements are
+examined, so a 10 MB message costs what 64 KB cost.
+
+The steps: :func:`normalize` unwraps what hosts add around a prompt (the literal quotes of
+``opencode run "…"``, markdown, code fences), the text is cut into statements (sentences, bullets,
+lines, ``;`` and markers such as ``Rule:``, ``TODO:`` or ``Decision:`` anywhere in a message),
+and each statement is classified. A heading or a label line (``## Conventions``, ``Plan:``) gives
+its kind to the bullets under it; text inside code blocks is never promoted.
+
+What the assistant says is read with other rules: its decisions, plans and findings count, its
+rules and preferences do not (a model's "always pin versions" is advice, not the user's rule), and
+each statement carries its ``speaker`` so the snapshot can rank the assistant's below the user's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Literal
+
+from plait.nodes.supersede import (
+    CATEGORY_OF,
+    chosen,
+    decision_subject,
+    has_reversal_cue,
+    rejected_choices,
+    word_set,
+)
+from plait.state.events import EventKind
+
+SCAN_MAX = 65_536
+STATEMENTS_MAX = 64
+STATEMENT_MAX = 400
+LINES_MAX = 2_000
+UNWRAP_MAX = 3
+LINE_MAX = 8_192
+WORD_MAX = 40
+
+Speaker = Literal["user", "assistant"]
+
+
+class StatementKind(StrEnum):
+    """What one statement says."""
+
+    DECISION = "decision"
+    RULE = "rule"
+    CONSTRAINT = "constraint"
+    PREFERENCE = "preference"
+    TASK = "task"
+    TASK_DONE = "task_done"
+    FINDING = "finding"
+    QUESTION = "question"
+    CHATTER = "chatter"
+    NONE = "none"
+
+
+EVENT_KIND: dict[StatementKind, EventKind] = {
+    StatementKind.DECISION: EventKind.DECISION,
+    StatementKind.RULE: EventKind.RULE,
+    StatementKind.CONSTRAINT: EventKind.RULE,
+    StatementKind.PREFERENCE: EventKind.PREFERENCE,
+    StatementKind.TASK: EventKind.TASK_CREATE,
+    StatementKind.TASK_DONE: EventKind.TASK_COMPLETE,
+    StatementKind.FINDING: EventKind.DISCOVERY,
+}
+USER_ONLY = frozenset({StatementKind.RULE, StatementKind.CONSTRAINT, StatementKind.PREFERENCE})
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Statement:
+    """One statement of a message.
+
+    Attributes:
+        kind: What it says.
+        text: Its words, markers ("TODO:") and markdown removed, at most ``STATEMENT_MAX``.
+        subject: What it is about (for a decision: its slot, else its choice's category, else
+            its choice); "" for statements that promote nothing.
+        negated: Choices it turns away from ("requests" in "use httpx, not requests").
+        reverses: A decision that supersedes an earlier one (a reversal cue or a rejected
+            choice); the fold decides which, with :func:`plait.nodes.supersede.supersedes`.
+        speaker: ``user`` or ``assistant``; the assistant's statements rank below the user's.
+    """
+
+    kind: StatementKind
+    text: str
+    subject: str = ""
+    negated: tuple[str, ...] = ()
+    reverses: bool = False
+    speaker: Speaker = "user"
+
+    @property
+    def event_kind(self) -> EventKind | None:
+        """The session event this statement becomes, or ``None`` when it promotes nothing."""
+        return EVENT_KIND.get(self.kind)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Unit:
+    """A line (or a paragraph's joined lines) with what its markdown said about it."""
+
+    text: str
+    section: StatementKind | None = None
+    checkbox: str | None = None
+    group: int = 0
+
+
+# -- normalize ----------------------------------------------------------------------------------
+QUOTE_PAIRS = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb"}
+QUOTE_PAIRS |= {"\u201e": "\u201c", "`": "`"}
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufeff]")
+FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+BLOCKQUOTE = re.compile(r"^(?:>\s?)+")
+HEADING = re.compile(r"^#{1,6}\s+")
+BULLET = re.compile(r"^(?:[-*+\u2022\u2023\u25e6]|\d{1,3}[.)])\s+")
+CHECKBOX = re.compile(r"^\[(?P<mark>[ xX])\]\s*")
+STRONG = re.compile(r"\*\*|(?<!\w)__|__(?!\w)")
+EMPHASIS = re.compile(
+    r"(?<![\w*])\*(?=\S)(?P<a>[^*\n]+?)(?<=\S)\*(?![\w*])|"
+    r"(?<!\w)_(?=\S)(?P<b>[^_\n]+?)(?<=\S)_(?!\w)"
+)
+SPACES = re.compile(r"[ \t\u00a0]+")
+
+
+def bounded(text: object) -> str:
+    """A message as text: at most ``SCAN_MAX`` characters, no control bytes, plain newlines."""
+    if isinstance(text, bytes | bytearray):
+        text = bytes(text[: SCAN_MAX * 4]).decode("utf-8", errors="replace")
+    raw = text if isinstance(text, str) else ("" if text is None else str(text))
+    raw = raw[:SCAN_MAX].replace("\r\n", "\n").replace("\r", "\n")
+    return CONTROL.sub("", raw.encode("utf-8", "replace").decode("utf-8"))
+
+
+def unwrap_quotes(text: str) -> str:
+    """Strip quotes wrapped around a whole message (``"…"``, ``'…'``, ``“…”``), nested ones too.
+
+    ``opencode run "Rule: …"`` delivers the quotes with the prompt; quotes escaped by a
+    backslash inside are unescaped with them.
+    """
+    for _ in range(UNWRAP_MAX):
+        stripped = text.strip()
+        if len(stripped) < 2 or QUOTE_PAIRS.get(stripped[0]) != stripped[-1]:
+            return stripped
+        inner = stripped[1:-1].replace("\\" + stripped[0], stripped[0])
+        if not wraps_whole(stripped[0], inner):
+            return stripped
+        text = inner
+    return text.strip()
+
+
+def wraps_whole(quote: str, inner: str) -> bool:
+    """Whether the outer quotes enclose the whole text (not ``"a" and "b"``)."""
+    if quote in ("'", "\u2018"):
+        return not re.search(r"(?<![A-Za-z])'|'(?![A-Za-z])", inner)
+    if quote == "`":
+        return "`" not in inner and "\n" not in inner.strip()
+    closing = QUOTE_PAIRS[quote]
+    if closing != quote:
+        first_close, first_open = inner.find(closing), inner.find(quote)
+        return first_close == -1 or -1 < first_open < first_close
+    if inner.count(quote) % 2:
+        return False
+    first = inner.find(quote)
+    return first == -1 or bool(re.match(rf"(?:^|[\s(\[])\{quote}\S", inner[max(0, first - 1) :]))
+
+
+def strip_markdown(line: str) -> tuple[str, bool, bool, str | None]:
+    """One line without quote marks, heading marks, bullets, checkboxes and emphasis.
+
+    Returns:
+        The text, whether it was a heading, whether a bullet, and its checkbox mark (" ", "x").
+    """
+    line = BLOCKQUOTE.sub("", line[:LINE_MAX].strip())
+    heading = bool(HEADING.match(line))
+    line = HEADING.sub("", line)
+    bullet = bool(BULLET.match(line))
+    line = BULLET.sub("", line)
+    box = CHECKBOX.match(line)
+    line = CHECKBOX.sub("", line)
+    line = EMPHASIS.sub(lambda m: m.group("a") or m.group("b"), STRONG.sub("", line))
+    return (
+        SPACES.sub(" ", line).strip(),
+        heading,
+        bullet,
+        box.group("mark").lower() if box else None,
+    )
+
+
+def prose_lines(text: str) -> Iterator[str]:
+    """The lines of a text outside fenced code blocks (a fence is a blank line)."""
+    fence = ""
+    for count, line in enumerate(text.split("\n")):
+        if count >= LINES_MAX:
+            return
+        match = FENCE.match(line)
+        if match and (not fence or match.group(1)[0] == fence[0]):
+            fence = "" if fence else match.group(1)
+            yield ""
+        elif not fence:
+            yield line
+
+
+def prepare(text: object) -> str:
+    """A message bounded, unwrapped from its quotes, with typographic apostrophes made plain."""
+    return unwrap_quotes(bounded(text)).replace("\u2019", "'").replace("\u2018", "'")
+
+
+def normalize(text: object) -> str:
+    """A message as plain prose: wrapping quotes, code fences and markdown removed.
+
+    Text inside fenced code blocks is dropped; inline code keeps its words without the ticks.
+    """
+    lines = (strip_markdown(line)[0] for line in prose_lines(prepare(text)))
+    joined = "\n".join(lines).replace("`", "")
+    return re.sub(r"\n{3,}", "\n\n", joined).strip()
+
+
+# -- units and sections -------------------------------------------------------------------------
+SECTION_LABEL = re.compile(
+    r"^(?:the |my |our |your )?(?P<label>rules|ground rules|conventions|constraints|guidelines|"
+    r"requirements|decisions|decided|todos?|to-?dos|todo list|tasks|task list|plan|next steps?|"
+    r"remaining(?: work| tasks)?|follow[- ]ups?|preferences|done|completed)\s*:?$",
+    re.IGNORECASE,
+)
+SECTION_KINDS = {
+    "rules": StatementKind.RULE,
+    "ground rules": StatementKind.RULE,
+    "conventions": StatementKind.RULE,
+    "guidelines": StatementKind.RULE,
+    "constraints": StatementKind.CONSTRAINT,
+    "requirements": StatementKind.CONSTRAINT,
+    "decisions": StatementKind.DECISION,
+    "decided": StatementKind.DECISION,
+    "preferences": StatementKind.PREFERENCE,
+    "done": StatementKind.TASK_DONE,
+    "completed": StatementKind.TASK_DONE,
+}
+
+
+def section_kind(line: str, heading: bool) -> StatementKind | None | Literal[False]:
+    """The kind a label line gives the lines under it; ``False`` when the line is no label."""
+    match = SECTION_LABEL.match(line)
+    if match is None or not (heading or line.endswith(":") or len(line.split()) <= 2):
+        return False
+    label = match.group("label").lower()
+    return SECTION_KINDS.get(label, StatementKind.TASK)
+
+
+def units(text: str) -> Iterator[Unit]:
+    """The lines of a prepared text as units, with the section and checkbox each one is under.
+
+    A line that continues a sentence of the line before (no closing punctuation before it,
+    lower case after it) is joined to it; a blank line or a label line ends a paragraph and a
+    section (a label line opens a new one), a heading ends a section.
+    """
+    section: StatementKind | None = None
+    pending: list[Unit] = []
+    group = 0
+    for raw in prose_lines(text):
+        line, heading, bullet, box = strip_markdown(raw)
+        label = section_kind(line, heading) if line else None
+        if not line or label is not False:
+            section, group = (label or None), group + 1
+            yield from pending
+            pending = []
+            continue
+        if heading:
+            section = None
+        if pending and not bullet and continues(pending[-1].text, line):
+            pending[-1] = replace(pending[-1], text=f"{pending[-1].text} {line}")
+            continue
+        yield from pending
+        pending = [Unit(text=line, section=section, checkbox=box, group=group)]
+    yield from pending
+
+
+def continues(previous: str, line: str) -> bool:
+    """Whether a line continues the sentence of the line before it."""
+    return not re.search(r"[.!?:;)\]]$", previous) and bool(re.match(r"[a-z(]", line))
+
+
+# -- splitting ----------------------------------------------------------------------------------
+MARKER_WORDS = (
+    r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|next(?: steps?)?|"
+    r"decisions?|decided|decison|desicion|decsion|notes?|nb|fyi|preferences?|pref|done|fixed|"
+    r"completed|important|follow[- ]ups?|remaining(?: work)?"
+)
+# A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
+BOUNDARY = re.compile(
+    rf"`[^`\n]*+`|(?P<end>(?<![.!?])[.!?]++[\"')\]]*+\s+|;\s*+|"
+    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=TODO\b|TOOD\b)|"
+    r",?\s+(?=and (?:please )?(?:remember to|don'?t forget|do not forget)\b))",
+    re.IGNORECASE,
+)
+ABBREVIATIONS = word_set("e.g i.e etc vs cf approx incl no mr mrs dr st fig eg ie al")
+LEADING_FILLER = re.compile(
+    r"^(?:(?:and|also|but|so|plus|oh|ok|okay|well|anyway|hey|hi|hmm+|btw|ps)\b[,!]?\s+)+",
+    re.IGNORECASE,
+)
+
+
+def cut_points(text: str) -> Iterator[int]:
+    """Where a unit's text splits into statements."""
+    for match in BOUNDARY.finditer(text):
+        if match.group("end") is None:
+            continue
+        before = text[max(0, match.start() - WORD_MAX) : match.start()].rsplit(None, 1)[-1:]
+        before = before or [""]
+        word = before[0].lower().strip("(\"'")
+        if match.group("end")[0] == "." and (word in ABBREVIATIONS or len(word) == 1):
+            continue
+        yield match.end() if match.group("end").strip() else match.start()
+
+
+def split_unit(text: str) -> Iterator[str]:
+    """A unit's statements, in order (lazily: the caller stops when it has enough)."""
+    start = 0
+    for point in cut_points(text):
+        piece = clean_piece(text[start:point])
+        start = point
+        if piece:
+            yield piece
+    last = clean_piece(text[start:])
+    if last:
+        yield last
+
+
+def clean_piece(piece: str) -> str:
+    """A statement without ticks, leading filler words and closing punctuation."""
+    piece = piece.replace("`", "").strip()
+    piece = LEADING_FILLER.sub("", piece) if len(piece.split()) > 1 else piece
+    piece = piece.rstrip(" ;,").rstrip(".").strip()
+    return piece[:STATEMENT_MAX] if re.search(r"[^\W\d_]", piece) else ""
+
+
+# -- classification -----------------------------------------------------------------------------
+MARKER = re.compile(rf"^(?P<marker>{MARKER_WORDS})\s*:\s*(?P<rest>.*)$", re.IGNORECASE)
+BARE_TODO = re.compile(r"^(?:todo|tood)\b[\s,-]*(?P<rest>\S.*)$", re.IGNORECASE)
+MARKER_KINDS = {
+    "rule": StatementKind.RULE,
+    "convention": StatementKind.RULE,
+    "polic": StatementKind.RULE,
+    "constraint": StatementKind.CONSTRAINT,
+    "todo": StatementKind.TASK,
+    "to-do": StatementKind.TASK,
+    "tood": StatementKind.TASK,
+    "task": StatementKind.TASK,
+    "next": StatementKind.TASK,
+    "follow": StatementKind.TASK,
+    "remaining": StatementKind.TASK,
+    "decision": StatementKind.DECISION,
+    "decided": StatementKind.DECISION,
+    "decison": StatementKind.DECISION,
+    "desicion": StatementKind.DECISION,
+    "decsion": StatementKind.DECISION,
+    "pref": StatementKind.PREFERENCE,
+    "done": StatementKind.TASK_DONE,
+    "fixed": StatementKind.TASK_DONE,
+    "completed": StatementKind.TASK_DONE,
+}
+
+QUESTION_START = re.compile(
+    r"^(?:how|what|what's|whats|why|where|when|which|who|whose|"
+    r"(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|may|have|has)"
+    r" (?:it|we|you|u|i|they|this|that|there|the)\b)",
+    re.IGNORECASE,
+)
+HEDGE = re.compile(
+    r"\b(?:not sure|unsure|maybe|perhaps|i wonder|wondering|what if|considering whether|"
+    r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?)",
+    re.IGNORECASE,
+)
+CHATTER_WORDS = word_set(
+    "yes yep yeah yup ya y ok okay k kk sure fine good great perfect nice "
+    "cool thanks thank you u ty thx tysm lgtm ship it sounds looks go ahead "
+    "for do that so please pls plz proceed continue carry on keep going "
+    "right correct exactly agreed approved works me a lot much very hi "
+    "hello hey hmm hm hmmm lol wow oops interesting awesome nvm alright all "
+    "wait no nope got makes sense true indeed excellent amazing done that's "
+    "thats this is fine now then too well job work again the and let's lets "
+    "try yup sgtm ack noted understood makes"
+)
+DONE = re.compile(
+    r"\b(?:is|are|'s|was|were) (?:now |all |finally |already )?(?:done|finished|complete|completed)"
+    r"\b|^(?:(?:i|we)(?:'ve| have)? )?(?:just |now )?(?:finished|completed)\b",
+    re.IGNORECASE,
+)
+PREFERENCE = re.compile(
+    r"\b(?:i|we)(?:'d| would)? (?:really |much |personally |generally |usually |kind of )?"
+    r"(?:prefer|prefere|rather)\b|\bi'?d rather\b|\b(?:team|everyone|we) prefers?\b|"
+    r"^(?:please |pls |plz )?prefere?s?\b|\bi (?:really |personally |much |do )?like "
+    r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)",
+    re.IGNORECASE,
+)
+STRONG_RULE = re.compile(
+    r"\b(?:always|alway|allways|alwyas|alwasy|awlays)\b|\b(?:never|nevr|neevr)\b(?! mind\b)|"
+    r"\b(?:must|mustn'?t)\b|\bshall not\b|"
+    r"\b(?:from now on|going forward|moving forward|from here on|henceforth|in future)\b|"
+    r"\b(?:make sure|ensure that|be sure to)\b|"
+    r"^(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
+    r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
+    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|outside|for)\b|"
+    r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b",
+    re.IGNORECASE,
+)
+STYLE_WORDS = re.compile(
+    r"\b(?:snake_case|camel ?case|pascal ?case|kebab-case|indentation|indent|\d+ spaces|tabs|"
+    r"line length|docstrings?|type hints?|commit messages?|conventional commits|naming|"
+    r"formatting|imports|quotes|trailing commas?|spelling|wording|tone|capitali[sz]ation|"
+    r"punctuation)\b",
+    re.IGNORECASE,
+)
+WEAK_RULE = re.compile(
+    r"^(?:please |pls |plz )?(?:keep|avoid)\b(?! using\b| going\b| it\b| that\b| this\b)|"
+    r"\b(?:is|are) (?:banned|forbidden|not allowed|prohibited|off[- ]limits)\b|"
+    r"\b(?:every time|each time|whenever|after (?:each|every)|before (?:each|every))\b",
+    re.IGNORECASE,
+)
+DEICTIC = r"(?!(?:this|that|these|those|the following|it|them|one)\b)"
+USER_DECISION = re.compile(
+    r"\b(?:we|i)(?:'ll| will| shall|'re going to| are going to|'m going to| am going to| should|"
+    r" can)? ?(?:use|go with|stick with|stay with|switch to|adopt|keep|deploy (?:to|with|on)|host|"
+    r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
+    r"take (?!a\b|care\b|the time\b))\b|"
+    r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving|standardi[sz]ing on|"
+    r"adopting|sticking with|keeping|dropping|not (?:doing|using|going with|adding|building))\b|"
+    r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
+    r"switched to|moved to|migrated to)\b|"
+    r"\bwe(?:'ll| will)? (?:store|put|keep) [\w .-]{1,40} in\b|"
+    r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
+    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
+    r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
+    rf"\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
+    r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now )?(?:use|switch to|adopt|keep using) "
+    rf"{DEICTIC}|"
+    r"\bswitch(?:ing)? (?:the |our )?[\w.-]+(?: [\w.-]+)? (?:to|from|over to)\b|"
+    r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
+    r"\bthe [\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?(?-i:[A-Z])[\w.+-]*|"
+    r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b",
+    re.IGNORECASE,
+)
+SLOT_COLON = re.compile(
+    r"^(?:for (?:the |our )?)?(?P<slot>[a-z][\w /-]{1,30}):\s+(?P<choice>.+)$", re.I
+)
+META_SLOTS = word_set(
+    "context goal note question problem issue bug error output result summary "
+    "background hint example update fyi status info warning reason quick one "
+    "more thing ps edit tldr also btw here plan important why because so hey "
+    "hi ok okay hmm well yes no please thanks step"
+)
+ASSISTANT_DECISION = re.compile(
+    r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|keep|opt for|"
+    r"store [\w.-]+(?: [\w.-]+)? in|write [\w.-]+(?: [\w.-]+)? in)\b|"
+    r"\bi(?:'m| am) (?:going with|using|switching|sticking with|keeping)\b|"
+    r"\bi(?:'ve| have)? ?(?:decided|chose|chosen|opted|went with|settled on|picked|switched|"
+    r"moved|migrated|replaced)\b|"
+    r"^(?:going with|switching to|sticking with|opting for)\b|\bwe should use\b|"
+    r"\blet'?s (?:use|go with|stick with|switch|keep)\b|(?:^|:\s*)use\b|"
+    r"\bi (?:won'?t|will not) (?:use|add|introduce|pull in)\b|"
+    r"^instead of [^,]{1,60}, i(?:'ll| will)\b|\bi(?:'ll| will) \w+ .{0,80}\binstead of\b",
+    re.IGNORECASE,
+)
+FINDING = re.compile(
+    r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
+    r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
+    r"hangs|crashes|crashed|happens|happened|occurs) because|is due to|was due to)\b|"
+    r"^(?:the )?problem (?:is|was)\b",
+    re.IGNORECASE,
+)
+USER_TASK = re.compile(
+    r"\b(?:remember to|remind(?: me)? to|don'?t forget|do not forget|dont forget)\b|"
+    r"\b(?:still|later|eventually|at some point|afterwards)\b.{0,40}\b(?:need|needs|have|has) to\b|"
+    r"\bstill needs?\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
+    r"^later,? (?:we|i|you)\b",
+    re.IGNORECASE,
+)
+ASSISTANT_TASK = re.compile(
+    r"^(?:next|then|after that|afterwards|later|once\b[^,]{0,60},)[, ]*(?:i'll|i will|we'll|"
+    r"we will|i need to|we need to|i should|i can)\b|\bnext,? i(?:'ll| will)\b|"
+    r"\b(?:i|we) still (?:need|have) to\b|\bi(?:'ll| will) (?:also |then )\w+|"
+    r"\bafter that,? i(?:'ll| will)\b|\bthen i(?:'ll| will)\b",
+    re.IGNORECASE,
+)
+CONJOINED = re.compile(
+    r"^(?P<left>.+?\b(?:for|in|as|on)\b.+?),? and (?P<right>(?:use |keep |go with |adopt )?"
+    r"(?P<head>[\w.+#-]+)(?: [\w.+#-]+)? (?:for|in|as|on) .+)$",
+    re.IGNORECASE,
+)
+
+
+def kind_and_text(piece: str, unit: Unit, speaker: Speaker) -> tuple[StatementKind, str]:
+    """A statement's kind and its text (without its marker)."""
+    if is_question(piece):
+        return StatementKind.QUESTION, piece
+    if unit.checkbox is not None:
+        return (StatementKind.TASK_DONE if unit.checkbox == "x" else StatementKind.TASK), piece
+    marked = marker_kind(piece)
+    if marked is not None and marked[0] is not None:
+        return marked[0], marked[1]
+    if marked is not None:
+        piece = marked[1]
+    if unit.section is not None and not is_chatter(piece):
+        return unit.section, piece
+    classify_text = classify_assistant if speaker == "assistant" else classify_user
+    return classify_text(piece), piece
+
+
+def marker_kind(piece: str) -> tuple[StatementKind | None, str] | None:
+    """A statement that opens with a marker (``Rule:``, ``TODO``…): its kind and the rest.
+
+    "Note:" or "Important:" give no kind (``None``): what follows them says it.
+    """
+    match = MARKER.match(piece) or BARE_TODO.match(piece)
+    if match is None:
+        return None
+    rest = match.group("rest").strip()
+    marker = (match.groupdict().get("marker") or "todo").lower()
+    kind = next((k for stem, k in MARKER_KINDS.items() if marker.startswith(stem)), None)
+    if not rest:
+        return None
+    return kind, rest
+
+
+def is_question(piece: str) -> bool:
+    """A question asks; it decides nothing ("?" at its end, or a short wh-question)."""
+    stripped = piece.rstrip(" )\"'\u201d")
+    if stripped.endswith("?"):
+        return True
+    single = not re.search(r"[,;:.!]\s", stripped) and len(stripped.split()) <= 12
+    return single and bool(QUESTION_START.match(stripped))
+
+
+def is_chatter(piece: str) -> bool:
+    """An approval, a thank-you or a greeting that asks for nothing ("ok, go ahead, thanks")."""
+    words = re.findall(r"[a-z']+", piece.lower())
+    return len(words) <= 10 and all(word in CHATTER_WORDS for word in words)
+
+
+def classify_user(text: str) -> StatementKind:
+    """The kind of a user's statement that carries no marker."""
+    if is_chatter(text):
+        return StatementKind.CHATTER
+    if DONE.search(text):
+        return StatementKind.TASK_DONE
+    if PREFERENCE.search(text):
+        return StatementKind.PREFERENCE
+    if STRONG_RULE.search(text) or (STYLE_WORDS.search(text) and USER_DECISION.search(text)):
+        return StatementKind.RULE
+    if is_user_decision(text):
+        return StatementKind.DECISION
+    if WEAK_RULE.search(text):
+        return StatementKind.RULE
+    if USER_TASK.search(text):
+        return StatementKind.TASK
+    return StatementKind.NONE
+
+
+def is_user_decision(text: str) -> bool:
+    """Whether a user's statement makes (or reverses) a choice."""
+    if HEDGE.search(text):
+        return False
+    if USER_DECISION.search(text) or slot_colon(text):
+        return True
+    return has_reversal_cue(text) and bool(rejected_choices(text))
+
+
+def slot_colon(text: str) -> bool:
+    """A terse decision: ``Retries: exponential backoff``, ``For the frontend: React``."""
+    match = SLOT_COLON.match(text)
+    if match is None or len(match.group("slot").split()) > 3:
+        return False
+    first = match.group("slot").split()[0].lower()
+    return first not in META_SLOTS and len(match.group("choice").split()) <= 10
+
+
+def classify_assistant(text: str) -> StatementKind:
+    """The kind of an assistant's statement: decisions, plans and findings only."""
+    if is_chatter(text):
+        return StatementKind.CHATTER
+    if FINDING.search(text):
+        return StatementKind.FINDING
+    if DONE.search(text):
+        return StatementKind.TASK_DONE
+    if ASSISTANT_DECISION.search(text) and not HEDGE.search(text):
+        return StatementKind.DECISION
+    if ASSISTANT_TASK.search(text):
+        return StatementKind.TASK
+    return StatementKind.NONE
+
+
+def make_statement(kind: StatementKind, text: str, speaker: Speaker) -> Statement:
+    """A statement with its subject, rejected choices and reversal flag."""
+    if speaker == "assistant" and kind in USER_ONLY:
+        kind = StatementKind.NONE
+    if kind not in EVENT_KIND:
+        return Statement(kind=kind, text=text, speaker=speaker)
+    negated = rejected_choices(text) if kind is StatementKind.DECISION else ()
+    reverses = kind is StatementKind.DECISION and (bool(negated) or has_reversal_cue(text))
+    return Statement(
+        kind=kind,
+        text=text,
+        subject=decision_subject(text),
+        negated=negated,
+        reverses=reverses,
+        speaker=speaker,
+    )
+
+
+# -- merging and splitting decisions ------------------------------------------------------------
+def negative_only(statement: Statement) -> bool:
+    """A decision that only turns away from something ("stop using X", "scratch the X")."""
+    return (
+        statement.kind is StatementKind.DECISION
+        and bool(statement.negated)
+        and not chosen(statement.text)
+    )
+
+
+def merge_reversals(found: list[Statement]) -> list[Statement]:
+    """Join a bare rejection to the decision beside it: "Stop using X. Use Y." is one reversal."""
+    merged: list[Statement] = []
+    for statement in found:
+        previous = merged[-1] if merged else None
+        if previous is not None and pairs_with(previous, statement):
+            merged[-1] = joined(previous, statement)
+        else:
+            merged.append(statement)
+    return merged
+
+
+def pairs_with(first: Statement, second: Statement) -> bool:
+    """Whether two neighbouring decisions are one reversal (exactly one of them only rejects)."""
+    both = first.kind is second.kind is StatementKind.DECISION
+    return both and negative_only(first) != negative_only(second)
+
+
+def joined(first: Statement, second: Statement) -> Statement:
+    """The affirmative one's text, with the rejected choices and subject of both."""
+    rejection, affirmation = (first, second) if negative_only(first) else (second, first)
+    subject = decision_subject(f"{affirmation.text}. {rejection.text}")
+    negated = tuple(dict.fromkeys(rejection.negated + affirmation.negated))
+    return replace(affirmation, negated=negated, reverses=True, subject=subject)
+
+
+def split_conjoined(statement: Statement) -> list[Statement]:
+    """Two choices in one sentence: "use Postgres for persistence and Redis for caching"."""
+    if statement.kind not in (StatementKind.DECISION, StatementKind.RULE):
+        return [statement]
+    match = CONJOINED.match(statement.text)
+    if match is None or not names_a_choice(match.group("right"), match.group("head")):
+        return [statement]
+    return [
+        make_statement(statement.kind, match.group(side).strip(), statement.speaker)
+        for side in ("left", "right")
+    ]
+
+
+def names_a_choice(right: str, head: str) -> bool:
+    """Whether the second half of "X for A and Y for B" opens with a verb or a named thing."""
+    verb = re.match(r"(?:use|keep|go with|adopt) ", right, re.IGNORECASE)
+    named = head[:1].isupper() or head.lower() in CATEGORY_OF or bool(re.search(r"[._+#]", head))
+    return bool(verb) or named
+
+
+# -- statements ---------------------------------------------------------------------------------
+def pieces(text: object) -> Iterator[tuple[str, Unit]]:
+    """Each statement's text with its unit, at most ``STATEMENTS_MAX``."""
+    count = 0
+    for unit in units(prepare(text)):
+        for piece in split_unit(unit.text):
+            yield piece, unit
+            count += 1
+            if count >= STATEMENTS_MAX:
+                return
+
+
+def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
+    """Everything a message states, each statement classified; bounded, never raises.
+
+    Args:
+        text: A user message or an assistant reply (``str``; ``bytes`` and other values are
+            read leniently).
+        speaker: ``"user"`` or ``"assistant"``: the assistant yields decisions, plans (tasks),
+            completions and findings, never rules or preferences.
+
+    Returns:
+        At most ``STATEMENTS_MAX`` statements in order, questions and chatter included (their
+        :attr:`Statement.event_kind` is ``None``).
+    """
+    who: Speaker = "assistant" if speaker == "assistant" else "user"
+    found: list[Statement] = []
+    groups: list[int] = []
+    for piece, unit in pieces(text):
+        kind, words = kind_and_text(piece, unit, who)
+        for statement in split_conjoined(make_statement(kind, words, who)):
+            found.append(statement)
+            groups.append(unit.group)
+    return merge_in_groups(found, groups)
+
+
+def merge_in_groups(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """Merge reversals only between statements of the same paragraph."""
+    merged: list[Statement] = []
+    start = 0
+    for index in range(1, len(found) + 1):
+        if index == len(found) or groups[index] != groups[start]:
+            merged.extend(merge_reversals(found[start:index]))
+            start = index
+    return merged
+
+
+def promoted(found: list[Statement]) -> list[Statement]:
+    """The statements that become session events (decisions, rules, tasks…)."""
+    return [statement for statement in found if statement.event_kind is not None]
+
+
+__all__ = [
+    "SCAN_MAX",
+    "STATEMENTS_MAX",
+    "Speaker",
+    "Statement",
+    "StatementKind",
+    "normalize",
+    "promoted",
+    "statements",
+]

@@ -1,0 +1,497 @@
+"""What a decision is about, and whether a later decision supersedes an earlier one.
+
+Pure and dependency-free (stdlib only), so the snapshot fold in ``plait.state`` can call it: this
+module moves there unchanged. A decision supersedes another only on evidence: the new one names
+the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
+("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
+something else. Two decisions on different subjects both stay; a new decision that keeps the old
+choice and adds detail ("use Postgres 16 for the main database") leaves the old one in place.
+
+Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is picked for
+("the cache"), the *subject* the slot when one is named, else the category of the choice
+("http client" for httpx), else the choice itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import Protocol
+
+
+def word_set(words: str) -> frozenset[str]:
+    """The words of a space-separated list, as a set (long word lists stay readable)."""
+    return frozenset(words.split())
+
+
+TEXT_MAX = 600
+TOKENS_MAX = 120
+CACHE_SIZE = 1024
+TERM_WORDS_MAX = 3
+WORD = r"[\w.+#/@'()&-]+"
+# Up to three words: a term such as "redis streams" or "datetime.utcnow()".
+TERM = rf"(?P<term>{WORD}(?:[ \t]+{WORD}){{0,{TERM_WORDS_MAX - 1}}})"
+ARTICLE = r"(?:(?:the|a|an|our|their|its|using|all|every|each|any)\s+)?"
+
+# Words that end a term: "use Redis for the cache" → "redis".
+TERM_STOP = word_set(
+    "for in on with to as at by via from into onto of over and or but so then "
+    "than because since if when while where which that who instead rather after "
+    "before anymore anyway now today here there too also please everywhere only "
+    "just again later yet specifically is are was were be being been will would "
+    "should could can must may might it's its we i you they he she this these "
+    "those not no nor"
+)
+LEADING_PREPOSITIONS = word_set("in on at into onto inside within from with via")
+# Terms that name nothing: "scratch that", "use it for now".
+EMPTY_TERMS = word_set(
+    "it that this them one those these something anything everything thing "
+    "things me us you now all both either way option idea plan the a an"
+)
+STOPWORDS = word_set(
+    "a an the and or but so of to in on for with as at by via from into is are "
+    "was were be been being it its it's this that these those we i you they he "
+    "she our my your their me us them will would should could can must may "
+    "might shall do does did done not no yes ok okay please let let's lets "
+    "we'll we're i'll i'm i've we've i'd we'd now then than also too just only "
+    "here there all any every each some more most very really still yet again "
+    "which what when where who why how if because since while until over under "
+    "up down out off about"
+)
+# Verbs that say a choice is made; they are not what the decision is about.
+DECISION_VERBS = word_set(
+    "use using used uses go going went gone stick stay adopt switch "
+    "switching switched move moving migrate migrating migrated opt opted "
+    "settle take pick picked choose chose chosen keep decide decided "
+    "decision prefer make made set want need drop dropping ditch replace "
+    "scratch forget stop abandon revert actually instead rather change "
+    "changed plan mind thought second longer anymore after store put write build implement"
+)
+MARKER = re.compile(
+    r"^\s*(?:decision|decided|decison|desicion|decsion|rule|constraint|convention|policy|"
+    r"preference|note|todo|task|next)\s*:\s*",
+    re.IGNORECASE,
+)
+QUANTITY_WORDS = (
+    r"\b(?:once|twice|thrice|daily|weekly|monthly|hourly|nightly|yearly|one|two|three|four|five|"
+    r"six|seven|eight|nine|ten|a (?:day|week|month|year|minute|second|hour))\b"
+)
+LEADING_CUE = re.compile(
+    r"^(?:(?:actually|ok|okay|so|well|no|nope|wait|hmm|on second thought|instead|also|and|but)"
+    r"\b[,;:\s-]*)+",
+    re.IGNORECASE,
+)
+CODE_TICKS = re.compile(r"`+|\*{1,3}|(?<!\w)_{1,2}(?=\w)|(?<=\w)_{1,2}(?!\w)")
+
+# A reversal cue: the new decision turns away from something decided before.
+REVERSAL_CUE = re.compile(
+    r"\b(?:actually|instead|change of plan|changed? (?:my|our) minds?|on second thought|"
+    r"scratch (?:that|this|the\b|\w+)|no longer|not [\w.+#/ -]{1,40}? after all|"
+    r"no more|anymore|any more|rather than|"
+    r"switch(?:ing|ed)? (?:\w+ ){0,4}?(?:to|from|back|over)|swap|"
+    r"(?:move|moving|migrat\w*) (?:\w+ ){0,4}?from|(?:go(?:ing)? back|revert\w*) to|"
+    r"drop|ditch|abandon|replace|stop using|forget|never mind|nope|wait,? no|no,? wait|"
+    r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+|is out\b)",
+    re.IGNORECASE,
+)
+# Forms that name the rejected choice; the term is in the group ``term``.
+REJECTIONS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\binstead of {ARTICLE}{TERM}",
+        rf"\brather than {ARTICLE}{TERM}",
+        rf"(?:^|[,;(\u2014]\s*|\s-\s)(?:not|no) {ARTICLE}{TERM}\s*(?=[,.;:)!]|$)",
+        rf"\bnot {ARTICLE}{TERM} (?:after all|anymore|any more)\b",
+        rf"\bno (?:more|longer) (?:use of |using |use |need (?:for )?|support(?: for)? |want )?"
+        rf"{ARTICLE}{TERM}",
+        rf"\b(?:don'?t|do not|stop|quit) (?:use|using) {ARTICLE}{TERM}",
+        rf"\b(?:let'?s|we) (?:not|won'?t|will not) (?:use|go with|keep) {ARTICLE}{TERM}",
+        rf"\b(?:drop(?:ped|ping)?|ditch(?:ed|ing)?|abandon(?:ed|ing)?|scrap(?:ped|ping)?|"
+        rf"replac(?:e|ed|ing)|swap(?:ped|ping)?) {ARTICLE}{TERM}",
+        rf"\b(?:switch\w*|mov\w*|migrat\w*|go\w* back)\b[^.;:]{{0,40}}?\bfrom {ARTICLE}{TERM}"
+        r" to\b",
+        rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
+    )
+)
+# "forget Docker", "scratch JWT": rejections only when the word names a technology.
+WEAK_REJECTION = re.compile(rf"\b(?:forget|scratch|never mind) {ARTICLE}{TERM}", re.IGNORECASE)
+# Said of a choice that is being left: "Kafka is overkill".
+DISPARAGED = re.compile(
+    rf"(?:^|[,;:.]\s*){TERM} (?:is|are|was|seems) (?:overkill|too \w+|not (?:needed|necessary|"
+    r"worth it|a good fit)|a bad fit|out)\b",
+    re.IGNORECASE,
+)
+CHOICES = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\b(?:use|using|uses|go(?:ing)? with|went with|stick(?:ing)? with|stay with|adopt|"
+        rf"switch(?:ing)? to|move to|moving to|migrat\w* to|opt(?:ed)? for|settle on|"
+        r"choose|chose|pick(?:ed)?|rely on|standardi[sz]e on|we take|keep|keeping) "
+        rf"{ARTICLE}{TERM}",
+        rf"\b(?:store|put|host|deploy|run|write|build|ship|implement|switch)\s+(?:\w+\s+){{0,3}}?"
+        rf"(?:in|on|to|with|via|using|into)\s+{ARTICLE}{TERM}",
+        rf"\b(?:via|through) {ARTICLE}{TERM}",
+        rf"(?:^|:\s*){TERM} (?:for|as) (?:the |our |a |an )?\w",
+        rf"^[\w -]{{1,30}}:\s+{ARTICLE}{TERM}\s*[,.;]?\s*",
+        rf"\b(?:should|will|must) be {ARTICLE}{TERM}\s*[.!]?$",
+    )
+)
+SLOTS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        rf"\bswitch(?:ing|ed)? {ARTICLE}{TERM} (?:to|from|over)\b",
+        rf"\b(?:store|put|keep|host|write|build|implement|deploy|run|ship|send)\s+{ARTICLE}{TERM}"
+        r"\s+(?:in|on|to|into|with|via|using)\b",
+        rf"\bfor {ARTICLE}{TERM}",
+        rf"\bas (?:the|our|a|an) {TERM}",
+        rf"^{TERM}\s*(?::\s|\s+(?:via|through|with|using|in|should|will|is)\b)",
+        r"^(?P<term>[a-z]+)\b",
+    )
+)
+# Slots that say when or who, not what: "for now", "as well".
+EMPTY_SLOTS = word_set(
+    "now example instance me you us it this that well while good later all "
+    "the moment free real sure ever once a an production prod tests test dev "
+    "local speed simplicity"
+)
+# Nouns that start a message but are not a slot ("Context: …", "Goal: …").
+META_WORDS = word_set(
+    "context goal note question problem issue bug error errors output result "
+    "results summary background hint example update fyi status info warning "
+    "reason why quick one more thing ps edit tldr also btw here plan important "
+    "nb todo task next done decision rule actually ok okay so hmm well yes no "
+    "please"
+)
+
+# A few technologies and the slot they fill, so "we'll use httpx" and "switch to aiohttp"
+# are recognised as decisions about the same thing.
+CATEGORY_TERMS: dict[str, tuple[str, ...]] = {
+    "http client": ("requests", "httpx", "aiohttp", "urllib3", "axios", "fetch", "got", "ky"),
+    "test framework": ("pytest", "unittest", "nose", "jest", "vitest", "mocha", "jasmine", "ava")
+    + ("playwright", "cypress", "selenium", "rspec", "minitest"),
+    "package manager": ("pip", "poetry", "uv", "pdm", "pipenv", "conda", "hatch", "npm", "yarn")
+    + ("pnpm", "bun"),
+    "formatter": ("black", "ruff format", "yapf", "autopep8", "isort", "prettier", "gofmt")
+    + ("rustfmt",),
+    "linter": ("ruff", "flake8", "pylint", "eslint", "biome", "clippy", "golangci-lint"),
+    "database": ("postgres", "postgresql", "mysql", "mariadb", "sqlite", "mongodb", "mongo")
+    + ("dynamodb", "cockroachdb", "cassandra", "supabase"),
+    "cache": ("redis", "memcached", "valkey", "dragonfly"),
+    "queue": ("celery", "rq", "dramatiq", "arq", "huey", "rabbitmq", "kafka", "sqs", "nats")
+    + ("redis streams", "sns", "pubsub", "bullmq", "sidekiq"),
+    "web framework": ("flask", "fastapi", "django", "starlette", "express", "fastify", "nestjs")
+    + ("rails", "sinatra", "gin", "echo", "axum", "actix", "spring"),
+    "orm": ("sqlalchemy", "sqlmodel", "peewee", "prisma", "typeorm", "drizzle", "sequelize")
+    + ("activerecord", "gorm", "diesel", "alembic", "asyncpg"),
+    "logging": ("logging", "loguru", "structlog", "slog", "zap", "logrus", "winston", "pino"),
+    "cli framework": ("click", "typer", "argparse", "cobra", "clap", "commander", "yargs"),
+    "validation": ("pydantic", "marshmallow", "attrs", "zod", "yup", "joi", "cerberus"),
+    "type checker": ("mypy", "pyright", "pyre", "pytype"),
+    "bundler": ("webpack", "vite", "esbuild", "rollup", "parcel", "turbopack", "cra"),
+    "frontend": ("react", "vue", "svelte", "angular", "solid", "preact", "htmx", "next.js"),
+    "styling": ("tailwind", "css modules", "styled-components", "sass", "emotion", "bootstrap"),
+    "state management": ("redux", "zustand", "mobx", "pinia", "recoil", "jotai"),
+    "date library": ("moment", "moment.js", "dayjs", "date-fns", "luxon", "arrow", "pendulum")
+    + ("zoneinfo", "pytz"),
+    "serialization": ("json", "orjson", "ujson", "msgpack", "protobuf", "yaml", "toml", "serde")
+    + ("avro", "cbor"),
+    "hosting": ("heroku", "fly.io", "vercel", "netlify", "render", "railway", "aws", "gcp")
+    + ("azure", "github pages", "read the docs", "cloudflare"),
+    "deployment": ("docker", "docker compose", "kubernetes", "k8s", "nomad", "systemd", "podman")
+    + ("helm", "ansible", "terraform"),
+    "ci": ("github actions", "gitlab ci", "circleci", "jenkins", "travis", "buildkite"),
+    "auth": ("jwt", "oauth", "oauth2", "server-side sessions", "saml", "oidc", "paseto"),
+    "api style": ("rest", "graphql", "grpc", "trpc", "soap", "json-rpc"),
+    "async runtime": ("tokio", "async-std", "asyncio", "trio", "anyio", "gevent", "smol"),
+    "language": ("python", "go", "golang", "rust", "typescript", "javascript", "java", "kotlin")
+    + ("ruby", "elixir", "zig", "c++", "c#", "swift"),
+    "password hashing": ("argon2", "bcrypt", "scrypt", "pbkdf2"),
+    "rate limiting": ("token bucket", "leaky bucket", "sliding window", "sliding window log")
+    + ("fixed window", "fixed window counter"),
+    "pagination": ("cursor", "offset", "keyset"),
+    "license": ("mit", "apache", "apache-2.0", "gpl", "bsd", "mpl"),
+    "monorepo tool": ("turborepo", "nx", "lerna", "bazel", "pants"),
+    "payments": ("stripe", "paypal", "adyen", "braintree"),
+}
+CATEGORY_OF: dict[str, str] = {
+    term: category for category, terms in CATEGORY_TERMS.items() for term in terms
+}
+
+
+def bounded_cache[Result](function: Callable[[str], Result]) -> Callable[[str], Result]:
+    """Memoize a pure text function on the first ``TEXT_MAX`` characters (all it ever reads).
+
+    Classifying one statement asks for its rejected choices, its choices and its subject, and
+    each asks for the others: the cache makes that one computation each.
+    """
+    cached = lru_cache(maxsize=CACHE_SIZE)(function)
+
+    @wraps(function)
+    def bounded(text: str) -> Result:
+        return cached(str(text)[:TEXT_MAX])
+
+    return bounded
+
+
+class HasText(Protocol):
+    """Anything with a ``text``, such as a ``Statement`` of :mod:`plait.nodes.statements`."""
+
+    @property
+    def text(self) -> str:
+        """The decision's own words."""
+        ...
+
+
+def text_of(decision: HasText | str) -> str:
+    """A decision's words, bounded, without a leading marker ("Decision:") or emphasis."""
+    raw = decision if isinstance(decision, str) else decision.text
+    return CODE_TICKS.sub("", MARKER.sub("", str(raw)[:TEXT_MAX])).strip()
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words of a text (dots and pluses kept: ``fly.io``, ``c++``)."""
+    return re.findall(r"[a-z0-9][a-z0-9.+#_-]*[a-z0-9+#]|[a-z0-9]", text.lower())
+
+
+def stem(word: str) -> str:
+    """A crude stem, so "caching" meets "cache" and "logging" meets "log"."""
+    for suffix in ("ing", "ed", "es", "s", "e"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    return word
+
+
+def trim_term(term: str) -> str:
+    """A captured term cut at its first stop word, without punctuation at either end."""
+    kept: list[str] = []
+    for word in term.split():
+        bare = word.strip(".,;:!?\"'()").lower()
+        if not kept and bare in LEADING_PREPOSITIONS:
+            continue  # "not in settings files" rejects "settings files"
+        if bare in TERM_STOP and not (bare == "go" and not kept):
+            break
+        kept.append(word)
+    return " ".join(kept).strip(".,;:!?\"'").lower()
+
+
+def found_terms(patterns: tuple[re.Pattern[str], ...], text: str) -> list[str]:
+    """The terms the patterns capture in a text, trimmed, without empty ones."""
+    found = (trim_term(match.group("term")) for p in patterns for match in p.finditer(text))
+    return [term for term in found if term and term not in EMPTY_TERMS]
+
+
+def is_technology(term: str, original: str) -> bool:
+    """Whether a term names a technology: a known one, or written like a name (``JWT``, ``a.b``)."""
+    if term in CATEGORY_OF or re.search(r"[._+#/]\w", term):
+        return True
+    return bool(re.search(rf"\b{re.escape(term)}\b", original, re.IGNORECASE)) and any(
+        ch.isupper() for ch in original_spelling(term, original)
+    )
+
+
+def original_spelling(term: str, original: str) -> str:
+    """The term as the original text spells it."""
+    match = re.search(re.escape(term), original, re.IGNORECASE)
+    return match.group(0) if match else term
+
+
+@bounded_cache
+def rejected_choices(text: str) -> tuple[str, ...]:
+    """The choices a text turns away from: "use httpx instead of requests" → ("requests",)."""
+    cleaned = text_of(text)
+    strict = found_terms(REJECTIONS, cleaned)
+    weak = [t for t in found_terms((WEAK_REJECTION,), cleaned) if is_technology(t, cleaned)]
+    return tuple(dict.fromkeys(strict + weak))
+
+
+@bounded_cache
+def disparaged_choices(text: str) -> tuple[str, ...]:
+    """Choices a text speaks against without a rejection form: "Kafka is overkill"."""
+    return tuple(dict.fromkeys(found_terms((DISPARAGED,), text_of(text))))
+
+
+@bounded_cache
+def chosen(text: str) -> tuple[str, ...]:
+    """What a decision picks ("use Redis for the cache" → ("redis",)), rejected terms excluded."""
+    cleaned = text_of(text)
+    rejected = rejected_choices(cleaned) + disparaged_choices(cleaned)
+    terms = [term for term in found_terms(CHOICES, cleaned) if not names([term], rejected)]
+    if not terms:
+        terms = [term for term in known_terms(cleaned) if not names([term], rejected)]
+    return tuple(dict.fromkeys(terms))
+
+
+def known_terms(text: str) -> list[str]:
+    """Known technologies a text names, in order, the longest where they overlap."""
+    tokens = words(text)[:TOKENS_MAX]
+    found: list[str] = []
+    index = 0
+    while index < len(tokens):
+        term = next(
+            (
+                " ".join(tokens[index : index + size])
+                for size in (3, 2, 1)
+                if " ".join(tokens[index : index + size]) in CATEGORY_OF
+            ),
+            "",
+        )
+        if term:
+            found.append(term)
+        index += len(term.split()) or 1
+    return found
+
+
+@bounded_cache
+def slot_of(text: str) -> str:
+    """What a decision is for ("use Redis for the cache" → "cache"), or ""."""
+    cleaned = LEADING_CUE.sub("", text_of(text))
+    for pattern in SLOTS:
+        for match in pattern.finditer(cleaned):
+            slot = slot_words(match.group("term"))
+            if slot:
+                return slot
+    return ""
+
+
+def slot_words(term: str) -> str:
+    """A captured slot as its content words, or "" when it names nothing."""
+    kept = [
+        w
+        for w in words(trim_term(term))
+        if w not in STOPWORDS and w not in DECISION_VERBS and w not in EMPTY_SLOTS
+    ]
+    if not kept or kept[0] in META_WORDS or kept[0][0].isdigit() or is_choice_not_slot(kept[0]):
+        return ""
+    return " ".join(kept[:TERM_WORDS_MAX])
+
+
+def is_choice_not_slot(word: str) -> bool:
+    """A technology's name ("redis"), not the name of what it is for ("logging", "cache")."""
+    return word in CATEGORY_OF and word not in CATEGORY_TERMS
+
+
+def categories(terms: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """The categories of the known technologies among the terms."""
+    return frozenset(CATEGORY_OF[t] for t in terms if t in CATEGORY_OF)
+
+
+@bounded_cache
+def decision_subject(text: str) -> str:
+    """What a decision is about: its slot, else its choice's category, else its choice.
+
+    Never a marker: "Decision: store sessions in Redis" is about "sessions", and
+    "Decision: use argon2 for password hashing" about "password hashing".
+    """
+    slot = slot_of(text)
+    if slot:
+        return slot
+    choices = chosen(text)
+    known = sorted(categories(choices))
+    if known:
+        return known[0]
+    if choices:
+        return choices[0]
+    return " ".join(content_words(text)[:TERM_WORDS_MAX])
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text that carry meaning (no stop words, no decision verbs)."""
+    return [w for w in words(text_of(text)) if w not in STOPWORDS and w not in DECISION_VERBS]
+
+
+@bounded_cache
+def has_reversal_cue(text: str) -> bool:
+    """Whether a text turns away from something ("actually", "switch to", "no longer"…)."""
+    return bool(REVERSAL_CUE.search(text_of(text)))
+
+
+def names(phrases: tuple[str, ...] | list[str], terms: tuple[str, ...] | list[str]) -> bool:
+    """Whether any term and any phrase name the same thing (one contains the other as words)."""
+    return any(contains_words(p, t) or contains_words(t, p) for p in phrases for t in terms)
+
+
+def contains_words(phrase: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``phrase`` as whole words."""
+    wanted = " ".join(words(term))
+    return bool(wanted) and f" {wanted} " in f" {' '.join(words(phrase))} "
+
+
+def shares_subject(old: str, new: str) -> bool:
+    """Whether two decisions are about the same thing: slot, category or several shared words."""
+    old_slot, new_slot = stems(slot_of(old)), stems(slot_of(new))
+    if old_slot and new_slot:
+        return bool(old_slot & new_slot) or shared_words(old, new, 2)
+    if categories(chosen(old)) & categories(chosen(new)):
+        return True
+    return shared_words(old, new, 2) or (
+        shared_words(old, new, 1) and min(len(content_words(old)), len(content_words(new))) <= 2
+    )
+
+
+@bounded_cache
+def stems(text: str) -> frozenset[str]:
+    """The stems of a text's content words."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
+def shared_words(old: str, new: str, at_least: int) -> bool:
+    """Whether two texts share at least that many content-word stems."""
+    return len(stems(old) & stems(new)) >= at_least
+
+
+def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
+    """Whether the new decision keeps the old choice (it names it and does not reject it).
+
+    A changed quantity ("for 10 minutes" → "for 30 seconds") is a new choice.
+    """
+    if quantities(old) and quantities(new) and quantities(old) != quantities(new):
+        return False
+    old_choices = [c for c in chosen(old) if not names([c], rejected)]
+    return bool(old_choices) and any(contains_words(new, choice) for choice in old_choices)
+
+
+def quantities(text: str) -> frozenset[str]:
+    """The numbers with their units a text names ("10 minutes", "5 retries", "v2")."""
+    lowered = text.lower()
+    found = re.findall(r"\b\d[\d.,]*\s?[a-z%]*", lowered)
+    return frozenset(found + re.findall(QUANTITY_WORDS, lowered))
+
+
+def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
+    """Whether the rejected terms name the old choice (or, when it names none, its words)."""
+    old_choices = chosen(old)
+    if old_choices:
+        return names(old_choices, rejected)
+    return any(stems(term) and stems(term) <= stems(old) for term in rejected)
+
+
+def supersedes(old: HasText | str, new: HasText | str) -> bool:
+    """Whether ``new`` replaces ``old``: evidence required, a shared word is not enough.
+
+    True when the new decision names the old choice as rejected, or when it carries a reversal
+    cue, shares the old one's subject and does not keep the old choice.
+    """
+    old_text, new_text = text_of(old), text_of(new)
+    if not old_text or not new_text or words(old_text) == words(new_text):
+        return False
+    rejected = rejected_choices(new_text) + disparaged_choices(new_text)
+    if rejected and rejects_old(old_text, rejected):
+        return True
+    if not has_reversal_cue(new_text) or keeps_choice(old_text, new_text, rejected):
+        return False
+    return shares_subject(old_text, new_text)
+
+
+__all__ = [
+    "CATEGORY_OF",
+    "chosen",
+    "decision_subject",
+    "has_reversal_cue",
+    "rejected_choices",
+    "slot_of",
+    "supersedes",
+]

@@ -1,0 +1,345 @@
+"""Text → statements: what a message decides, rules, prefers, plans or finds, and what it does not."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plait.nodes.statements import (
+    SCAN_MAX,
+    STATEMENTS_MAX,
+    Statement,
+    StatementKind,
+    normalize,
+    promoted,
+    statements,
+)
+from plait.state.events import EventKind
+
+K = StatementKind
+
+
+def kinds(text: str, speaker: str = "user") -> list[StatementKind]:
+    return [s.kind for s in promoted(statements(text, speaker))]
+
+
+def of_kind(text: str, kind: StatementKind, speaker: str = "user") -> list[Statement]:
+    return [s for s in statements(text, speaker) if s.kind is kind]
+
+
+# -- the failures the issue measured ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"Rule: never log request bodies"',
+        "'Rule: never log request bodies'",
+        "\u201cRule: never log request bodies\u201d",
+        '"  \\"Rule: never log request bodies\\"  "',
+    ],
+)
+def test_statements_quoted_opencode_run_prompt_keeps_its_anchored_marker(text: str) -> None:
+    [rule] = promoted(statements(text))
+    assert rule.kind is K.RULE
+    assert rule.text == "never log request bodies"
+
+
+def test_statements_several_statements_in_one_message_are_each_captured() -> None:
+    found = promoted(
+        statements(
+            "\"We'll use FastAPI for the API. Rule: every handler validates input with pydantic. "
+            'TODO: add OpenAPI examples."'
+        )
+    )
+    assert [s.kind for s in found] == [K.DECISION, K.RULE, K.TASK]
+    assert found[0].text == "We'll use FastAPI for the API"
+    assert found[2].text == "add OpenAPI examples"
+
+
+def test_statements_decision_marker_in_mid_message_is_found() -> None:
+    [decision] = promoted(
+        statements("ok so the plan is fine, but Decision: we keep the REST API for now.")
+    )
+    assert decision.kind is K.DECISION
+    assert decision.text == "we keep the REST API for now"
+
+
+def test_statements_decisions_get_their_own_subjects_never_the_marker() -> None:
+    [sessions] = promoted(statements("Decision: store sessions in Redis."))
+    [hashing] = promoted(statements("Decision: use argon2 for password hashing"))
+    assert sessions.subject == "sessions"
+    assert hashing.subject == "password hashing"
+    assert "decision" not in (sessions.subject, hashing.subject)
+
+
+def test_statements_assistant_decisions_are_captured_and_marked_as_the_assistants() -> None:
+    [decision] = promoted(
+        statements("I'll use httpx rather than requests because it supports async.", "assistant")
+    )
+    assert decision.kind is K.DECISION and decision.speaker == "assistant"
+    assert decision.negated == ("requests",) and decision.reverses
+
+
+def test_statements_a_reversal_worded_differently_names_what_it_drops() -> None:
+    [decision] = promoted(
+        statements("Actually, let's not use a token bucket after all: use a sliding window log")
+    )
+    assert decision.kind is K.DECISION and decision.reverses
+    assert decision.negated == ("token bucket",)
+
+
+def test_statements_a_rejection_and_its_replacement_are_one_reversal() -> None:
+    [decision] = promoted(
+        statements("Actually, don't use SQLite for the local cache. Use Redis instead.")
+    )
+    assert decision.text == "Use Redis instead"
+    assert decision.negated == ("sqlite",) and decision.reverses
+    assert decision.subject == "cache"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "yes, do it",
+        "ok",
+        "thanks",
+        "Thanks!",
+        "yes please go ahead and do that, thanks!",
+        "lgtm, ship it",
+        "Sounds good, go for it!",
+        "nvm, that's fine",
+        "Never mind.",
+        "\U0001f44d",
+        "k",
+        "hmm",
+        "continue",
+    ],
+)
+def test_statements_approvals_and_chatter_are_never_promoted(text: str) -> None:
+    assert promoted(statements(text)) == []
+    assert promoted(statements(text, "assistant")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should we switch to Ruff?",
+        "could you use redis for the cache?",
+        "What if we used Kafka instead?",
+        "why is the CI red",
+        "What's the TODO in main.py about?",
+        "Is it ok to never retry?",
+        "Rule of thumb question: how long should functions be?",
+    ],
+)
+def test_statements_questions_decide_nothing(text: str) -> None:
+    assert promoted(statements(text)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fix the failing login test.",
+        "Add a --dry-run flag to the sync command",
+        "Summarize the diff",
+        "The result will be cached by the proxy.",
+    ],
+)
+def test_statements_a_plain_request_is_not_a_task_or_decision(text: str) -> None:
+    assert promoted(statements(text)) == []
+
+
+# -- kinds ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Never commit directly to main.", K.RULE),
+        ("From now on, every new endpoint needs an integration test.", K.RULE),
+        ("pls dont touch the generated files in src/gen/", K.RULE),
+        ("No print() in library code.", K.RULE),
+        ("Use 4 spaces for indentation in YAML files.", K.RULE),
+        ("Constraint: the service must start in under 2 seconds.", K.CONSTRAINT),
+        ("I'd rather you didn't add new dependencies without asking.", K.PREFERENCE),
+        ("Please prefer composition over inheritance.", K.PREFERENCE),
+        ("Let's go with Postgres for the main database.", K.DECISION),
+        ("Switch the queue from RabbitMQ to Redis Streams.", K.DECISION),
+        ("Retries: exponential backoff, max 5 attempts.", K.DECISION),
+        ("we're standardizing on pnpm across all packages", K.DECISION),
+        ("we'll store the feature flags in flags.toml", K.DECISION),
+        ("Let's not add caching yet.", K.DECISION),
+        ("TODO fix flaky test_upload", K.TASK),
+        ("remember to bump the version before tagging", K.TASK),
+        ("We still need to write docs for the webhook retries.", K.TASK),
+        ("The migration is done.", K.TASK_DONE),
+        ("Done: CI caching", K.TASK_DONE),
+    ],
+)
+def test_statements_classify_user_statements(text: str, kind: StatementKind) -> None:
+    assert kinds(text) == [kind]
+
+
+def test_statements_a_reminder_after_a_decision_is_its_own_task() -> None:
+    found = promoted(statements("We'll go with Sentry, and remember to scrub PII first."))
+    assert [(s.kind, s.text) for s in found] == [
+        (K.DECISION, "We'll go with Sentry"),
+        (K.TASK, "remember to scrub PII first"),
+    ]
+
+
+def test_statements_a_standing_reminder_is_a_rule_not_a_task() -> None:
+    assert kinds("Remember to always run ruff.") == [K.RULE]
+
+
+def test_statements_a_constraint_is_kept_as_a_rule_event() -> None:
+    [constraint] = promoted(statements("Constraint: no network in tests"))
+    assert constraint.event_kind is EventKind.RULE
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("The cause was a missing await in fetch_user.", K.FINDING),
+        ("It turns out the flaky test depends on dict ordering.", K.FINDING),
+        ("Next, I'll add a migration for the new column.", K.TASK),
+        ("Then I'll refactor the loader once the tests are green.", K.TASK),
+        ("I've switched the parser to tomllib instead of toml.", K.DECISION),
+        ("I'm going with a sliding window for the rate limiter.", K.DECISION),
+        ("I've finished the migration script.", K.TASK_DONE),
+    ],
+)
+def test_statements_classify_assistant_statements(text: str, kind: StatementKind) -> None:
+    [statement] = promoted(statements(text, "assistant"))
+    assert statement.kind is kind and statement.speaker == "assistant"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You should always pin versions in production.",
+        "Rule: always run tests.",
+        "I'd prefer to use a dataclass here.",
+        "Let me look at the failing test first.",
+        "I'll now run the linter.",
+        "Done! Let me know if you want anything else.",
+    ],
+)
+def test_statements_the_assistant_makes_no_rules_preferences_or_chatter_events(text: str) -> None:
+    assert promoted(statements(text, "assistant")) == []
+
+
+def test_statements_event_kinds() -> None:
+    found = promoted(
+        statements("Use uv. Never edit uv.lock by hand. I prefer tabs. TODO: docs. Done: CI.")
+    )
+    assert [s.event_kind for s in found] == [
+        EventKind.DECISION,
+        EventKind.RULE,
+        EventKind.PREFERENCE,
+        EventKind.TASK_CREATE,
+        EventKind.TASK_COMPLETE,
+    ]
+    [question] = statements("Why?")
+    assert question.kind is K.QUESTION and question.event_kind is None
+
+
+# -- markdown -------------------------------------------------------------------------------------
+def test_statements_text_inside_code_blocks_is_never_promoted() -> None:
+    text = (
+        "Use this pattern:\n```python\n# TODO: never do this\nx = eval(s)\n```\nbut never use eval."
+    )
+    assert [(s.kind, s.text) for s in promoted(statements(text))] == [(K.RULE, "never use eval")]
+    assert promoted(statements("```\nRule: x\nDecision: y\n")) == []  # unclosed fence
+
+
+def test_statements_a_heading_or_label_gives_its_kind_to_the_bullets_under_it() -> None:
+    text = (
+        "## Conventions\n- snake_case for module names\n- type hints everywhere\n\n"
+        "# Decisions\n- Postgres for storage\n\nTODO list:\n* add login rate limit"
+    )
+    assert kinds(text) == [K.RULE, K.RULE, K.DECISION, K.TASK]
+
+
+def test_statements_checkboxes_are_open_and_done_tasks() -> None:
+    found = promoted(statements("- [ ] backfill existing rows\n- [x] add the column"))
+    assert [(s.kind, s.text) for s in found] == [
+        (K.TASK, "backfill existing rows"),
+        (K.TASK_DONE, "add the column"),
+    ]
+
+
+def test_statements_inline_code_keeps_its_words_and_is_never_cut() -> None:
+    [decision] = promoted(statements("Use `httpx.AsyncClient` instead of `requests`; thanks"))
+    assert decision.text == "Use httpx.AsyncClient instead of requests"
+    assert decision.negated == ("requests",)
+
+
+def test_normalize_strips_wrapping_quotes_markdown_and_fences() -> None:
+    text = '"## Plan\n- **use** _httpx_\n> quoted\n```\ncode\n```\n1. `x`"'
+    assert normalize(text) == "Plan\nuse httpx\nquoted\n\nx"
+    assert normalize("'it\\'s fine'") == "it's fine"
+    assert normalize('"a" and "b"') == '"a" and "b"'
+    assert normalize("snake_case and *.py globs") == "snake_case and *.py globs"
+
+
+# -- hostile input --------------------------------------------------------------------------------
+HOSTILE = [
+    "We'll use httpx. Rule: never x. TODO: y.\n" * 300_000,  # ~12 MB
+    "a; " * 100_000,
+    "." * 1_000_000,
+    "TODO: Rule: Decision: " * 100_000,
+    "*a " * 300_000,
+    "`" * 1_000_000,
+    '"' * 1_000_001,
+    "(" * 500_000 + ")" * 500_000,
+    "```\n" * 200_001,
+    "- [ ] x\n" * 200_000,
+    "instead of " * 200_000,
+    "\n" * 1_000_000,
+    "x" * 2_000_000,
+    "\u202e\u0000\ud800\U0001f600" * 100_000,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=[f"hostile-{i}" for i in range(len(HOSTILE))])
+def test_statements_hostile_input_costs_bounded_time_and_never_raises(text: str) -> None:
+    started = time.perf_counter()
+    found = statements(text)
+    assert time.perf_counter() - started < 0.5
+    assert len(found) <= STATEMENTS_MAX
+    assert all(len(s.text) <= 400 for s in found)
+
+
+def test_statements_read_at_most_scan_max_characters() -> None:
+    late = "x " * SCAN_MAX + "Rule: never do this"
+    assert promoted(statements(late)) == []
+
+
+@pytest.mark.parametrize("value", [None, b"Rule: never x", 42, b"\xff\xfe\x00garbage"])
+def test_statements_non_text_input_is_read_leniently(value: object) -> None:
+    statements(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=600), st.sampled_from(["user", "assistant"]))
+def test_statements_any_text_gives_bounded_statements(text: str, speaker: str) -> None:
+    for statement in statements(text, speaker):
+        assert statement.text and len(statement.text) <= 400
+        assert statement.speaker == speaker
+        if statement.speaker == "assistant":
+            assert statement.kind not in (K.RULE, K.CONSTRAINT, K.PREFERENCE)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["Rule:", "TODO", "Decision:", "use", "never", "not", "instead of", "`", '"', "'"]
+            + ["\n", ". ", "; ", "- ", "# ", "[ ]", "**", "actually", "x", "redis", "?"]
+        ),
+        max_size=80,
+    )
+)
+def test_statements_marker_soup_never_raises(parts: list[str]) -> None:
+    statements(" ".join(parts))
