@@ -17,7 +17,7 @@ from plait.nodes.redact import REDACTED, redact, strip_private
         "sk-ant-api03-abcdefghijklmnopqrstuv",
         "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
         "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
-        "glpat-abcdefghijklmnopqrst",
+        "glpat-xK9mQ2vL7pR4tW8nZ3bY",
         "AKIAABCDEFGHIJKLMNOP",
         "xoxb-1234567890-abcdefghij",
         "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
