@@ -10,7 +10,8 @@ A candidate of 20 to 1024 characters is *random* when all of these hold:
    ``sha256-``, ``md5-`` …: package integrity strings) or a known non-secret id prefix (``ses_``,
    ``msg_``, ``call_``, ``toolu_`` …: session, message and tool-call ids of agent hosts).
 2. It is not a snake/kebab identifier: three or more ``_``/``-`` separated parts, each of one
-   case (``g2_hash_with_edge_attr1``, ``gpt-4o-mini-2024-07-18``).
+   case or a camelCase word with digits after it (``g2_hash_with_edge_attr1``,
+   ``gpt-4o-mini-2024-07-18``, ``OP_NO_SSLv2_OR_SSLv3``).
 3. Mixed case (base62/base64 alphabets): it has a digit or ``+``/``/``, its word segments
    (``[A-Z]?[a-z]+``, upper-case runs, digit runs) number at least 0.3 a character
    (``ResolveTimeoutTestCase`` has 0.18, random base62 about 0.55), and where they number
@@ -36,7 +37,9 @@ MAX_LENGTH = 1024
 
 _HASH_LIKE = re.compile(r"[0-9a-f_-]+|[0-9A-F_-]+")
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_ONE_CASE_PART = re.compile(r"[a-z0-9]*|[A-Z0-9]*")
+_WORD_PART = re.compile(
+    r"[a-z0-9]*|[A-Z0-9]*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[0-9]*|[A-Z]+[a-z]?[0-9]*"
+)
 _PART_SEPARATOR = re.compile(r"[_-]")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
 _NOT_SECRET_PREFIXES = (
@@ -86,9 +89,9 @@ def looks_random(candidate: str) -> bool:
 
 
 def _is_identifier(candidate: str) -> bool:
-    """``snake_case_2`` / ``kebab-case-v2``: three or more parts, each of one case."""
+    """``snake_case_2``, ``kebab-case-v2``, ``OP_NO_SSLv2``: three or more word-like parts."""
     parts = _PART_SEPARATOR.split(candidate)
-    return len(parts) >= 3 and all(_ONE_CASE_PART.fullmatch(part) for part in parts)
+    return len(parts) >= 3 and all(_WORD_PART.fullmatch(part) for part in parts)
 
 
 def _one_case_random(candidate: str) -> bool:

@@ -155,10 +155,8 @@ KEY_QUALIFIERS = frozenset(
         "storage",
         "service",
         "session",
-        "root",
         "consumer",
         "partner",
-        "x",
     }
 )
 # … or it is an UPPER_CASE environment name ending in ``_KEY`` (``STRIPE_KEY``) whose word before
@@ -283,6 +281,19 @@ NAME_MODIFIERS = frozenset(
         "fields",
         "column",
         "version",
+        "counter",
+        "counters",
+        "map",
+        "stdin",
+        "command",
+        "cmd",
+        "prefix",
+        "suffix",
+        "methods",
+        "comment",
+        "description",
+        "help",
+        "summary",
     }
 )
 # A name whose first word is one of these counts something (``max_token``, ``num_tokens``).
@@ -326,6 +337,21 @@ NOT_SECRET_VALUES = frozenset(
         ">",
         "|-",
         ">-",
+        "memoryview",
+        "bytearray",
+        "tuple",
+        "callable",
+        "env",
+        "auto",
+        "default",
+        "keyring",
+        "prompt",
+        "not-needed",
+        "dummy",
+        "fake",
+        "placeholder",
+        "unused",
+        "redacted",
     }
 )
 # Authorization schemes: the scheme is kept, the credential after it goes.

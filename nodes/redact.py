@@ -35,7 +35,7 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from plait.nodes._randomness import looks_random
+from plait.nodes._randomness import MAX_LENGTH, looks_random
 from plait.nodes._secret_shapes import (
     AUTH_SCHEMES,
     BASE64_PEM_PREFIX,
@@ -222,6 +222,7 @@ _KEPT_CONTEXT = re.compile(
     rb"\\?[\"']?[ \t]{0,3}[:=]?[ \t]{0,3}\\?[\"']?)$",
     re.IGNORECASE,
 )
+_MIN_BASE64_PART = 8
 _IMAGE_PREFIXES = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "AAABAAEA", "JVBERi0")
 
 
@@ -251,15 +252,32 @@ def _random_parts(token: str) -> Iterator[Span]:
     """Parts of a token that look random: runs between ``.:=%``, else their path parts."""
     for candidate in _CANDIDATE.finditer(token):
         start, end = _stripped(token, *candidate.span())
-        if _HASH_LABEL.search(token, max(0, start - 8), start):
+        text = token[start:end]
+        if _HASH_LABEL.search(token, max(0, start - 8), start) or _is_data_blob(text):
             continue
-        if _is_secret_blob(token[start:end]):
+        if not _is_path(text) and _is_secret_blob(text):
             yield start, end
-        elif "/" in token[start:end]:
+        elif "/" in text:
             for part in _PATH_FREE_CANDIDATE.finditer(token, start, end):
                 part_start, part_end = _stripped(token, *part.span())
                 if _is_secret_blob(token[part_start:part_end]):
                     yield part_start, part_end
+
+
+def _is_data_blob(candidate: str) -> bool:
+    """An image, or base64 too long to be a credential: neither it nor its parts are redacted."""
+    return len(candidate) > MAX_LENGTH or candidate.startswith(_IMAGE_PREFIXES)
+
+
+def _is_path(candidate: str) -> bool:
+    """``dist/assets/index-4f8a2c1e``, ``org/Volume_17/PDF``: parts of one case, or short.
+
+    Base64 with ``/`` has both cases and about one ``/`` in 64 characters.
+    """
+    if "/" not in candidate:
+        return False
+    one_case = candidate.islower() or candidate.isupper()
+    return one_case or len(candidate) / (candidate.count("/") + 1) < _MIN_BASE64_PART
 
 
 def _stripped(token: str, start: int, end: int) -> Span:
@@ -275,7 +293,7 @@ def _is_secret_blob(candidate: str) -> bool:
     """A random-looking string that is not an image, or a base64-encoded private key."""
     if candidate.startswith(BASE64_PEM_PREFIX.decode()):
         return _is_encoded_private_key(candidate)
-    return not candidate.startswith(_IMAGE_PREFIXES) and looks_random(candidate)
+    return looks_random(candidate)
 
 
 def _is_encoded_private_key(candidate: str) -> bool:
@@ -308,7 +326,8 @@ _NAME_AFTER_KEYWORD = {
 }
 _NAME_AFTER_KEYWORD[b"code="] = re.compile(rb"code(?==)")  # only as a query parameter
 _ASSIGNMENT = re.compile(
-    rb"""(?:\\?["'`])?[ \t]{0,8}(?P<sep>:=|=>|==|=|:|>)[ \t]{0,8}
+    rb"""(?:\\?["'`])?[ \t]{0,8}(?P<sep>:=|=>|=|:|>)[ \t]{0,8}
+    (?:[fFrRbBuU]{1,2}(?=["'])|)  # Python string prefixes
     (?:\\"(?P<escaped>[^"\\\r\n]{1,2048})
       |"(?P<double>(?:[^"\\\r\n]|\\[^\r\n]){1,2048})
       |'(?P<single>[^'\r\n]{1,2048})
@@ -325,9 +344,93 @@ _QUERY_PRECEDERS = b"?&#;"
 _LINE_PREFIX = re.compile(rb"[ \t]*(?:-[ \t]+)?(?:export[ \t]+|set[ \t]+)?\\?[\"']?")
 _PLACEHOLDER = re.compile(
     r"\$\{.*\}|\$\(.*\)|\{\{.*\}\}|<[^<>]*>|%[A-Za-z_]\w*%|\$[A-Z_][A-Z0-9_]*|\*+|[xX]{3,}|\.{3}|…"
+    r"|(?:[^{}\s]*\{[^{}]*\})+[^{}\s]*"  # f-string and str.format fields
+    r"|(?i:your|my)[-_ ]?[\w-]*"
+    r"|\$[({].*|`.*"  # command substitution cut at a space
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # the name of an environment variable
 )
-_CODE_REFERENCE = re.compile(
-    r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+|[A-Za-z_][\w.]*[(\[].*|self\.\w+|this\.\w+"
+# Bare values that are code, when the name is not an UPPER_CASE environment name: a dotted
+# reference (digits only with two dots or more: ``Hunter2.Secret`` may be a password), a call or
+# subscript, a snake_case or PascalCase name of letters only (real secrets have digits or symbols).
+_CODE = re.compile(
+    r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)+"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}"
+    r"|[A-Za-z_][\w.]*[(\[].*|[(\[{].*"
+    r"|_*[A-Za-z]+(?:_+[A-Za-z]+)+_*|_[A-Za-z]+|_?[A-Z][A-Za-z]*"
+)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_CALL = re.compile(r"[A-Za-z_][\w.]*[(\[].*")
+_ALPHANUMERIC = re.compile(r"[A-Za-z0-9]")
+_LITERAL = re.compile(r"0[xX][0-9A-Fa-f]+|#[0-9A-Fa-f]{3,8}")  # hex numbers, colours
+_PLAIN = re.compile(r"[A-Za-z_.-]+")  # a name (``current_context``): random keys have digits
+_WEAK = 1
+_PROSE_OPENERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "whether",
+        "if",
+        "when",
+        "which",
+        "what",
+        "how",
+        "to",
+        "of",
+        "for",
+        "in",
+        "is",
+        "are",
+        "will",
+        "must",
+        "should",
+        "can",
+        "may",
+        "used",
+        "use",
+        "see",
+        "optional",
+        "only",
+        "each",
+        "any",
+        "all",
+        "one",
+        "not",
+        "returns",
+        "default",
+    ]
+)
+_FUNCTION_WORDS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "so",
+        "as",
+        "is",
+        "are",
+        "be",
+        "by",
+        "from",
+        "that",
+        "which",
+        "this",
+        "it",
+        "not",
+        "if",
+        "when",
+    ]
 )
 _FIRST_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]+)+|[A-Za-z]:\\[\w.\\ -]+")
@@ -371,9 +474,19 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
         return []
     group = next(g for g in _VALUE_GROUPS if match.group(g) is not None)
     start, end = match.span(group)
-    if group == "bare" and sep in (b":", b"=") and _starts_line(data, name_start):
+    bare = group == "bare"
+    if bare and sep == b":" and _is_prose(_line_rest(data, start)):
+        return []
+    if bare and sep == b":" and _starts_line(data, name_start):  # YAML: the rest of the line
         end = _line_value_end(data, start, end)
-    return _value_spans(data, name, start, end, bare=group == "bare")
+    code_like = sep in (b"=", b":=") and name.islower()
+    return _value_spans(data, name, start, end, bare=bare, code_like=code_like)
+
+
+def _line_rest(data: bytes, start: int) -> str:
+    """The rest of the line from ``start``."""
+    rest = _LINE_REST.match(data, start)
+    return rest.group().decode("ascii") if rest else ""
 
 
 def _starts_line(data: bytes, name_start: int) -> bool:
@@ -393,18 +506,22 @@ def _line_value_end(data: bytes, start: int, end: int) -> int:
     return max(end, line_end)
 
 
-def _value_spans(data: bytes, name: str, start: int, end: int, *, bare: bool) -> list[Span]:
+def _value_spans(
+    data: bytes, name: str, start: int, end: int, *, bare: bool, code_like: bool
+) -> list[Span]:
     """The secret part of a value: after an auth scheme, or all of it unless it holds none."""
     value = data[start:end].decode("ascii")
     scheme, _, credential = value.partition(" ")
     if scheme.lower() in AUTH_SCHEMES:
         if credential.strip():
-            return [(start + len(scheme) + 1, end)]
-        after = _AFTER_SCHEME.match(data, end) if bare else None
-        return [after.span("credential")] if after else []
-    if "cookie" in name.lower() and bare:
-        end = _line_value_end(data, start, end)
-    return [(start, end)] if holds_secret(value, name, bare=bare) else []
+            span = (start + len(scheme) + 1, end)
+        else:
+            after = _AFTER_SCHEME.match(data, end) if bare else None
+            span = after.span("credential") if after else (end, end)
+        credential = data[span[0] : span[1]].decode("ascii")
+        return [span] if holds_secret(credential, bare=False) else []
+    secret = holds_secret(value, name, bare=bare, code_like=code_like)
+    return [(start, end)] if secret else []
 
 
 def is_secret_name(name: str, *, query: bool = False) -> bool:
@@ -414,53 +531,106 @@ def is_secret_name(name: str, *, query: bool = False) -> bool:
         name: the name in front of a value, flags' dashes included.
         query: the name is a URL query parameter, where ``key``, ``code`` and ``sig`` count too.
     """
+    return name_strength(name, query=query) > 0
+
+
+_STRONG = 2
+
+
+def name_strength(name: str, *, query: bool = False) -> int:
+    """0: not a secret's name; 1 (weak): an UPPER_CASE ``X_KEY``; 2: a secret's name."""
     words = [word.lower() for word in _NAME_WORD.findall(name)]
     if not words:
-        return False
+        return 0
     compact = "".join(words)
     if compact in NOT_SECRET_NAMES or words[-1] in NAME_MODIFIERS:
-        return False
+        return 0
     if words[0] in NAME_QUANTIFIERS and len(words) > 1:
-        return False
+        return 0
     if query and compact in QUERY_SECRET_NAMES:
-        return True
+        return _STRONG
     if any(word in SECRET_WORDS for word in words) or compact.endswith(SECRET_SUFFIXES):
-        return True
-    return _COMPACT_KEY.search(compact) is not None or _names_a_key(name, words)
+        return _STRONG
+    if _COMPACT_KEY.search(compact) or _qualified_key(words):
+        return _STRONG
+    return _WEAK if _upper_key(name, words) else 0
 
 
-def _names_a_key(name: str, words: list[str]) -> bool:
-    """``api_key``, ``privateKeyId``, or an UPPER_CASE ``X_KEY`` whose X is not a sort key."""
-    for index, word in enumerate(words[1:], start=1):
-        if word == "key" and words[index - 1] in KEY_QUALIFIERS:
-            return True
+def _qualified_key(words: list[str]) -> bool:
+    """``api_key``, ``privateKeyId``: the word ``key`` after a word that makes it a secret."""
+    return any(
+        word == "key" and words[index - 1] in KEY_QUALIFIERS
+        for index, word in enumerate(words[1:], start=1)
+    )
+
+
+def _upper_key(name: str, words: list[str]) -> bool:
+    """``STRIPE_KEY``: an UPPER_CASE name ending in ``KEY`` that is not ``SORT_KEY``."""
     upper = name.strip("-_.").isupper()
     return upper and words[-1] == "key" and len(words) > 1 and words[-2] not in KEY_NOT_SECRET
 
 
-def holds_secret(value: str, name: str = "", *, bare: bool = True) -> bool:
+def holds_secret(value: str, name: str = "", *, bare: bool = True, code_like: bool = False) -> bool:
     """Whether an assigned value may be a secret (not a literal, a type, a placeholder or code).
 
     Args:
         value: the value, quotes removed.
         name: the name it is assigned to.
-        bare: the value was not quoted (then ``settings.token`` and ``get()`` are code).
+        bare: the value was not quoted (then ``settings.token``, ``api_key`` and ``AuthTypes``
+            are code, unless the name is an UPPER_CASE environment name).
+        code_like: the value follows ``=`` after a lower-case name, where a lone lower-case word
+            is a variable (``webhook_secret = value``).
     """
     value = value.strip()
-    if len(value) < 3 or value.startswith(REDACTED) or value.lower() in NOT_SECRET_VALUES:
-        return False
     if _PLACEHOLDER.fullmatch(value):
+        return False
+    if bare:  # ``f(api_key=api_key)``, ``(using password: YES)``: the bracket closes code
+        code_like = code_like or value.endswith((",", ")"))
+        value = value.rstrip(",;:)]}")
+    if len(value) < 3 or value.startswith(REDACTED) or value.lower() in NOT_SECRET_VALUES:
         return False
     first = _FIRST_WORD.match(value)
     if first and first.group().lower() in NOT_SECRET_VALUES and value[first.end() :][:1] in "|[ ":
         return False
+    if _LITERAL.fullmatch(value) or len(_ALPHANUMERIC.findall(value)) < 3 or _is_prose(value):
+        return False
+    weak = bool(name) and name_strength(name) == _WEAK
+    if weak and (_PLAIN.fullmatch(value) or _CALL.fullmatch(value)):  # ``X_KEY = "x.y"``
+        return False
+    if value.lower() in _name_words(name):  # ``pass_stmt: 'pass'``, ``token=token``
+        return False
     if not bare:
         return True
-    if _FILE_PATH.fullmatch(value):  # where a secret is kept, not the secret
+    if _FILE_PATH.fullmatch(value) or _CALL.fullmatch(value):
         return False
-    if value.lower() in {word.lower() for word in _NAME_WORD.findall(name)} | {name.lower()}:
+    if name.strip("-_.").isupper() and not weak:
+        return True
+    return not _is_code(value, name, code_like=code_like)
+
+
+def _is_code(value: str, name: str, *, code_like: bool) -> bool:
+    """``token = self.token``, ``api_key=api_key``, ``signature: Buffer``, ``secret = value``."""
+    head = value.split(maxsplit=1)[0]
+    if head.lower() in _name_words(name):
+        return True
+    if code_like and (head.isalpha() and head.islower() or _DOTTED.fullmatch(head)):
+        return True
+    return _CODE.fullmatch(head) is not None
+
+
+def _name_words(name: str) -> set[str]:
+    """The name and its words, lower-case."""
+    return {word.lower() for word in _NAME_WORD.findall(name)} | {name.lower()}
+
+
+def _is_prose(value: str) -> bool:
+    """``auth: The auth to return.``: a docstring or a sentence, not a passphrase."""
+    words = value.lower().split()
+    if len(words) < 2:
         return False
-    return not (_CODE_REFERENCE.fullmatch(value) and not name.isupper())
+    if words[0] in _PROSE_OPENERS or (len(words) >= 3 and value.endswith(".")):
+        return True
+    return len(words) >= 4 and any(word in _FUNCTION_WORDS for word in words)
 
 
 # -- URLs -----------------------------------------------------------------------------------------
@@ -499,12 +669,15 @@ def redact_url(url: str) -> str:
 
 
 # -- command lines and phrases --------------------------------------------------------------------
+_FLAG_VALUE = rb"""(?P<value>"[^"\r\n]{1,1024}"|'[^'\r\n]{1,1024}'|[^\s"'`;&|<>]{1,1024})"""
 _FLAG = re.compile(
-    rb""" -(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?P<long_sep>=|[ \t]+)
-          |(?P<short>[paPwuUk])(?P<short_sep>[ \t]+)?)
-        (?P<value>"[^"\r\n]{1,1024}"|'[^'\r\n]{1,1024}'|[^\s"'`;&|<>]{1,1024})""",
+    rb""" -(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?:=|[ \t]+)
+          |(?P<short>[paPwuUk])(?P<short_sep>[ \t]+)?
+          |(?P<single>[A-Za-z][A-Za-z0-9_-]{2,40})[ \t]+)"""
+    + _FLAG_VALUE,
     re.VERBOSE,
 )
+_SINGLE_DASH_FLAG = re.compile(rb" -(?P<single>[A-Za-z][A-Za-z0-9_-]{2,40})[ \t]+" + _FLAG_VALUE)
 _USER_FLAGS = frozenset({"user", "proxy-user", "auth", "http-user", "basic-auth"})
 _NUMERIC_IDS = re.compile(rb"[0-9]+:[0-9]+")
 _COMMAND_WINDOW = 512
@@ -513,14 +686,30 @@ _COMMAND_WINDOW = 512
 def _command_line_spans(data: bytes) -> Iterator[Span]:
     """Credentials given as command-line flags."""
     for flag in _FLAG.finditer(data):
-        start, end = flag.span("value")
-        if data[start : start + 1] in (b'"', b"'"):
-            start, end = start + 1, end - 1
-        value = data[start:end]
-        if flag.group("long"):
-            yield from _long_flag_spans(flag.group("long").decode(), value, start, end)
-        else:
-            yield from _short_flag_spans(data, flag, value, start, end)
+        start, end, value = _flag_value(data, flag)
+        long_name = flag.group("long") or flag.group("single")
+        if long_name:
+            yield from _long_flag_spans(long_name.decode(), value, start, end)
+            continue
+        spans = list(_short_flag_spans(data, flag, value, start, end))
+        single = _SINGLE_DASH_FLAG.match(data, flag.start()) if not spans else None
+        if single:  # ``-pass x``, ``-keypass x``: a word flag that starts with a short one
+            spans = list(_long_flag_spans(single.group("single").decode(), *_value_of(single)))
+        yield from spans
+
+
+def _flag_value(data: bytes, flag: re.Match[bytes]) -> tuple[int, int, bytes]:
+    """A flag's value span and bytes, its quotes removed."""
+    start, end = flag.span("value")
+    if data[start : start + 1] in (b'"', b"'"):
+        start, end = start + 1, end - 1
+    return start, end, data[start:end]
+
+
+def _value_of(flag: re.Match[bytes]) -> tuple[bytes, int, int]:
+    """``(value, start, end)`` of a flag match, quotes removed."""
+    start, end, value = _flag_value(flag.string, flag)
+    return value, start, end
 
 
 def _long_flag_spans(name: str, value: bytes, start: int, end: int) -> Iterator[Span]:
@@ -569,6 +758,9 @@ _PHRASES = (
     (b"password '", True, re.compile(rb"password\s+'([^'\r\n]{1,256})'")),
     (b'password "', True, re.compile(rb'password\s+"([^"\r\n]{1,256})"')),
     (b"machine", True, re.compile(rb"machine\s+\S+\s+login\s+\S+\s+password\s+(\S+)")),
+    # Go's MySQL DSN: user:password@tcp(host:port)/db
+    (b"@tcp(", False, re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})@tcp\(")),
+    (b"@unix(", False, re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})@unix\(")),
 )
 
 
@@ -633,6 +825,7 @@ __all__ = [
     "RedactingFilter",
     "holds_secret",
     "is_secret_name",
+    "name_strength",
     "redact",
     "redact_fields",
     "redact_secrets",
