@@ -12,9 +12,10 @@ import re
 # surrounding context; ``_B`` keeps a shape from starting inside a longer word.
 _B = rb"(?<![A-Za-z0-9])"
 _E = rb"(?![A-Za-z0-9])"
+# Quantifiers stay bounded or possessive where a start could rescan a long run (linear time).
 _SHAPES: tuple[bytes, ...] = (
     # OpenAI, Anthropic, OpenRouter, DeepSeek … (sk-, sk-proj-, sk-ant-api03-, sk-or-v1-)
-    rb"sk-(?=[A-Za-z0-9_-]*[0-9A-Z])[A-Za-z0-9_-]{20,}",
+    rb"sk-(?=[A-Za-z0-9_-]{0,64}[0-9A-Z])[A-Za-z0-9_-]{20,}",
     rb"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",  # GitHub
     rb"gl(?:pat|dt|rt|ptt|ft|imt|oas|cbt|soat|ffct|agent)-[A-Za-z0-9_-]{20,}",  # GitLab
     rb"GR1348941[A-Za-z0-9_-]{20}",  # GitLab runner registration
@@ -66,7 +67,7 @@ _SHAPES: tuple[bytes, ...] = (
     rb"EAA[A-Za-z0-9]{80,}",  # Meta / Square access tokens
     rb"(?:fo1_|fm[12]_)[A-Za-z0-9+/=_-]{40,}",  # Fly.io
     rb"v1\.0-[a-f0-9]{24}-[a-f0-9]{100,}",  # Cloudflare Origin CA keys
-    rb"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",  # JWTs
+    rb"eyJ[A-Za-z0-9_-]{8,512}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}",  # JWTs
 )
 PROVIDER_SHAPES = re.compile(_B + rb"(?:" + rb"|".join(_SHAPES) + rb")")
 

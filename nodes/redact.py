@@ -86,7 +86,8 @@ _NAME_TABLE = _class_table(_ALNUM + b"_.-")
 _LONG_TOKEN = re.compile(b"t" * 20 + b"t*")
 
 # -- private spans --------------------------------------------------------------------------------
-_PRIVATE_TAG = re.compile(rb"<(/?)[ \t]*private(?![a-z0-9_:-])[^<>]{0,256}(?:>|$)")
+# A tag ends at ``>``, or where the text ends or the next tag starts (a tag cut off).
+_PRIVATE_TAG = re.compile(rb"<(/?)[ \t]*private(?![a-z0-9_:-])[^<>]{0,256}(?:>|\Z|(?=<))")
 _MAX_STRIP_ROUNDS = 8
 
 
@@ -436,6 +437,8 @@ _FIRST_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FILE_PATH = re.compile(r"(?:~|\.{1,2})?/[\w.@-]+(?:/[\w.@-]+)+|[A-Za-z]:\\[\w.\\ -]+")
 _AFTER_SCHEME = re.compile(rb"[ \t]+(?P<credential>[^\s\"'`,;<>\\#][^\s\"'`,;<>\\]{0,4095})")
 _LINE_REST = re.compile(rb"[^\r\n]{0,4096}")
+_LINE_HEAD = re.compile(rb"[^\r\n]{0,200}")
+_LINE_PREFIX_MAX = 64
 
 
 def _assignment_spans(data: bytes, lower: bytes, first: dict[bytes, int]) -> list[Span]:
@@ -448,15 +451,18 @@ def _assignment_spans(data: bytes, lower: bytes, first: dict[bytes, int]) -> lis
     spans: list[Span] = []
     for keyword, position in first.items():
         after_keyword = _NAME_AFTER_KEYWORD[keyword]
+        covered = 0  # a name inside the value found last is part of that value
         while position >= 0:
             hit = after_keyword.match(lower, position)
             end = hit.end() if hit else position + len(keyword)
-            if end not in seen:
+            if end not in seen and position >= covered:
                 seen.add(end)
                 names = names if names is not None else data.translate(_NAME_TABLE)
                 name_start = names.rfind(b" ", 0, position) + 1
-                spans += _assignment_value(data, name_start, end)
-            position = lower.find(keyword, end)
+                found = _assignment_value(data, name_start, end)
+                covered = max([covered, *(span_end for _, span_end in found)])
+                spans += found
+            position = lower.find(keyword, max(end, covered))
     return spans
 
 
@@ -484,14 +490,17 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
 
 
 def _line_rest(data: bytes, start: int) -> str:
-    """The rest of the line from ``start``."""
-    rest = _LINE_REST.match(data, start)
+    """The line from ``start``, at most 200 characters of it."""
+    rest = _LINE_HEAD.match(data, start)
     return rest.group().decode("ascii") if rest else ""
 
 
 def _starts_line(data: bytes, name_start: int) -> bool:
     """Whether the name opens its line (YAML ``key: value``, INI ``key = value``)."""
-    line_start = data.rfind(b"\n", 0, name_start) + 1
+    window = max(0, name_start - _LINE_PREFIX_MAX)
+    line_start = data.rfind(b"\n", window, name_start) + 1
+    if not line_start and window:
+        return False
     return _LINE_PREFIX.fullmatch(data, line_start, name_start) is not None
 
 
@@ -735,7 +744,8 @@ def _short_flag_spans(
             return
     key = letter + (b" " if letter == b"p" and flag.group("short_sep") else b"")
     command = PASSWORD_FLAGS.get(key)
-    line_start = max(data.rfind(b"\n", 0, flag.start()) + 1, flag.start() - _COMMAND_WINDOW)
+    window = max(0, flag.start() - _COMMAND_WINDOW)
+    line_start = data.rfind(b"\n", window, flag.start()) + 1 or window
     if command and command.search(data, line_start, flag.start() + 1):
         yield start, end
 
