@@ -476,7 +476,8 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
     sep = match.group("sep")
     if sep == b">" and preceder != b"<":
         return []
-    if not is_secret_name(name, query=bool(preceder) and preceder in _QUERY_PRECEDERS):
+    query = bool(preceder) and preceder in _QUERY_PRECEDERS
+    if not is_secret_name(name, query=query):
         return []
     group = next(g for g in _VALUE_GROUPS if match.group(g) is not None)
     start, end = match.span(group)
@@ -485,7 +486,7 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
         return []
     if bare and sep == b":" and _starts_line(data, name_start):  # YAML: the rest of the line
         end = _line_value_end(data, start, end)
-    code_like = sep in (b"=", b":=") and name.islower()
+    code_like = sep in (b"=", b":=") and name.islower() and not query
     return _value_spans(data, name, start, end, bare=bare, code_like=code_like)
 
 

@@ -28,6 +28,18 @@ class UnknownHook(InvalidHookPayload):
     """The hook name is not one plait handles."""
 
 
+class UnsafeURL(PlaitError, ValueError):
+    """A URL plait refuses to fetch; the message names it, without credentials, and why."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        """Refuse ``url`` for ``reason`` (``"127.0.0.1 is a loopback address"``)."""
+        from plait.nodes.redact import redact_url  # errors stay importable before anything else
+
+        self.url = redact_url(url)
+        self.reason = reason
+        super().__init__(f"refusing to fetch {self.url!r}: {reason}")
+
+
 class MissingExtra(PlaitError, ImportError):
     """An optional backend is not installed; the message names the extra to install."""
 
@@ -43,4 +55,5 @@ __all__ = [
     "MissingExtra",
     "PlaitError",
     "UnknownHook",
+    "UnsafeURL",
 ]
