@@ -487,7 +487,8 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
     if bare and sep == b":" and _starts_line(data, name_start):  # YAML: the rest of the line
         end = _line_value_end(data, start, end)
     code_like = sep in (b"=", b":=") and name.islower() and not query
-    return _value_spans(data, name, start, end, bare=bare, code_like=code_like)
+    env_style = sep == b"=" and name.isupper() and start == match.start("sep") + 1
+    return _value_spans(data, name, start, end, bare=bare, code_like=code_like, env=env_style)
 
 
 def _line_rest(data: bytes, start: int) -> str:
@@ -517,7 +518,7 @@ def _line_value_end(data: bytes, start: int, end: int) -> int:
 
 
 def _value_spans(
-    data: bytes, name: str, start: int, end: int, *, bare: bool, code_like: bool
+    data: bytes, name: str, start: int, end: int, *, bare: bool, code_like: bool, env: bool
 ) -> list[Span]:
     """The secret part of a value: after an auth scheme, or all of it unless it holds none."""
     value = data[start:end].decode("ascii")
@@ -530,7 +531,7 @@ def _value_spans(
             span = after.span("credential") if after else (end, end)
         credential = data[span[0] : span[1]].decode("ascii")
         return [span] if holds_secret(credential, bare=False) else []
-    secret = holds_secret(value, name, bare=bare, code_like=code_like)
+    secret = holds_secret(value, name, bare=bare, code_like=code_like, env=env)
     return [(start, end)] if secret else []
 
 
@@ -580,7 +581,9 @@ def _upper_key(name: str, words: list[str]) -> bool:
     return upper and words[-1] == "key" and len(words) > 1 and words[-2] not in KEY_NOT_SECRET
 
 
-def holds_secret(value: str, name: str = "", *, bare: bool = True, code_like: bool = False) -> bool:
+def holds_secret(
+    value: str, name: str = "", *, bare: bool = True, code_like: bool = False, env: bool = False
+) -> bool:
     """Whether an assigned value may be a secret (not a literal, a type, a placeholder or code).
 
     Args:
@@ -590,6 +593,7 @@ def holds_secret(value: str, name: str = "", *, bare: bool = True, code_like: bo
             are code, unless the name is an UPPER_CASE environment name).
         code_like: the value follows ``=`` after a lower-case name, where a lone lower-case word
             is a variable (``webhook_secret = value``).
+        env: an environment assignment (``DB_PASS=x.y``): any bare value may be the secret.
     """
     value = value.strip()
     if _PLACEHOLDER.fullmatch(value):
@@ -613,9 +617,7 @@ def holds_secret(value: str, name: str = "", *, bare: bool = True, code_like: bo
         return True
     if _FILE_PATH.fullmatch(value) or _CALL.fullmatch(value):
         return False
-    if name.strip("-_.").isupper() and not weak:
-        return True
-    return not _is_code(value, name, code_like=code_like)
+    return env or not _is_code(value, name, code_like=code_like)
 
 
 def _is_code(value: str, name: str, *, code_like: bool) -> bool:

@@ -149,6 +149,7 @@ def test_is_secret_name(name: str, query: bool, secret: bool) -> None:
     ("value", "name", "bare", "secret"),
     [
         ("hunter2!", "password", True, True),
+        ("Hunter.Two", "DB_PASS", True, False),
         ("correct horse battery staple", "passphrase", True, True),
         ("str", "password", True, False),
         ("Optional[str]", "token", True, False),
@@ -160,7 +161,7 @@ def test_is_secret_name(name: str, query: bool, secret: bool) -> None:
         ("/run/secrets/db", "password", True, False),
         ("the token to send.", "token", True, False),
         ("[REDACTED]", "token", True, False),
-        ("pass.word1", "DB_PASS", True, True),
+        ("pass.word1", "db_pass", True, True),
         ("current_context", "CONTEXT_KEY", False, False),
         ("0x4000", "FAILED_AUTH", True, False),
     ],
