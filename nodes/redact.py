@@ -104,6 +104,8 @@ def strip_private(text: str) -> str:
 
 def _private_spans(text: str) -> list[Span]:
     """Where the private spans and stray closing tags are (case-insensitive, nesting counted)."""
+    if "<" not in text:
+        return []
     lower = _as_bytes(text).lower()
     if b"private" not in lower:
         return []
@@ -151,7 +153,7 @@ def secret_spans(text: str) -> list[Span]:
     data = _as_bytes(text)
     lower = data.lower()
     first = {keyword: lower.find(keyword) for keyword in _KEYWORDS}
-    spans = list(_private_key_spans(data))
+    spans = list(_private_key_spans(data)) if first[b"key"] >= 0 else []  # PEM, PuTTY: "Key"
     spans += _token_spans(data)
     spans += _assignment_spans(data, lower, first)
     if b"://" in data:
