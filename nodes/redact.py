@@ -293,7 +293,7 @@ def _stripped(token: str, start: int, end: int) -> Span:
 
 
 def _is_secret_blob(candidate: str) -> bool:
-    """A random-looking string that is not an image, or a base64-encoded private key."""
+    """A random-looking string, or a base64-encoded private key."""
     if candidate.startswith(BASE64_PEM_PREFIX.decode()):
         return _is_encoded_private_key(candidate)
     return looks_random(candidate)
@@ -570,10 +570,10 @@ def name_strength(name: str, *, query: bool = False) -> int:
 
 
 def _qualified_key(words: list[str]) -> bool:
-    """``api_key``, ``privateKeyId``: the word ``key`` after a word that makes it a secret."""
-    return any(
-        word == "key" and words[index - 1] in KEY_QUALIFIERS
-        for index, word in enumerate(words[1:], start=1)
+    """``api_key``, ``privateKeyId``, ``KEY_BASE``: ``key`` next to a word that makes it secret."""
+    pairs = list(zip(words, words[1:], strict=False))
+    return any(second == "key" and first in KEY_QUALIFIERS for first, second in pairs) or (
+        ("key", "base") in pairs
     )
 
 

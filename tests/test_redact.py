@@ -119,6 +119,7 @@ def test_redact_is_idempotent_and_hides_private_spans(before: str, after: str) -
         ("MYSQL_PWD", False, True),
         ("PWD", False, False),
         ("SECRET_KEY_BASE", False, True),
+        ("KEY_BASE", False, True),
         ("AccountKey", False, True),
         ("SharedAccessSignature", False, True),
         ("private_key_id", False, True),
