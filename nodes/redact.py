@@ -159,7 +159,8 @@ def secret_spans(text: str) -> list[Span]:
     if b"://" in data:
         spans += _url_credential_spans(data)
     if b" -" in data:
-        spans += _command_line_spans(data)
+        named = any(position >= 0 for position in first.values())
+        spans += _command_line_spans(data, named=named)
     spans += _phrase_spans(lower, has_pass=first[b"pass"] >= 0)
     return [span for span in spans if not _is_marker(text, span)]
 
@@ -692,21 +693,25 @@ _FLAG = re.compile(
     re.VERBOSE,
 )
 _SINGLE_DASH_FLAG = re.compile(rb" -(?P<single>[A-Za-z][A-Za-z0-9_-]{2,40})[ \t]+" + _FLAG_VALUE)
-_USER_FLAGS = frozenset({"user", "proxy-user", "auth", "http-user", "basic-auth"})
+_USER_FLAGS = frozenset({b"user", b"proxy-user", b"auth", b"http-user", b"basic-auth"})
+_FLAG_HINT = re.compile(rb"(?i)pass|pwd|secret|token|key|auth|cred|sig|cookie|user")
 _NUMERIC_IDS = re.compile(rb"[0-9]+:[0-9]+")
 _COMMAND_WINDOW = 512
 
 
-def _command_line_spans(data: bytes) -> Iterator[Span]:
-    """Credentials given as command-line flags."""
+def _command_line_spans(data: bytes, *, named: bool) -> Iterator[Span]:
+    """Credentials given as command-line flags; ``named``: a secret's name may be in the text."""
     for flag in _FLAG.finditer(data):
         start, end, value = _flag_value(data, flag)
         long_name = flag.group("long") or flag.group("single")
         if long_name:
-            yield from _long_flag_spans(long_name.decode(), value, start, end)
+            user_flag = long_name.lower() in _USER_FLAGS
+            if (named or user_flag) and _FLAG_HINT.search(long_name):
+                yield from _long_flag_spans(long_name.decode(), value, start, end)
             continue
         spans = list(_short_flag_spans(data, flag, value, start, end))
-        single = _SINGLE_DASH_FLAG.match(data, flag.start()) if not spans else None
+        hinted = named and not spans and _FLAG_HINT.search(data, flag.start(), flag.end())
+        single = _SINGLE_DASH_FLAG.match(data, flag.start()) if hinted else None
         if single:  # ``-pass x``, ``-keypass x``: a word flag that starts with a short one
             spans = list(_long_flag_spans(single.group("single").decode(), *_value_of(single)))
         yield from spans
@@ -730,7 +735,7 @@ def _long_flag_spans(name: str, value: bytes, start: int, end: int) -> Iterator[
     """``--password x``, ``--token=x``; ``--user name:password``."""
     if value.startswith(b"-"):
         return
-    if name.lower() in _USER_FLAGS:
+    if name.lower().encode() in _USER_FLAGS:
         yield from _after_separator(value, start, b":")
     elif is_secret_name(name) and holds_secret(value.decode("ascii", "replace"), name):
         yield start, end
@@ -763,6 +768,7 @@ def _after_separator(value: bytes, start: int, separator: bytes) -> Iterator[Spa
 
 
 # (gate, needs "pass" somewhere, pattern): a phrase is looked for only where its gate occurs.
+# (gate, needs "pass" somewhere, pattern): a phrase is looked for only where its gate occurs.
 _PHRASES = (
     (b"bearer", False, re.compile(rb"bearer[ \t]+([a-z0-9._~+/=-]{12,})")),
     (
@@ -770,20 +776,25 @@ _PHRASES = (
         False,
         re.compile(rb"identified\s+(?:by|with\s+\w+\s+by)\s+['\"]([^'\"\r\n]{1,256})"),
     ),
-    (b"password '", True, re.compile(rb"password\s+'([^'\r\n]{1,256})'")),
-    (b'password "', True, re.compile(rb'password\s+"([^"\r\n]{1,256})"')),
+    (b"password", True, re.compile(rb"password\s+(?:'([^'\r\n]{1,256})'|\"([^\"\r\n]{1,256})\")")),
     (b"machine", True, re.compile(rb"machine\s+\S+\s+login\s+\S+\s+password\s+(\S+)")),
-    # Go's MySQL DSN: user:password@tcp(host:port)/db
-    (b"@tcp(", False, re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})@tcp\(")),
-    (b"@unix(", False, re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})@unix\(")),
 )
+# Go's MySQL DSN, user:password@tcp(host:port)/db: found by its "@tcp(", read backwards.
+_DSN_PROTOCOL = re.compile(rb"@(?:tcp|unix)\(")
+_DSN_USERINFO = re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})\Z")
 
 
 def _phrase_spans(lower: bytes, *, has_pass: bool) -> Iterator[Span]:
-    """SQL ``IDENTIFIED BY '…'``/``PASSWORD '…'``, ``.netrc`` lines, ``Bearer …`` anywhere."""
+    """SQL ``IDENTIFIED BY '…'``/``PASSWORD '…'``, ``.netrc`` lines, ``Bearer …``, Go DSNs."""
     for gate, needs_pass, phrase in _PHRASES:
         if (has_pass or not needs_pass) and gate in lower:
-            yield from (match.span(1) for match in phrase.finditer(lower))
+            for match in phrase.finditer(lower):
+                yield match.span(match.lastindex or 1)
+    for protocol in _DSN_PROTOCOL.finditer(lower):
+        start = protocol.start()
+        userinfo = _DSN_USERINFO.search(lower, max(0, start - 330), start)
+        if userinfo:
+            yield userinfo.span(1)
 
 
 # -- mappings and logs ----------------------------------------------------------------------------
