@@ -39,6 +39,18 @@ class UnknownHook(InvalidHookPayload):
     """The hook name is not one plait handles."""
 
 
+class UnsafeURL(UsageError):
+    """A URL plait refuses to fetch; the message names it, without credentials, and why."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        """Refuse ``url`` for ``reason`` (``"127.0.0.1 is a loopback address"``)."""
+        from plait.redact import redact_url  # errors stay importable before anything else
+
+        self.url = redact_url(url)
+        self.reason = reason
+        super().__init__(f"refusing to fetch {self.url!r}: {reason}")
+
+
 class MissingExtra(PlaitError, ImportError):
     """An optional backend is not installed; the message names the extra to install."""
 
@@ -55,5 +67,6 @@ __all__ = [
     "MissingExtra",
     "PlaitError",
     "UnknownHook",
+    "UnsafeURL",
     "UsageError",
 ]

@@ -26,7 +26,14 @@ from plait.adapters.hosts.opencode.hooks import EVENT_INTENTS, HOOK_NAMES
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FOLDERS = PYPROJECT["tool"]["setuptools"]["package-dir"]
-LEAVES = ("plait.errors", "plait.settings", "plait.redact", "plait.boundary")
+LEAVES = (
+    "plait.errors",
+    "plait.settings",
+    "plait.redact",
+    "plait._secret_shapes",
+    "plait._randomness",
+    "plait.boundary",
+)
 # The one import that runs upward, declared in pyproject.toml with its reason.
 UPWARD = ("plait.memory", "plait.adapters.hosts.opencode.hooks")
 ENTRY_POINTS = (

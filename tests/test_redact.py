@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import io
+import logging
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plait.redact import REDACTED, redact, strip_private
+from plait._randomness import looks_random
+from plait.redact import (
+    REDACTED,
+    RedactingFilter,
+    holds_secret,
+    is_secret_name,
+    redact,
+    redact_fields,
+    redact_url,
+    strip_private,
+)
 
 
 @pytest.mark.parametrize(
@@ -17,7 +30,7 @@ from plait.redact import REDACTED, redact, strip_private
         "sk-ant-api03-abcdefghijklmnopqrstuv",
         "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
         "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
-        "glpat-abcdefghijklmnopqrst",
+        "glpat-xK9mQ2vL7pR4tW8nZ3bY",
         "AKIAABCDEFGHIJKLMNOP",
         "xoxb-1234567890-abcdefghij",
         "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
@@ -96,3 +109,142 @@ def test_redact_is_idempotent_and_hides_private_spans(before: str, after: str) -
     cleaned = redact(text)
     assert private not in cleaned
     assert redact(cleaned) == cleaned
+
+
+# -- names, values, randomness ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("name", "query", "secret"),
+    [
+        ("DB_PASS", False, True),
+        ("MYSQL_PWD", False, True),
+        ("PWD", False, False),
+        ("SECRET_KEY_BASE", False, True),
+        ("KEY_BASE", False, True),
+        ("AccountKey", False, True),
+        ("SharedAccessSignature", False, True),
+        ("private_key_id", False, True),
+        ("_authToken", False, True),
+        ("X-Amz-Signature", False, True),
+        ("--password", False, True),
+        ("storepass", False, True),
+        ("STRIPE_KEY", False, True),
+        ("SORT_KEY", False, False),
+        ("primary_key", False, False),
+        ("key", False, False),
+        ("key", True, True),
+        ("code", False, False),
+        ("code", True, True),
+        ("max_tokens", False, False),
+        ("token_type", False, False),
+        ("password_file", False, False),
+        ("author", False, False),
+        ("bypass", False, False),
+        ("SharedAccessKeyName", False, False),
+    ],
+)
+def test_is_secret_name(name: str, query: bool, secret: bool) -> None:
+    assert is_secret_name(name, query=query) is secret
+
+
+@pytest.mark.parametrize(
+    ("value", "name", "bare", "secret"),
+    [
+        ("hunter2!", "password", True, True),
+        ("Hunter.Two", "DB_PASS", True, False),
+        ("correct horse battery staple", "passphrase", True, True),
+        ("str", "password", True, False),
+        ("Optional[str]", "token", True, False),
+        ("${DB_PASSWORD}", "DB_PASSWORD", True, False),
+        ("<your-token>", "token", False, False),
+        ("settings.api_key", "api_key", True, False),
+        ("api_key", "api_key", True, False),
+        ("os.environ['X']", "token", True, False),
+        ("/run/secrets/db", "password", True, False),
+        ("the token to send.", "token", True, False),
+        ("[REDACTED]", "token", True, False),
+        ("pass.word1", "db_pass", True, True),
+        ("current_context", "CONTEXT_KEY", False, False),
+        ("0x4000", "FAILED_AUTH", True, False),
+    ],
+)
+def test_holds_secret(value: str, name: str, bare: bool, secret: bool) -> None:
+    assert holds_secret(value, name, bare=bare) is secret
+
+
+@pytest.mark.parametrize(
+    ("candidate", "random"),
+    [
+        ("k9Rz2Qw7/Lm4XvB8nP3tY6sD1fG5hJ0aC2eV7uZx", True),
+        ("q8f3k2l9x0zm7vn4b6ts1wya", True),
+        ("Tvpc8hwGBjYGJADjHDrAwPzAjv", True),
+        ("0123456789abcdef0123456789abcdef01234567", False),
+        ("123e4567-e89b-12d3-a456-426614174000", False),
+        ("AbstractSingletonProxyFactoryBean", False),
+        ("test_redact_assignments_and_headers", False),
+        ("gpt-4o-mini-2024-07-18", False),
+        ("sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg", False),
+        ("ses_5e3f8b0c1ffeQ8mK2pLx9RtVwZ", False),
+        ("HTTP2ServerConnectionHandler", False),
+    ],
+)
+def test_looks_random(candidate: str, random: bool) -> None:
+    assert looks_random(candidate) is random
+
+
+# -- urls, mappings, logs -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("redis://:s3cret@127.0.0.1:6379/0", f"redis://:{REDACTED}@127.0.0.1:6379/0"),
+        ("postgres://app:pa%40ss@db:5432/x", f"postgres://app:{REDACTED}@db:5432/x"),
+        ("https://h/x?token=abc123&page=2", f"https://h/x?token={REDACTED}&page=2"),
+        ("https://h/x?sig=a%2Bb&X-Amz-Credential=AKIA", None),
+        ("redis://db:6379/0", "redis://db:6379/0"),
+        ("https://[::1]:99/", "https://[::1]:99/"),
+    ],
+)
+def test_redact_url(url: str, expected: str | None) -> None:
+    cleaned = redact_url(url)
+    if expected is not None:
+        assert cleaned == expected
+    assert "s3cret" not in cleaned and "a%2Bb" not in cleaned
+    assert redact_url(cleaned) == cleaned
+
+
+def test_redact_fields_redacts_every_string_and_keeps_what_it_is_told() -> None:
+    secret = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+    values = {
+        "id": "evt-1",
+        "summary": f"pushed with {secret}",
+        "refs": [f"https://x:{secret}@github.com/a/b", "src/app.py"],
+        "keywords": (secret, "git"),
+        "extra": {"headers": {"Authorization": f"token {secret}"}, secret: 1},
+        "count": 3,
+        "ts": None,
+    }
+    cleaned = redact_fields(values, keep={"id"})
+    assert secret not in repr(cleaned)
+    assert cleaned["id"] == "evt-1" and cleaned["count"] == 3 and cleaned["ts"] is None
+    assert cleaned["refs"][1] == "src/app.py" and isinstance(cleaned["keywords"], tuple)
+    assert cleaned["extra"]["headers"]["Authorization"] == f"token {REDACTED}"
+
+
+def test_redacting_filter_redacts_messages_arguments_and_tracebacks() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("plait.test.redacting_filter")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("connecting to %s with password=%s", "redis://:s3cretpw@h:1/0", "hunter22")
+        try:
+            raise ValueError("bad token sk-ant-api03-abcdefghijklmnopqrstuvWX12")
+        except ValueError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+    output = stream.getvalue()
+    assert "s3cretpw" not in output and "hunter22" not in output
+    assert "abcdefghijklmnop" not in output and "Traceback" in output
+    assert output.count(REDACTED) >= 3
