@@ -1,7 +1,8 @@
 """What a decision is about, and whether a later decision supersedes an earlier one.
 
-Pure and dependency-free (stdlib only), so the snapshot fold in ``plait.state`` can call it: this
-module moves there unchanged. A decision supersedes another only on evidence: the new one names
+Pure and dependency-free (stdlib only): the snapshot fold (:mod:`plait.state.snapshot`) applies
+it to every decision it folds, and the capture rules (:mod:`plait.nodes.statements`) use its
+subjects and rejected choices. A decision supersedes another only on evidence: the new one names
 the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
 ("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
 something else. Two decisions on different subjects both stay; a new decision that keeps the old
@@ -57,7 +58,7 @@ STOPWORDS = word_set(
     "we'll we're i'll i'm i've we've i'd we'd now then than also too just only "
     "here there all any every each some more most very really still yet again "
     "which what when where who why how if because since while until over under "
-    "up down out off about"
+    "up down out off about re ll ve s m t d"
 )
 # Verbs that say a choice is made; they are not what the decision is about.
 DECISION_VERBS = word_set(
@@ -469,19 +470,22 @@ def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
     return any(stems(term) and stems(term) <= stems(old) for term in rejected)
 
 
-def supersedes(old: HasText | str, new: HasText | str) -> bool:
+def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...] = ()) -> bool:
     """Whether ``new`` replaces ``old``: evidence required, a shared word is not enough.
 
     True when the new decision names the old choice as rejected, or when it carries a reversal
-    cue, shares the old one's subject and does not keep the old choice.
+    cue, shares the old one's subject and does not keep the old choice. ``rejected`` adds
+    choices known to be turned away from that the new text no longer names (a rejection
+    captured apart: "Scratch the token bucket. Use a fixed window instead.").
     """
     old_text, new_text = text_of(old), text_of(new)
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
-    rejected = rejected_choices(new_text) + disparaged_choices(new_text)
+    cued = has_reversal_cue(new_text) or bool(rejected)
+    rejected = rejected + rejected_choices(new_text) + disparaged_choices(new_text)
     if rejected and rejects_old(old_text, rejected):
         return True
-    if not has_reversal_cue(new_text) or keeps_choice(old_text, new_text, rejected):
+    if not cued or keeps_choice(old_text, new_text, rejected):
         return False
     return shares_subject(old_text, new_text)
 
@@ -494,4 +498,5 @@ __all__ = [
     "rejected_choices",
     "slot_of",
     "supersedes",
+    "words",
 ]
