@@ -1,6 +1,6 @@
 """User and assistant text → statements: what a message decides, rules, prefers, plans or finds.
 
-Pure functions (stdlib, ``plait.state`` and :mod:`plait.nodes.supersede`), bounded work: only the
+Pure functions (stdlib, ``plait.state`` and :mod:`plait.state.supersede`), bounded work: only the
 first ``SCAN_MAX`` characters of a message are read and at most ``STATEMENTS_MAX`` statements are
 examined, so a 10 MB message costs what 64 KB cost.
 
@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
-from plait.nodes.supersede import (
+from plait.state.events import EventKind, Speaker
+from plait.state.supersede import (
     CATEGORY_OF,
     chosen,
     decision_subject,
@@ -31,7 +32,6 @@ from plait.nodes.supersede import (
     rejected_choices,
     word_set,
 )
-from plait.state.events import EventKind
 
 SCAN_MAX = 65_536
 STATEMENTS_MAX = 64
@@ -40,8 +40,6 @@ LINES_MAX = 2_000
 UNWRAP_MAX = 3
 LINE_MAX = 8_192
 WORD_MAX = 40
-
-Speaker = Literal["user", "assistant"]
 
 
 class StatementKind(StrEnum):
@@ -82,7 +80,7 @@ class Statement:
             its choice); "" for statements that promote nothing.
         negated: Choices it turns away from ("requests" in "use httpx, not requests").
         reverses: A decision that supersedes an earlier one (a reversal cue or a rejected
-            choice); the fold decides which, with :func:`plait.nodes.supersede.supersedes`.
+            choice); the fold decides which, with :func:`plait.state.supersede.supersedes`.
         speaker: ``user`` or ``assistant``; the assistant's statements rank below the user's.
     """
 
@@ -434,7 +432,7 @@ USER_DECISION = re.compile(
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
-    rf"\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
+    rf"(?<!\bkeep )\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
     r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now )?(?:use|switch to|adopt|keep using) "
     rf"{DEICTIC}|"
     r"\bswitch(?:ing)? (?:the |our )?[\w.-]+(?: [\w.-]+)? (?:to|from|over to)\b|"
@@ -727,4 +725,5 @@ __all__ = [
     "normalize",
     "promoted",
     "statements",
+    "unwrap_quotes",
 ]

@@ -617,7 +617,7 @@ def file_tool_outcome(
     status = "failed" if reported else tool_status(exit_code, lines)
     if status != "failed":
         return ToolOutcome(status=status, command_key=key)
-    summary = clip(first_text(output_lines(reported) or lines) or f"{name} failed")
+    summary = clip(first_text(output_lines(reported) if reported else lines) or f"{name} failed")
     return ToolOutcome(
         status="failed",
         summary=summary,
