@@ -336,7 +336,10 @@ def clean_piece(piece: str) -> str:
 
 
 # -- classification -----------------------------------------------------------------------------
-MARKER = re.compile(rf"^(?P<marker>{MARKER_WORDS})\s*:\s*(?P<rest>.*)$", re.IGNORECASE)
+# "Done: x", and "Done — x" / "Done - x" (a dash with a space before it).
+MARKER = re.compile(
+    rf"^(?P<marker>{MARKER_WORDS})(?:\s*:|\s+[\u2014\u2013-])\s*(?P<rest>.*)$", re.IGNORECASE
+)
 BARE_TODO = re.compile(r"^(?:todo|tood)\b[\s,-]*(?P<rest>\S.*)$", re.IGNORECASE)
 MARKER_KINDS = {
     "rule": StatementKind.RULE,
@@ -433,11 +436,13 @@ USER_DECISION = re.compile(
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
     rf"(?<!\bkeep )\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
-    r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now )?(?:use|switch to|adopt|keep using) "
+    r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now |(?:go ahead|just go) and |just )?"
+    r"(?:use|switch to|adopt|keep using) "
     rf"{DEICTIC}|"
     r"\bswitch(?:ing)? (?:the |our )?[\w.-]+(?: [\w.-]+)? (?:to|from|over to)\b|"
     r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
-    r"\bthe [\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?(?-i:[A-Z])[\w.+-]*|"
+    r"(?:\bthe |^(?:our )?)[\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?"
+    r"(?-i:[A-Z])[\w.+-]*|"
     r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b",
     re.IGNORECASE,
 )
@@ -648,6 +653,9 @@ def split_conjoined(statement: Statement) -> list[Statement]:
     """Two choices in one sentence: "use Postgres for persistence and Redis for caching"."""
     if statement.kind not in (StatementKind.DECISION, StatementKind.RULE):
         return [statement]
+    halves = second_choice(statement)
+    if halves:
+        return halves
     match = CONJOINED.match(statement.text)
     if match is None or not names_a_choice(match.group("right"), match.group("head")):
         return [statement]
@@ -655,6 +663,28 @@ def split_conjoined(statement: Statement) -> list[Statement]:
         make_statement(statement.kind, match.group(side).strip(), statement.speaker)
         for side in ("left", "right")
     ]
+
+
+# "keep the monorepo layout but move shared types into packages/types": a second choice.
+SECOND_CHOICE = re.compile(
+    rf"^(?P<left>.{{8,}}?),? but (?:also |then )?(?P<right>(?:move|put|store|use|keep|"
+    rf"switch|split|adopt|go with) {DEICTIC}\S.{{4,}})$",
+    re.IGNORECASE,
+)
+
+
+def second_choice(statement: Statement) -> list[Statement]:
+    """A decision and a second choice after "but", as two decisions ([] when it is not that)."""
+    match = SECOND_CHOICE.match(statement.text)
+    if statement.kind is not StatementKind.DECISION or match is None:
+        return []
+    left = match.group("left").strip()
+    classify = classify_assistant if statement.speaker == "assistant" else classify_user
+    if classify(left) is not StatementKind.DECISION:
+        return []
+    right = match.group("right").strip()
+    kind, speaker = StatementKind.DECISION, statement.speaker
+    return [make_statement(kind, text, speaker) for text in (left, right)]
 
 
 def names_a_choice(right: str, head: str) -> bool:
@@ -697,7 +727,29 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(found, groups)
+    return merge_in_groups(confirmed(found, groups), groups)
+
+
+# "The docs site uses MkDocs Material; keep it that way": the statement before is a decision.
+CONFIRMATION = re.compile(
+    r"^(?:so |and |please |let'?s )?(?:keep|leave) (?:it|that|things) (?:that way|like that|"
+    r"as (?:it is|is)|unchanged)$|^(?:let'?s )?stick (?:with|to) (?:it|that)$",
+    re.IGNORECASE,
+)
+STATUS_QUO = re.compile(r"\b(?:is|are|uses|runs on|lives in|stays|sits in|goes through)\b", re.I)
+
+
+def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """A description of how things are, then "keep it that way" (same paragraph): a decision."""
+    result = list(found)
+    for index in range(1, len(result)):
+        previous, current = result[index - 1], result[index]
+        describes = previous.kind is StatementKind.NONE and STATUS_QUO.search(previous.text)
+        if groups[index - 1] == groups[index] and describes and CONFIRMATION.match(current.text):
+            result[index - 1] = make_statement(
+                StatementKind.DECISION, previous.text, previous.speaker
+            )
+    return result
 
 
 def merge_in_groups(found: list[Statement], groups: list[int]) -> list[Statement]:

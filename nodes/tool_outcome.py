@@ -469,6 +469,7 @@ TRANSIENT = re.compile(
     r"command not found|: not found\b|is not recognized as an internal|is not a \w+ command|"
     r"Unknown command|No such command|unrecognized arguments?|unknown (?:option|flag|command)|"
     r"invalid option|[Dd]id you mean|Missing script|ERR_PNPM_NO_SCRIPT|File not found|"
+    r"No rule to make target|"
     r"Connection refused|connection reset|[Cc]onnection (?:unexpectedly )?closed|"
     r"(?:connect(?:ion)?|operation|request|read|socket|network|handshake)(?: to \S+)? timed out|"
     r"Connect(?:ion)?TimeoutError|ReadTimeout|"

@@ -34,6 +34,11 @@ WORD = r"[\w.+#/@'()&-]+"
 # Up to three words: a term such as "redis streams" or "datetime.utcnow()".
 TERM = rf"(?P<term>{WORD}(?:[ \t]+{WORD}){{0,{TERM_WORDS_MAX - 1}}})"
 ARTICLE = r"(?:(?:the|a|an|our|their|its|using|all|every|each|any)\s+)?"
+# "rather than bringing in Redis" rejects Redis, not "bringing".
+GERUND = (
+    r"(?:(?:bringing|pulling|adding|introducing|using|keeping|going with|sticking with|"
+    r"relying on|switching to)\s+(?:in\s+)?)?"
+)
 
 # Words that end a term: "use Redis for the cache" → "redis".
 TERM_STOP = word_set(
@@ -100,8 +105,8 @@ REVERSAL_CUE = re.compile(
 REJECTIONS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        rf"\binstead of {ARTICLE}{TERM}",
-        rf"\brather than {ARTICLE}{TERM}",
+        rf"\binstead of {GERUND}{ARTICLE}{TERM}",
+        rf"\brather than {GERUND}{ARTICLE}{TERM}",
         rf"(?:^|[,;(\u2014]\s*|\s-\s)(?:not|no) {ARTICLE}{TERM}\s*(?=[,.;:)!]|$)",
         rf"\bnot {ARTICLE}{TERM} (?:after all|anymore|any more)\b",
         rf"\bno (?:more|longer) (?:use of |using |use |need (?:for )?|support(?: for)? |want )?"
@@ -425,7 +430,8 @@ def shares_subject(old: str, new: str) -> bool:
     """Whether two decisions are about the same thing: slot, category or several shared words."""
     old_slot, new_slot = stems(slot_of(old)), stems(slot_of(new))
     if old_slot and new_slot:
-        return bool(old_slot & new_slot) or shared_words(old, new, 2)
+        named = new_slot <= stems(old) or old_slot <= stems(new)  # "switch the fixture to …"
+        return bool(old_slot & new_slot) or named or shared_words(old, new, 2)
     if categories(chosen(old)) & categories(chosen(new)):
         return True
     return shared_words(old, new, 2) or (
@@ -451,8 +457,16 @@ def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
     """
     if quantities(old) and quantities(new) and quantities(old) != quantities(new):
         return False
-    old_choices = [c for c in chosen(old) if not names([c], rejected)]
+    new_slot = slot_of(new)
+    old_choices = [
+        c for c in chosen(old) if not names([c], rejected) and not same_stems(c, new_slot)
+    ]
     return bool(old_choices) and any(contains_words(new, choice) for choice in old_choices)
+
+
+def same_stems(first: str, second: str) -> bool:
+    """Whether two phrases have the same content-word stems ("logging" and "log")."""
+    return bool(stems(first)) and stems(first) == stems(second)
 
 
 def quantities(text: str) -> frozenset[str]:
@@ -460,6 +474,39 @@ def quantities(text: str) -> frozenset[str]:
     lowered = text.lower()
     found = re.findall(r"\b\d[\d.,]*\s?[a-z%]*", lowered)
     return frozenset(found + re.findall(QUANTITY_WORDS, lowered))
+
+
+def without_numbers(text: str) -> frozenset[str]:
+    """A text's content-word stems, quantities left out."""
+    bare = re.sub(r"\b\d[\d.,]*\s?[a-z%]*", " ", text.lower())
+    return stems(bare)
+
+
+def restates_with_new_numbers(old: str, new: str) -> bool:
+    """The same words with other numbers: "Timeouts: 5s connect" → "Timeouts: 10s connect"."""
+    changed = bool(quantities(old)) and quantities(old) != quantities(new)
+    return changed and bool(without_numbers(old)) and without_numbers(old) == without_numbers(new)
+
+
+def versions(text: str, choice: str) -> frozenset[str]:
+    """The versions a text gives a choice: "Python 3.12" → {"3.12"}."""
+    pattern = rf"(?<![\w.]){re.escape(choice)}\s*v?(\d+(?:\.\d+)*)"
+    return frozenset(re.findall(pattern, text.lower()))
+
+
+def unversioned(choice: str) -> str:
+    """A choice without its version: "python 3.11" → "python"."""
+    return re.sub(r"\s*v?\d+(?:\.\d+)*$", "", choice)
+
+
+def new_version(old: str, new: str) -> bool:
+    """The same choice with another version: "Python 3.11" → "Python 3.12"."""
+    named = {unversioned(c) for c in chosen(old)} & {unversioned(c) for c in chosen(new)}
+    for choice in (c for c in named if re.search(r"[a-z]", c)):
+        before, after = versions(old, choice), versions(new, choice)
+        if before and after and before != after:
+            return True
+    return False
 
 
 def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
@@ -481,6 +528,8 @@ def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...]
     old_text, new_text = text_of(old), text_of(new)
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
+    if restates_with_new_numbers(old_text, new_text) or new_version(old_text, new_text):
+        return True
     cued = has_reversal_cue(new_text) or bool(rejected)
     rejected = rejected + rejected_choices(new_text) + disparaged_choices(new_text)
     if rejected and rejects_old(old_text, rejected):

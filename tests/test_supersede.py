@@ -168,3 +168,32 @@ def test_supersedes_never_raises_and_is_false_for_the_same_text(old: str, new: s
     supersedes(old, new)
     assert not supersedes(new, new)
     assert isinstance(decision_subject(new), str)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "For the job queue we'll use Redis.",
+            "Let's lean on Postgres rather than bringing in Redis.",
+        ),
+        ("Log with the stdlib logging module.", "Switch our logging over to structlog."),
+        ("Use a session-scoped fixture for the DB.", "I'll switch the fixture to function scope."),
+        ("Timeouts: 5s connect, 30s read.", "Timeouts: 10s connect, 30s read."),
+        ("We'll use Python 3.11.", "We're standardizing on Python 3.12 across services."),
+    ],
+)
+def test_supersedes_new_evidence_forms(old: str, new: str) -> None:
+    assert supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Retries: 3 for reads.", "Retries: 5 for writes."),
+        ("Use Postgres for the main database.", "Use Postgres 16 for the main database."),
+        ("Use Redis with a 10 minute TTL.", "Use Redis with 3 replicas."),
+    ],
+)
+def test_supersedes_other_numbers_are_not_a_reversal_by_themselves(old: str, new: str) -> None:
+    assert not supersedes(old, new)
