@@ -571,13 +571,24 @@ def is_user_decision(text: str) -> bool:
     return has_reversal_cue(text) and bool(rejected_choices(text))
 
 
+# What a request opens with: "Turn 3: refactor x.py" asks for work, it chooses nothing.
+REQUEST_VERB = re.compile(
+    r"(?:please )?(?:fix|refactor|add|run|write|update|implement|create|remove|delete|check|"
+    r"look|investigate|rename|make|build|test|debug|review|clean|find|show|explain|read|open|"
+    r"try|help)\b",
+    re.IGNORECASE,
+)
+
+
 def slot_colon(text: str) -> bool:
     """A terse decision: ``Retries: exponential backoff``, ``For the frontend: React``."""
     match = SLOT_COLON.match(text)
     if match is None or len(match.group("slot").split()) > 3:
         return False
-    first = match.group("slot").split()[0].lower()
-    return first not in META_SLOTS and len(match.group("choice").split()) <= 10
+    slot, choice = match.group("slot"), match.group("choice")
+    if re.search(r"\d", slot) or REQUEST_VERB.match(choice):  # "Step 2: fix the parser"
+        return False
+    return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= 10
 
 
 def classify_assistant(text: str) -> StatementKind:

@@ -469,6 +469,7 @@ def same_stems(first: str, second: str) -> bool:
     return bool(stems(first)) and stems(first) == stems(second)
 
 
+@bounded_cache
 def quantities(text: str) -> frozenset[str]:
     """The numbers with their units a text names ("10 minutes", "5 retries", "v2")."""
     lowered = text.lower()
@@ -525,7 +526,12 @@ def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...]
     choices known to be turned away from that the new text no longer names (a rejection
     captured apart: "Scratch the token bucket. Use a fixed window instead.").
     """
-    old_text, new_text = text_of(old), text_of(new)
+    return judged(text_of(old), text_of(new), tuple(rejected))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def judged(old_text: str, new_text: str, rejected: tuple[str, ...]) -> bool:
+    """:func:`supersedes` on bounded texts (memoized: a fold asks for the same pairs again)."""
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
     if restates_with_new_numbers(old_text, new_text) or new_version(old_text, new_text):

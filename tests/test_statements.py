@@ -384,3 +384,10 @@ def test_statements_a_marker_may_be_followed_by_a_dash() -> None:
     )
     assert done.text == "the handler now returns 404 for unknown ids"
     assert kinds("TODO - add retries") == [K.TASK]
+
+
+@pytest.mark.parametrize(
+    "text", ["Turn 31: refactor src/module_31.py and keep the tests green.", "Bug: fix the parser."]
+)
+def test_statements_a_label_before_a_request_is_no_decision(text: str) -> None:
+    assert of_kind(text, K.DECISION) == []
