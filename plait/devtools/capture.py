@@ -440,7 +440,7 @@ METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
     "plait's capture path (`plait.nodes.capture.capture`: a user message as a `UserTurn`, an "
     "assistant reply as `AssistantText`, a tool result as a `ToolResult` with the host's exit "
-    "code, `null` for LangChain's `status=\"success\"`), and the events it yields are matched "
+    'code, `null` for LangChain\'s `status="success"`), and the events it yields are matched '
     "to the expected captures (an expected substring inside one event, each event used once; "
     "anything from a negative item is a false positive). Supersession runs "
     "`plait.state.supersede.supersedes` on labelled pairs, `reversed` being the positives. "
