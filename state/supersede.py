@@ -491,13 +491,13 @@ def restates_with_new_numbers(old: str, new: str) -> bool:
 
 def versions(text: str, choice: str) -> frozenset[str]:
     """The versions a text gives a choice: "Python 3.12" → {"3.12"}."""
-    pattern = rf"(?<![\w.]){re.escape(choice)}\s*v?(\d+(?:\.\d+)*)"
+    pattern = rf"(?<![\w.]){re.escape(choice)}(?:\s+v?|\s*\bv)(\d+(?:\.\d+)*)"
     return frozenset(re.findall(pattern, text.lower()))
 
 
 def unversioned(choice: str) -> str:
     """A choice without its version: "python 3.11" → "python"."""
-    return re.sub(r"\s*v?\d+(?:\.\d+)*$", "", choice)
+    return re.sub(r"(?:\s+v?|\s*\bv)\d+(?:\.\d+)*$", "", choice)
 
 
 def new_version(old: str, new: str) -> bool:

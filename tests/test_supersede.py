@@ -197,3 +197,8 @@ def test_supersedes_new_evidence_forms(old: str, new: str) -> None:
 )
 def test_supersedes_other_numbers_are_not_a_reversal_by_themselves(old: str, new: str) -> None:
     assert not supersedes(old, new)
+
+
+def test_supersedes_a_digit_inside_a_name_is_no_version() -> None:
+    assert not supersedes("use tool0 for job0", "use tool8 for job8")
+    assert supersedes("Use Postgres 15.", "Go with Postgres 16 for everything.")
