@@ -4,7 +4,9 @@ adapt (the host's own node: its payload → intents) → capture (intents → ev
 a user turn: record → fold → read cache → drift → compose → stage (for the model call to come)
 a model call: (record → fold →) compose → hand the envelope over; a bare one takes the staged
 compaction before: the compaction graph hands the envelope to the summarizer
-compaction after, idle, anything else: record → fold (→ compaction, → drain)
+compaction after: record → fold → compaction
+anything else (tool results, edits, todos, idle): record → fold → refresh the staged envelope
+when the events changed it (→ drain when idle)
 a tool call: the tool policy
 """
 
@@ -24,9 +26,11 @@ from plait.nodes.hooks import (
     hand_over_envelope,
     read_cache,
     record_events,
+    refresh_envelope,
     route_after_capture_events,
     route_after_compose_envelope,
     route_after_fold_snapshot,
+    route_after_refresh_envelope,
     schedule_drain,
     stage_envelope,
     take_envelope,
@@ -52,6 +56,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
     builder.add_node("hand_over_envelope", hand_over_envelope)
     builder.add_node("take_envelope", take_envelope)
     builder.add_node("compaction", build_compaction_graph().compile())
+    builder.add_node("refresh_envelope", refresh_envelope)
     builder.add_node("schedule_drain", schedule_drain)
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
@@ -63,6 +68,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
     builder.add_edge("read_cache", "detect_drift")
     builder.add_edge("detect_drift", "compose_envelope")
     builder.add_conditional_edges("compose_envelope", route_after_compose_envelope)
+    builder.add_conditional_edges("refresh_envelope", route_after_refresh_envelope)
     last_nodes = (
         "stage_envelope",
         "hand_over_envelope",

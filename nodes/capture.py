@@ -1,23 +1,38 @@
 """Intents → session events, by rules (no LLM): what every host's calls become in plait's log.
 
 Host-independent: a host adapter has already turned its payloads into plait's intents
-(:mod:`plait.state.intents`). Tool transcripts and assistant chatter do not become events of
-their own: a tool result becomes what it did (file read or edited, search, error, its fix), an
-assistant text is kept only as the candidate text of the next compaction summary. In a child
-session, the prompt is the subagent's task and its answer a discovery.
+(:mod:`plait.state.intents`). What people and models say is read statement by statement
+(:mod:`plait.nodes.statements`): a user message is the request (unless it is only an approval
+or chatter) plus one event per decision, rule, preference, task or completion it states; an
+assistant text is the candidate text of the next compaction summary plus its decisions, plans,
+completions and findings, with ``speaker="assistant"`` so they rank below the user's and never
+become rules. A tool result becomes what it did (:mod:`plait.nodes.tool_outcome`): the files it
+touched, a search, an error keyed by command and error signature, or the fix of that command's
+errors; an outcome nobody can judge (``unknown``) records neither. In a child session, the prompt
+is the subagent's task (written by the model, so its statements are the model's) and its answer
+a discovery. Paths under the project root are kept relative to it.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
-import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.nodes.rules import is_approval, promote, topic_key
+from plait.nodes.rules import decision_key, done_key, rule_topic, task_key, topic_key
+from plait.nodes.statements import Statement, StatementKind, promoted, statements, unwrap_quotes
+from plait.nodes.tool_outcome import (
+    SHELL_TOOLS,
+    FileTouch,
+    ToolOutcome,
+    error_signature,
+    tool_outcome,
+    touched_files,
+)
 from plait.redact import redact
-from plait.state.events import TEXT_MAX, EventKind, SessionEvent, as_text
+from plait.state.events import TEXT_MAX, EventKind, SessionEvent, Speaker, as_text
 from plait.state.intents import (
     AssistantText,
     BranchChanged,
@@ -34,27 +49,27 @@ from plait.state.intents import (
     ToolResult,
     UserTurn,
 )
+from plait.state.snapshot import TRANSIENT
 
-FILE_TOOLS = {
-    "read": EventKind.FILE_READ,
-    "view": EventKind.FILE_READ,
-    "write": EventKind.FILE_WRITE,
-    "edit": EventKind.FILE_EDIT,
-    "multiedit": EventKind.FILE_EDIT,
-    "patch": EventKind.FILE_EDIT,
-}
 SEARCH_TOOLS = frozenset({"grep", "glob", "list", "ls", "codesearch"})
-SHELL_TOOLS = frozenset({"bash", "shell"})
 TODO_TOOLS = frozenset({"todowrite", "todoread", "write_todos", "todo_write"})
-FAILURE_LINE = re.compile(
-    r"(?im)^.*\b(?:error|failed|failure|exception|traceback|fatal|panic)\b.*$"
-)
 GIT_STATE_CHANGE = re.compile(
     r"\bgit\s+(?:commit|checkout|switch|merge|rebase|push|pull|reset|branch|tag|stash)\b"
 )
+CHANGE_DIRECTORY = re.compile(r"^\s*cd\s+(?P<dir>[^\s;&|]+)")
+EXPORT = re.compile(r"(?:^|[;&|]\s*)export\s+(?P<rest>[^;&|]+)")
 TODOS_MAX = 50
+STATEMENT_EVENTS_MAX = 32
 DONE_TODO = frozenset({"completed", "cancelled", "canceled", "done"})
 QUERY_MAX_CHARS = 1000
+ERROR_BODY_CHARS = 2000
+FILE_VERBS = {"read": "read", "write": "wrote", "edit": "edited", "delete": "deleted"}
+FILE_KINDS = {
+    "read": EventKind.FILE_READ,
+    "write": EventKind.FILE_WRITE,
+    "edit": EventKind.FILE_EDIT,
+    "delete": EventKind.FILE_EDIT,
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,11 +83,16 @@ class Captured:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
-    """Where an event comes from: its session and the host call that reported it."""
+    """Where an event comes from: its session, the host call that reported it, the project root.
+
+    ``root`` is the project directory (as a POSIX path, "" when unknown): paths under it are
+    recorded relative to it.
+    """
 
     session_id: str
     host: str
     is_child: bool = False
+    root: str = ""
 
     def event(self, kind: EventKind, summary: str, label: str, **extra: Any) -> SessionEvent:
         """A redacted event (the root session is set when it is placed, see :func:`capture`)."""
@@ -84,22 +104,52 @@ class Source:
             summary=redact(as_text(summary, TEXT_MAX)),
             body=redact(as_text(body, TEXT_MAX)),
             source_hook=f"{self.host}.{label}",
+            key=redact(as_text(extra.pop("key", ""), 512)),
             **extra,
         )
 
+    def path(self, path: str) -> str:
+        """A path relative to the project root when it lies under it."""
+        return relative_path(path, self.root)
 
-def capture(intents: Sequence[Intent], session: SessionRef, *, host: str = "plait") -> Captured:
-    """The events of one host call, placed in ``session`` and its root."""
+    def text(self, text: str) -> str:
+        """A text with the project root's prefix taken off the paths in it."""
+        prefix = self.root.rstrip("/") + "/"
+        return text.replace(prefix, "") if self.root and prefix != "/" else text
+
+
+def relative_path(path: str, root: str) -> str:
+    """``path`` relative to ``root`` when it lies under it, else as it was (``./`` removed)."""
+    cleaned = path.strip()
+    if not root or not cleaned.startswith("/"):
+        return cleaned.removeprefix("./") or cleaned
+    prefix = root.rstrip("/") + "/"
+    if cleaned.rstrip("/") == root.rstrip("/"):
+        return "."
+    return cleaned[len(prefix) :] if cleaned.startswith(prefix) and prefix != "/" else cleaned
+
+
+def capture(
+    intents: Sequence[Intent], session: SessionRef, *, host: str = "plait", root: str = ""
+) -> Captured:
+    """The events of one host call, placed in ``session`` and its root.
+
+    Args:
+        intents: What the host said happened.
+        session: The session (and its root) the call is about.
+        host: Who reported it (the events' ``source_hook`` says so).
+        root: The project directory; paths under it are recorded relative to it.
+    """
     is_child = session.session_id != session.root_session_id
-    source = Source(session_id=session.session_id, host=host, is_child=is_child)
+    source = Source(session_id=session.session_id, host=host, is_child=is_child, root=root)
     events: list[SessionEvent] = []
     query, lifecycle = "", ""
     for intent in intents:
         rule = RULES.get(type(intent))
-        if rule is not None:
-            events.extend(rule(source, intent))
+        found = rule(source, intent) if rule is not None else []
+        events.extend(found)
         if isinstance(intent, UserTurn):
-            query = user_query(intent.text) or query
+            query = request_of(found) or query
         if isinstance(intent, SessionLifecycle):
             lifecycle = intent.phase
     placed = place(without_errors_fixed_later(events), session, lifecycle)
@@ -107,37 +157,94 @@ def capture(intents: Sequence[Intent], session: SessionRef, *, host: str = "plai
 
 
 # -- what the user and the model said ------------------------------------------------------------
-def user_query(text: str) -> str:
-    """The user's words as a recall query ("" for an approval or nothing)."""
-    cleaned = redact(as_text(text)).strip()
-    return "" if not cleaned or is_approval(cleaned) else cleaned[:QUERY_MAX_CHARS]
+def request_of(events: Sequence[SessionEvent]) -> str:
+    """The user's request among a turn's events, as a recall query ("" for none)."""
+    prompt = next((e for e in events if e.kind is EventKind.PROMPT), None)
+    return (prompt.body or prompt.summary)[:QUERY_MAX_CHARS] if prompt else ""
+
+
+def only_chatter(found: Sequence[Statement]) -> bool:
+    """An approval, thanks or greeting and nothing else ("yes, do it", "ok", "thanks")."""
+    return bool(found) and all(s.kind is StatementKind.CHATTER for s in found)
 
 
 def user_turn(source: Source, intent: UserTurn) -> list[SessionEvent]:
-    """A user prompt: the request, plus decisions, rules and tasks stated in it."""
+    """A user prompt: the request, plus each decision, rule, task… it states, one event each.
+
+    A message that is only an approval or chatter is no request: it records nothing and the
+    last request stays. In a child session the prompt was written by the model.
+    """
     text = redact(as_text(intent.text)).strip()
-    if not text or is_approval(text):
+    speaker: Speaker = "assistant" if source.is_child else "user"
+    found = statements(text, speaker)
+    if not text or only_chatter(found):
         return []
-    events = [source.event(EventKind.PROMPT, text, "user_turn", body=text)]
-    for promotion in promote(as_text(text, TEXT_MAX)):
-        events.append(
-            source.event(
-                promotion.kind,
-                promotion.text,
-                "user_turn",
-                key=promotion.key or topic_key(promotion.text),
-                keywords=tuple(f"not:{term}" for term in promotion.negated),
-            )
-        )
-    return events
+    request = unwrap_quotes(text)
+    prompt = source.event(EventKind.PROMPT, request, "user_turn", body=request, speaker=speaker)
+    return [prompt, *statement_events(source, found, "user_turn")]
 
 
 def assistant_text(source: Source, intent: AssistantText) -> list[SessionEvent]:
-    """A finished assistant text (chatter, P4): the candidate text of a compaction summary."""
+    """A finished assistant text: a compaction summary's candidate, and what it decides or finds.
+
+    In a child session the whole text becomes a discovery, so its findings are not repeated.
+    """
     text = as_text(intent.text).strip()
     if not text:
         return []
-    return [source.event(EventKind.MESSAGE, text, "assistant_text", body=text)]
+    message = source.event(EventKind.MESSAGE, text, "assistant_text", body=text)
+    found = statements(redact(text), "assistant")
+    if source.is_child:
+        found = [s for s in found if s.kind is not StatementKind.FINDING]
+    return [message, *statement_events(source, found, "assistant_text")]
+
+
+def statement_events(source: Source, found: Sequence[Statement], label: str) -> list[SessionEvent]:
+    """One event per promoted statement (at most ``STATEMENT_EVENTS_MAX`` a message)."""
+    return [
+        statement_event(source, statement, label)
+        for statement in promoted(list(found))[:STATEMENT_EVENTS_MAX]
+    ]
+
+
+def statement_event(source: Source, statement: Statement, label: str) -> SessionEvent:
+    """A statement as an event: its kind, its words, the key its kind is kept under."""
+    kind = statement.event_kind or EventKind.DISCOVERY
+    return source.event(
+        kind,
+        statement_summary(statement),
+        label,
+        key=statement_key(kind, statement),
+        keywords=tuple(f"not:{term}" for term in statement.negated),
+        speaker=statement.speaker,
+    )
+
+
+def statement_summary(statement: Statement) -> str:
+    """A statement's words; a reversal whose words lost what it is about gets its subject back.
+
+    "Don't use SQLite for the export cache. Use Redis instead." is one decision, "Use Redis
+    instead (for the export cache)": the rejected choice is left out, so it is not repeated.
+    """
+    text = statement.text
+    lowered = text.lower()
+    merged = statement.negated and not any(term in lowered for term in statement.negated)
+    if merged and statement.subject and statement.subject not in lowered:
+        return f"{text} (for the {statement.subject})"
+    return text
+
+
+def statement_key(kind: EventKind, statement: Statement) -> str:
+    """The identity a statement is folded under (see :mod:`plait.nodes.rules`)."""
+    if kind is EventKind.DECISION:
+        return decision_key(statement.subject, statement.text)
+    if kind in (EventKind.RULE, EventKind.PREFERENCE):
+        return rule_topic(statement.text)
+    if kind is EventKind.TASK_CREATE:
+        return task_key(statement.text)
+    if kind is EventKind.TASK_COMPLETE:
+        return done_key(statement.text)
+    return topic_key(statement.text)
 
 
 def compaction_summary(source: Source, intent: CompactionSummary) -> list[SessionEvent]:
@@ -153,40 +260,141 @@ def compaction_summary(source: Source, intent: CompactionSummary) -> list[Sessio
 
 # -- tool results ---------------------------------------------------------------------------------
 def tool_result(source: Source, intent: ToolResult) -> list[SessionEvent]:
-    """What a tool did: a file touched, a search, a command's error or its fix, a subagent."""
+    """What a tool did: files touched, a search, its error or the fix of earlier ones, a subagent.
+
+    An outcome that is neither a success nor a failure (no verdict, no evidence) resolves
+    nothing.
+    """
     tool = intent.tool.lower()
-    args = intent.args
-    text = as_text(intent.output, TEXT_MAX * 4)
-    path = path_of(args)
-    failed = bool(intent.error) or intent.exit_code not in (None, 0)
-    if tool in SHELL_TOOLS:
-        return command_result(source, intent, text)
-    if failed:
-        return [tool_error(source, tool, path, text or as_text(intent.error or "", TEXT_MAX))]
-    if tool in FILE_TOOLS and path:
-        kind = FILE_TOOLS[tool]
-        verb = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "wrote"}.get(kind, "edited")
-        return [source.event(kind, f"{verb} {path}", "tool_result", refs=(path,), key=path)]
-    if tool in SEARCH_TOOLS:
-        pattern = as_text(args.get("pattern") or args.get("query") or path, 200)
-        return [source.event(EventKind.FILE_SEARCH, f"{tool} {pattern}", "tool_result")]
+    if tool in TODO_TOOLS:
+        return []
+    outcome = tool_outcome(
+        tool, args=intent.args, output=intent.output, exit_code=intent.exit_code, error=intent.error
+    )
+    if outcome.status == "failed":
+        return [tool_error(source, tool, intent, outcome)]
     if tool == "task":
-        return [subagent_result(source, intent, text)]
-    return []
+        return [subagent_result(source, intent, as_text(intent.output, TEXT_MAX))]
+    events = fixes(source, tool, intent.args, outcome)
+    directory = working_directory(tool, intent.args)
+    touched = touched_files(tool, intent.args)
+    events.extend(file_event(source, touch, directory) for touch in touched)
+    if tool in SEARCH_TOOLS:
+        events.append(search_event(source, tool, intent.args))
+    if tool in SHELL_TOOLS:
+        events.extend(shell_effects(source, command_of(intent.args)))
+    return events
+
+
+def command_of(args: Mapping[str, Any]) -> str:
+    """A shell tool's command line."""
+    return as_text(args.get("command") or args.get("cmd") or "", 2000)
 
 
 def path_of(args: Mapping[str, Any]) -> str:
     """The file a tool's arguments name ("" when none)."""
-    return as_text(args.get("filePath") or args.get("path") or args.get("file_path") or "", 512)
+    keys = ("filePath", "file_path", "path", "file")
+    value = next((args[k] for k in keys if isinstance(args.get(k), str)), "")
+    return as_text(value, 512).strip()
 
 
-def command_result(source: Source, intent: ToolResult, text: str) -> list[SessionEvent]:
-    """A shell command; one reported as failed by its part gives the error alone."""
-    command = as_text(intent.args.get("command", ""), 2000)
-    if intent.error:
-        error_text = as_text(intent.error, TEXT_MAX)
-        return command_events(source, command, error_text, exit_code=1)[:1]
-    return command_events(source, command, text, exit_code=intent.exit_code)
+def tool_error(source: Source, tool: str, intent: ToolResult, outcome: ToolOutcome) -> SessionEvent:
+    """A failed tool call: its meaningful line, keyed by what failed and how.
+
+    A shell command's error is ``cmd:<command>|<error signature>``; a file tool's is
+    ``file:<path>|<tool>|<error signature>``; other tools' ``tool:<tool>|<signature>``.
+    """
+    line = redact(source.text(outcome.summary)) or "failed"
+    signature = error_signature(line)
+    path = source.path(path_of(intent.args)) if tool not in SHELL_TOOLS else ""
+    if tool in SHELL_TOOLS:
+        program = outcome.program or tool
+        summary = line if line.lower().startswith(program.lower()) else f"{program}: {line}"
+        key = f"cmd:{outcome.command_key}|{signature}"
+    elif path:
+        summary, key = f"{tool} {path}: {line}", f"file:{path}|{tool}|{signature}"
+    else:
+        summary, key = f"{tool}: {line}", f"tool:{tool}|{signature}"
+    output = source.text(as_text(intent.error or "", TEXT_MAX) + "\n" + intent.output[-8000:])
+    return source.event(
+        EventKind.ERROR,
+        summary,
+        "tool_result",
+        key=key,
+        refs=(path,) if path else (),
+        keywords=(TRANSIENT,) if outcome.transient else (),
+        body=output.strip()[-ERROR_BODY_CHARS:],
+    )
+
+
+def fixes(
+    source: Source, tool: str, args: Mapping[str, Any], outcome: ToolOutcome
+) -> list[SessionEvent]:
+    """A success resolves the errors of the same command or file tool; unknown resolves none."""
+    if outcome.status != "ok":
+        return []
+    if tool in SHELL_TOOLS:
+        key, said = f"cmd:{outcome.command_key}", outcome.command_key
+    elif path := source.path(path_of(args)):
+        key, said = f"file:{path}|{tool}", f"{tool} {path}"
+    else:
+        return []  # another tool's errors age out
+    return [source.event(EventKind.ERROR_RESOLVED, f"{said} succeeded", "tool_result", key=key)]
+
+
+def working_directory(tool: str, args: Mapping[str, Any]) -> str:
+    """The directory a shell command changes into first (``cd app && …``), else ""."""
+    match = CHANGE_DIRECTORY.match(command_of(args)) if tool in SHELL_TOOLS else None
+    return match.group("dir") if match else ""
+
+
+def file_event(source: Source, touch: FileTouch, directory: str = "") -> SessionEvent:
+    """A file a tool read, wrote, edited or deleted (a deletion is a change of the file).
+
+    A relative path of a command that changed directory first is read from that directory.
+    """
+    joined = posixpath.join(directory, touch.path) if directory else touch.path
+    path = source.path(posixpath.normpath(joined))
+    summary = f"{FILE_VERBS[touch.action]} {path}"
+    return source.event(FILE_KINDS[touch.action], summary, "tool_result", refs=(path,), key=path)
+
+
+def search_event(source: Source, tool: str, args: Mapping[str, Any]) -> SessionEvent:
+    """A search: what was looked for."""
+    pattern = as_text(args.get("pattern") or args.get("query") or path_of(args), 200)
+    return source.event(EventKind.FILE_SEARCH, f"{tool} {pattern}", "tool_result")
+
+
+def shell_effects(source: Source, command: str) -> list[SessionEvent]:
+    """What a command that ran changed about the workspace: git state, directory, environment."""
+    events: list[SessionEvent] = []
+    if GIT_STATE_CHANGE.search(command):
+        events.append(source.event(EventKind.GIT, command[:200], "tool_result"))
+    if match := CHANGE_DIRECTORY.match(command):
+        summary = f"cd {source.path(match.group('dir'))}"
+        events.append(source.event(EventKind.CWD_CHANGE, summary, "tool_result", key="cwd"))
+    if match := EXPORT.search(command):
+        events.extend(env_events(source, match.group("rest")))
+    return events
+
+
+def env_events(source: Source, assignments: str) -> list[SessionEvent]:
+    """``export NAME=value``: one environment change per name (values are redacted)."""
+    found = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=(\S*)", assignments)[:8]
+    return [
+        source.event(
+            EventKind.ENV_CHANGE, f"export {name}={value}", "tool_result", key=f"env:{name}"
+        )
+        for name, value in found
+    ]
+
+
+def command_events(
+    source: Source, command: str, text: str, *, exit_code: int | None
+) -> list[SessionEvent]:
+    """A shell command that ran (outside a host's tool call): its error, or its fixes."""
+    result = ToolResult(tool="bash", args={"command": command}, output=text, exit_code=exit_code)
+    return tool_result(source, result)
 
 
 def subagent_result(source: Source, intent: ToolResult, text: str) -> SessionEvent:
@@ -209,82 +417,13 @@ def subagent_started(source: Source, intent: SubagentStarted) -> list[SessionEve
     return [source.event(EventKind.SUBAGENT_START, summary, "subagent", key=intent.key)]
 
 
-def tool_error(source: Source, tool: str, path: str, text: str) -> SessionEvent:
-    """A failed tool call, keyed by its file: a later change of that file resolves it."""
-    key = f"file:{path}" if path else f"tool:{tool}"
-    line = first_failure(text) or first_line(text) or "failed"
-    summary = f"{tool} {path}: {line}" if path else f"{tool}: {line}"
-    refs = (path,) if path else ()
-    return source.event(
-        EventKind.ERROR, summary, "tool_result", key=key, refs=refs, body=text[-2000:]
-    )
-
-
-def first_line(text: str) -> str:
-    """The first non-blank line of a text, cut to 180 characters."""
-    return next((line.strip()[:180] for line in text.splitlines() if line.strip()), "")
-
-
-def command_events(
-    source: Source, command: str, text: str, *, exit_code: int | None
-) -> list[SessionEvent]:
-    """A shell command: an error keyed by the program, or the fix of that program's error."""
-    program = program_of(command)
-    key = f"cmd:{program}"
-    failed = exit_code not in (None, 0) or (exit_code is None and bool(FAILURE_LINE.search(text)))
-    events: list[SessionEvent] = []
-    if failed:
-        line = first_failure(text) or f"{command} exited {exit_code}"
-        events.append(
-            source.event(
-                EventKind.ERROR, f"{program}: {line}", "tool_result", key=key, body=text[-2000:]
-            )
-        )
-    else:
-        events.append(
-            source.event(EventKind.ERROR_RESOLVED, f"{program} succeeded", "tool_result", key=key)
-        )
-    if program == "git" and GIT_STATE_CHANGE.search(command):
-        events.append(source.event(EventKind.GIT, command[:200], "tool_result"))
-    if program == "export":
-        events.extend(env_events(source, command))
-    if program == "cd":
-        events.append(source.event(EventKind.CWD_CHANGE, command[:200], "tool_result", key="cwd"))
-    return events
-
-
-def env_events(source: Source, command: str) -> list[SessionEvent]:
-    """``export NAME=value``: one environment change per name (values are redacted)."""
-    assignments = re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)=(\S*)", command)[:8]
-    return [
-        source.event(
-            EventKind.ENV_CHANGE, f"export {name}={value}", "tool_result", key=f"env:{name}"
-        )
-        for name, value in assignments
-    ]
-
-
-def program_of(command: str) -> str:
-    """The program a command line runs (``uv run pytest -q`` → ``pytest``)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    words = [w for w in words if "=" not in w.split("/")[0]]
-    while words and words[0] in ("uv", "run", "python", "python3", "-m", "npx", "poetry", "sudo"):
-        words = words[1:]
-    return words[0].rsplit("/", 1)[-1] if words else "shell"
-
-
-def first_failure(text: str) -> str:
-    """The first line that says what failed."""
-    match = FAILURE_LINE.search(text)
-    return match.group(0).strip()[:180] if match else ""
-
-
 # -- the session and its workspace ----------------------------------------------------------------
 def lifecycle(source: Source, intent: SessionLifecycle) -> list[SessionEvent]:
-    """A child session's start is a subagent's; an error is an error; the rest only route."""
+    """A child session's start is a subagent's; an error is an error; the rest only route.
+
+    A session error (the provider's, the host's) is kept as a one-off: nothing the agent runs
+    will resolve it, so it ages out fast.
+    """
     if intent.phase == "created" and source.is_child:
         title = as_text(intent.title or "subagent", 200)
         summary = f"subagent {title}"
@@ -294,7 +433,11 @@ def lifecycle(source: Source, intent: SessionLifecycle) -> list[SessionEvent]:
     name = as_text(intent.error_name or "UnknownError", 200)
     message = as_text(intent.error_message or name, 1000)
     summary = f"{name}: {message}"
-    return [source.event(EventKind.ERROR, summary, "lifecycle", key=f"session:{name}")]
+    return [
+        source.event(
+            EventKind.ERROR, summary, "lifecycle", key=f"session:{name}", keywords=(TRANSIENT,)
+        )
+    ]
 
 
 def tasks_changed(source: Source, intent: TasksChanged) -> list[SessionEvent]:
@@ -316,7 +459,7 @@ def task_event(source: Source, task: Task) -> SessionEvent | None:
 
 def file_changed(source: Source, intent: FileChanged) -> list[SessionEvent]:
     """A file changed outside any tool result."""
-    path = as_text(intent.path, 512)
+    path = source.path(as_text(intent.path, 512))
     if not path:
         return []
     return [source.event(EventKind.FILE_EDIT, f"edited {path}", "file", refs=(path,), key=path)]
@@ -358,8 +501,13 @@ RULES: dict[type, Callable[[Source, Any], list[SessionEvent]]] = {
 
 
 # -- placing the events -------------------------------------------------------------------------
+def fixed_by(error: SessionEvent, fix_keys: set[str]) -> bool:
+    """Whether one of the fixes' keys resolves the error (its key, or a prefix of it)."""
+    return any(error.key == key or error.key.startswith(key + "|") for key in fix_keys)
+
+
 def without_errors_fixed_later(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """Drop an error whose fix (same key) comes later in the same call.
+    """Drop an error whose fix (same command or file) comes later in the same call.
 
     The fix itself stays, so it still resolves an older error of that key; judged against a
     snapshot with no such error it is a duplicate and goes too.
@@ -367,9 +515,9 @@ def without_errors_fixed_later(events: Sequence[SessionEvent]) -> list[SessionEv
     fixed_after: set[str] = set()
     kept: list[SessionEvent] = []
     for event in reversed(events):
-        if event.kind is EventKind.ERROR_RESOLVED:
+        if event.kind is EventKind.ERROR_RESOLVED and event.key:
             fixed_after.add(event.key)
-        elif event.kind is EventKind.ERROR and event.key and event.key in fixed_after:
+        elif event.kind is EventKind.ERROR and event.key and fixed_by(event, fixed_after):
             continue
         kept.append(event)
     return kept[::-1]
@@ -421,12 +569,12 @@ def subagent_finished(session: SessionRef) -> SessionEvent:
 
 
 __all__ = [
+    "TODO_TOOLS",
     "Captured",
     "Source",
     "capture",
     "command_events",
-    "first_failure",
-    "program_of",
+    "relative_path",
     "tool_result",
     "without_errors_fixed_later",
 ]

@@ -1,29 +1,51 @@
 """The ``<session_memory>`` envelope: rendered from a snapshot, escaped, within its budgets.
 
-Items are admitted in priority order (P0 first, newest first within a tier) while the snapshot
-budget lasts, then rendered in the fixed section order of DESIGN.md; whatever does not fit is
-the lowest tier, oldest first. Each text appears once: an item already said by a higher tier (or
-the last request said by a decision) is not repeated. When the whole envelope is still over its
-budget, the lowest tiers go first, then the persistent memory, then the request is shortened.
-All text is XML-escaped, so nothing a user writes can close the envelope.
+Items are admitted in priority order (P0 first, the user's before the model's, newest first
+within a tier) while the snapshot budget lasts, then rendered in the fixed section order of
+DESIGN.md; whatever does not fit is the lowest tier, oldest first. Each text appears once: an
+item already said by a higher tier (or the last request said by a decision) is not repeated.
+Files in play list the changed files before the read ones, and at most ``READ_FILES_MAX`` read
+ones. When the whole envelope is still over its budget, the lowest tiers go first, then the
+persistent memory, then the request is shortened. All text is XML-escaped, so nothing a user
+writes can close the envelope.
+
+Every envelope plait composes is marked: a comment right after its opening tag carries a keyed
+digest of its text (the key is this process's), so :func:`strip_envelopes` removes the envelopes
+plait injected and nothing else: a person's text that mentions ``<session_memory`` or quotes an
+envelope is never cut. :func:`for_message` fits an envelope to the message it heads: an item
+that only repeats the message (the request it is) is noise and goes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape, quoteattr, unescape
 
 from plait.state.events import truncate_utf8
-from plait.state.snapshot import Snapshot
+from plait.state.snapshot import Item, Snapshot, is_read_only
+from plait.state.supersede import words
 
-ENVELOPE_BLOCK = re.compile(
-    r"<session_memory(?:\s[^<>]*)?>.*?(?:</session_memory\s*>|\Z)\s*", re.DOTALL
-)
 INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 HEAD = '<session_memory version="1">'
 TAIL = "</session_memory>"
+# This process's key for marking its envelopes: only an envelope whose mark verifies is stripped.
+MARK_KEY = secrets.token_bytes(16)
+MARK_DIGITS = 16
+MARK = re.compile(rf"<!--plait:(?P<mark>[0-9a-f]{{{MARK_DIGITS}}})-->")
+MARK_BYTES = len(f"<!--plait:{'0' * MARK_DIGITS}-->")
+MARKED_BLOCK = re.compile(
+    rf"{re.escape(HEAD)}{MARK.pattern}(?P<body>.*?){re.escape(TAIL)}[ \t]*\n?\n?", re.DOTALL
+)
+ITEM_LINE = re.compile(
+    r"<(?P<tag>last_request|task|decision|file|rule|error)>(?P<text>[^<]*)</(?P=tag)>"
+)
+EMPTY_SECTION = re.compile(r"\n  <(\w+)></\1>")
+REQUEST_CUT_BYTES = 300
+READ_FILES_MAX = 3
 ITEM_MAX_BYTES = 400
 PERSISTENT_BUDGET_BYTES = 2000
 NODE_REFS_MAX = 32
@@ -89,18 +111,93 @@ def fit_bytes(text: str, max_bytes: int) -> str:
     return xml_text(cut)
 
 
+def mark_of(unmarked: str) -> str:
+    """The keyed digest that marks an envelope as this process's."""
+    digest = hashlib.blake2b(unmarked.encode("utf-8", "replace"), key=MARK_KEY, digest_size=8)
+    return digest.hexdigest()
+
+
+def marked(unmarked: str) -> str:
+    """An envelope with plait's mark after its opening tag ("" stays "")."""
+    if not unmarked.startswith(HEAD):
+        return unmarked
+    return f"{HEAD}<!--plait:{mark_of(unmarked)}-->{unmarked[len(HEAD) :]}"
+
+
+def unmarked(envelope: str) -> str:
+    """An envelope without its mark."""
+    return MARK.sub("", envelope, count=1)
+
+
+def is_ours(match: re.Match[str]) -> bool:
+    """Whether a marked block's mark verifies: plait injected it, unchanged."""
+    return mark_of(f"{HEAD}{match.group('body')}{TAIL}") == match.group("mark")
+
+
 def strip_envelopes(text: str) -> str:
-    """Remove ``<session_memory …>`` blocks (an unclosed one runs to the end)."""
-    return ENVELOPE_BLOCK.sub("", text)
+    """Remove the envelopes plait injected (marked, unchanged); keep every other character.
+
+    Text that mentions or quotes ``<session_memory`` (a question about the tag, an attached
+    README) is a person's and stays whole.
+    """
+    if "<!--plait:" not in text:
+        return text
+    return MARKED_BLOCK.sub(lambda m: "" if is_ours(m) else m.group(0), text)
+
+
+def says_message(item: str, message_words: list[str], *, request: bool) -> bool:
+    """Whether an item only repeats the message (a request cut short repeats its start)."""
+    said = words(item)
+    if not said:
+        return False
+    if said == message_words:
+        return True
+    cut = request and len(item.encode()) >= REQUEST_CUT_BYTES and len(said) > 1
+    return cut and message_words[: len(said) - 1] == said[:-1]
+
+
+def for_message(envelope: str, message: str) -> str:
+    """The envelope fit to head ``message``: items that only repeat it are left out.
+
+    ``<last_request>`` equal to the message it heads is noise, and so is a decision or task
+    that is the whole message. Returns "" when nothing else is left to say.
+    """
+    if not envelope or not message.strip():
+        return envelope
+    message_words = words(message)
+    kept = ITEM_LINE.sub(lambda m: echo_or_item(m, message_words), unmarked(envelope))
+    kept = EMPTY_SECTION.sub("", kept)
+    if kept == unmarked(envelope):
+        return envelope
+    return "" if kept == f"{HEAD}\n{TAIL}" else marked(kept)
+
+
+def echo_or_item(match: re.Match[str], message_words: list[str]) -> str:
+    """An item element, or "" when it only repeats the message."""
+    request = match.group("tag") == "last_request"
+    if says_message(unescape(match.group("text")), message_words, request=request):
+        return f"<{match.group('tag')}></{match.group('tag')}>" if request else ""
+    return match.group(0)
+
+
+def envelope_digest(envelope: str | None) -> str:
+    """A short digest of an envelope's content (its mark left out), to tell a change."""
+    text = unmarked(envelope or "")
+    return hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One candidate line of the envelope."""
+    """One candidate line of the envelope (``assistant``: the model said it, it ranks lower)."""
 
     section: Section
     text: str
     order: int
+    assistant: bool = False
+
+    def rank(self) -> tuple[int, bool, int]:
+        """Admission order: tier, the user's before the model's, newest first."""
+        return (self.section.tier, self.assistant, self.order)
 
 
 def normalized(text: str) -> str:
@@ -108,11 +205,15 @@ def normalized(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".!")
 
 
-def section_texts(snapshot: Snapshot, section: Section) -> list[str]:
-    """A section's non-empty texts, newest first."""
+def section_items(snapshot: Snapshot, section: Section) -> list[Item]:
+    """A section's non-empty items, newest first (a text field is one item)."""
     value = getattr(snapshot, section.source)
-    texts = [value] if isinstance(value, str) else [item.text for item in reversed(value)]
-    return [text for text in texts if text]
+    items = [Item(key="", text=value)] if isinstance(value, str) else list(reversed(value))
+    items = [item for item in items if item.text]
+    if section.source == "files":
+        changed = [item for item in items if not is_read_only(item)]
+        return changed + [item for item in items if is_read_only(item)][:READ_FILES_MAX]
+    return items
 
 
 def candidates(snapshot: Snapshot) -> list[Entry]:
@@ -120,12 +221,13 @@ def candidates(snapshot: Snapshot) -> list[Entry]:
     seen: set[str] = set()
     entries: list[Entry] = []
     for section in sorted(SECTIONS, key=lambda s: s.tier):
-        for order, text in enumerate(section_texts(snapshot, section)):
-            if normalized(text) in seen:
+        for order, item in enumerate(section_items(snapshot, section)):
+            if normalized(item.text) in seen:
                 continue
-            seen.add(normalized(text))
-            line = f"{section.label}: {text}" if section.label else text
-            entries.append(Entry(section, truncate_utf8(line, ITEM_MAX_BYTES), order))
+            seen.add(normalized(item.text))
+            line = f"{section.label}: {item.text}" if section.label else item.text
+            text = truncate_utf8(line, ITEM_MAX_BYTES)
+            entries.append(Entry(section, text, order, item.by_assistant))
     return entries
 
 
@@ -135,10 +237,10 @@ def entry_cost(entry: Entry) -> int:
 
 
 def admit(entries: Sequence[Entry], budget_bytes: int) -> list[Entry]:
-    """The entries that fit, taken by tier then recency."""
+    """The entries that fit, taken by tier, the user's first, then recency."""
     admitted: list[Entry] = []
     used = 0
-    for entry in sorted(entries, key=lambda e: (e.section.tier, e.order)):
+    for entry in sorted(entries, key=Entry.rank):
         size = entry_cost(entry)
         if used + size <= budget_bytes:
             admitted.append(entry)
@@ -155,7 +257,7 @@ def render_sections(admitted: Sequence[Entry]) -> list[str]:
     for tag, child in dict.fromkeys((s.tag, s.child) for s in SECTIONS):
         if tag not in by_tag:
             continue
-        ordered = sorted(by_tag.pop(tag), key=lambda e: (SECTIONS.index(e.section), e.order))
+        ordered = sorted(by_tag.pop(tag), key=lambda e: (SECTIONS.index(e.section), *e.rank()))
         if child:
             inner = "".join(f"<{child}>{xml_text(e.text)}</{child}>" for e in ordered)
             lines.append(f"  <{tag}>{inner}</{tag}>")
@@ -168,7 +270,8 @@ def render_sections(admitted: Sequence[Entry]) -> list[str]:
 def request_text(snapshot: Snapshot, entries: Sequence[Entry]) -> str:
     """The last request, unless a decision, rule or task already says it."""
     request = truncate_utf8(snapshot.last_request, ITEM_MAX_BYTES)
-    return "" if any(entry.text == request for entry in entries) else request
+    said = normalized(request)
+    return "" if any(normalized(entry.text) == said for entry in entries) else request
 
 
 def request_line(request: str, max_bytes: int = ITEM_MAX_BYTES * 6) -> str:
@@ -237,15 +340,16 @@ def compose_envelope(
         persistent_budget_bytes: Cap on the ``<persistent_memory>`` element.
 
     Returns:
-        Well-formed XML within ``budget_bytes``, or "".
+        Well-formed XML within ``budget_bytes``, marked as plait's, or "".
     """
     entries = candidates(snapshot)
     request = request_text(snapshot, entries)
     memory = persistent_block(persistent, tuple(node_refs), persistent_budget_bytes)
+    room = budget_bytes - MARK_BYTES
     for top, block in attempts(request, memory):
-        envelope = fit(top, entries, block, budget_bytes, snapshot_budget_bytes)
+        envelope = fit(top, entries, block, room, snapshot_budget_bytes)
         if envelope:
-            return envelope
+            return marked(envelope)
     return ""
 
 
@@ -255,6 +359,9 @@ __all__ = [
     "SECTIONS",
     "Section",
     "compose_envelope",
+    "envelope_digest",
+    "for_message",
+    "marked",
     "strip_envelopes",
     "xml_text",
 ]

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 
 from plait.nodes.capture import capture
 from plait.nodes.drift import jaccard, tokenize_query
-from plait.nodes.envelope import compose_envelope
+from plait.nodes.envelope import compose_envelope, envelope_digest
 from plait.nodes.routing import decide_tool_policy, target_file_size
 from plait.settings import Settings
 from plait.state.context import PlaitContext
@@ -50,7 +50,13 @@ NATIVE = HostAdapter(name="plait", adapt=read_intents)
 
 async def capture_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Turn the call's intents into events (capture rules), the user's query, a lifecycle phase."""
-    captured = capture(state.get("intents", []), state["session"], host=state.get("host", ""))
+    project = runtime.context.project_dir
+    captured = capture(
+        state.get("intents", []),
+        state["session"],
+        host=state.get("host", ""),
+        root=project.as_posix() if project else "",
+    )
     update: dict[str, Any] = {"events": captured.events, "lifecycle": captured.lifecycle}
     query = captured.query or next(
         (i.query for i in state.get("intents", []) if isinstance(i, ModelCall) and i.query), ""
@@ -88,8 +94,8 @@ async def fold_snapshot(state: HookState, runtime: Runtime[PlaitContext]) -> dic
         log = runtime.context.events
         unseen = await log.read_events(root, after_id=cursor, limit=CATCH_UP_LIMIT)
     if not unseen:
-        return {"events": []}
-    return {"snapshot": unseen, "cursor": unseen[-1].id, "events": []}
+        return {"events": [], "folded": 0}
+    return {"snapshot": unseen, "cursor": unseen[-1].id, "events": [], "folded": len(unseen)}
 
 
 async def read_cache(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -140,9 +146,24 @@ async def compose(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str,
 async def stage_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Stage the envelope for this turn's ``messages.transform``."""
     envelope = state.get("envelope")
-    if envelope:
-        await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
-    return {}
+    if not envelope:
+        return {}
+    await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
+    return {"staged": envelope_digest(envelope)}
+
+
+async def refresh_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Recompose after events changed the snapshot; re-stage only when the envelope changed.
+
+    So the model calls later in a turn (a bare model call takes what is staged, in one read)
+    see every tool result, edit and error recorded since the user's turn.
+    """
+    envelope = envelope_for(state, runtime.context.settings)
+    digest = envelope_digest(envelope)
+    if digest == state.get("staged", envelope_digest(state.get("envelope"))):
+        return {}
+    await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
+    return {"envelope": envelope or None, "staged": digest}
 
 
 async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -210,15 +231,20 @@ def route_after_capture_events(state: HookState) -> Route:
 
 def route_after_fold_snapshot(
     state: HookState,
-) -> Literal["read_cache", "compaction", "schedule_drain", "__end__"]:
-    """A user turn or a model call composes; a compaction rebuilds; idle drains."""
+) -> Literal["read_cache", "compaction", "refresh_envelope", "schedule_drain", "__end__"]:
+    """A turn or model call composes, a compaction rebuilds, new events refresh, idle drains."""
     if wants(state, UserTurn) or wants(state, ModelCall):
         return "read_cache"
     if wants(state, CompactionAfter):
         return "compaction"
-    if state.get("lifecycle") == "idle":
-        return "schedule_drain"
-    return "__end__"
+    if state.get("folded"):
+        return "refresh_envelope"
+    return route_after_refresh_envelope(state)
+
+
+def route_after_refresh_envelope(state: HookState) -> Literal["schedule_drain", "__end__"]:
+    """Idle drains."""
+    return "schedule_drain" if state.get("lifecycle") == "idle" else "__end__"
 
 
 def route_after_compose_envelope(
@@ -246,9 +272,11 @@ __all__ = [
     "read_cache",
     "record_events",
     "read_intents",
+    "refresh_envelope",
     "route_after_capture_events",
     "route_after_compose_envelope",
     "route_after_fold_snapshot",
+    "route_after_refresh_envelope",
     "route_compaction",
     "schedule_drain",
     "session_cache_key",

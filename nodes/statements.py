@@ -1,6 +1,6 @@
 """User and assistant text → statements: what a message decides, rules, prefers, plans or finds.
 
-Pure functions (stdlib, ``plait.state`` and :mod:`plait.nodes.supersede`), bounded work: only the
+Pure functions (stdlib, ``plait.state`` and :mod:`plait.state.supersede`), bounded work: only the
 first ``SCAN_MAX`` characters of a message are read and at most ``STATEMENTS_MAX`` statements are
 examined, so a 10 MB message costs what 64 KB cost.
 
@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
-from plait.nodes.supersede import (
+from plait.state.events import EventKind, Speaker
+from plait.state.supersede import (
     CATEGORY_OF,
     chosen,
     decision_subject,
@@ -31,7 +32,6 @@ from plait.nodes.supersede import (
     rejected_choices,
     word_set,
 )
-from plait.state.events import EventKind
 
 SCAN_MAX = 65_536
 STATEMENTS_MAX = 64
@@ -40,8 +40,6 @@ LINES_MAX = 2_000
 UNWRAP_MAX = 3
 LINE_MAX = 8_192
 WORD_MAX = 40
-
-Speaker = Literal["user", "assistant"]
 
 
 class StatementKind(StrEnum):
@@ -82,7 +80,7 @@ class Statement:
             its choice); "" for statements that promote nothing.
         negated: Choices it turns away from ("requests" in "use httpx, not requests").
         reverses: A decision that supersedes an earlier one (a reversal cue or a rejected
-            choice); the fold decides which, with :func:`plait.nodes.supersede.supersedes`.
+            choice); the fold decides which, with :func:`plait.state.supersede.supersedes`.
         speaker: ``user`` or ``assistant``; the assistant's statements rank below the user's.
     """
 
@@ -338,7 +336,10 @@ def clean_piece(piece: str) -> str:
 
 
 # -- classification -----------------------------------------------------------------------------
-MARKER = re.compile(rf"^(?P<marker>{MARKER_WORDS})\s*:\s*(?P<rest>.*)$", re.IGNORECASE)
+# "Done: x", and "Done — x" / "Done - x" (a dash with a space before it).
+MARKER = re.compile(
+    rf"^(?P<marker>{MARKER_WORDS})(?:\s*:|\s+[\u2014\u2013-])\s*(?P<rest>.*)$", re.IGNORECASE
+)
 BARE_TODO = re.compile(r"^(?:todo|tood)\b[\s,-]*(?P<rest>\S.*)$", re.IGNORECASE)
 MARKER_KINDS = {
     "rule": StatementKind.RULE,
@@ -434,12 +435,14 @@ USER_DECISION = re.compile(
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
-    rf"\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
-    r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now )?(?:use|switch to|adopt|keep using) "
+    rf"(?<!\bkeep )\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
+    r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now |(?:go ahead|just go) and |just )?"
+    r"(?:use|switch to|adopt|keep using) "
     rf"{DEICTIC}|"
     r"\bswitch(?:ing)? (?:the |our )?[\w.-]+(?: [\w.-]+)? (?:to|from|over to)\b|"
     r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
-    r"\bthe [\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?(?-i:[A-Z])[\w.+-]*|"
+    r"(?:\bthe |^(?:our )?)[\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?"
+    r"(?-i:[A-Z])[\w.+-]*|"
     r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b",
     re.IGNORECASE,
 )
@@ -568,13 +571,24 @@ def is_user_decision(text: str) -> bool:
     return has_reversal_cue(text) and bool(rejected_choices(text))
 
 
+# What a request opens with: "Turn 3: refactor x.py" asks for work, it chooses nothing.
+REQUEST_VERB = re.compile(
+    r"(?:please )?(?:fix|refactor|add|run|write|update|implement|create|remove|delete|check|"
+    r"look|investigate|rename|make|build|test|debug|review|clean|find|show|explain|read|open|"
+    r"try|help)\b",
+    re.IGNORECASE,
+)
+
+
 def slot_colon(text: str) -> bool:
     """A terse decision: ``Retries: exponential backoff``, ``For the frontend: React``."""
     match = SLOT_COLON.match(text)
     if match is None or len(match.group("slot").split()) > 3:
         return False
-    first = match.group("slot").split()[0].lower()
-    return first not in META_SLOTS and len(match.group("choice").split()) <= 10
+    slot, choice = match.group("slot"), match.group("choice")
+    if re.search(r"\d", slot) or REQUEST_VERB.match(choice):  # "Step 2: fix the parser"
+        return False
+    return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= 10
 
 
 def classify_assistant(text: str) -> StatementKind:
@@ -650,6 +664,9 @@ def split_conjoined(statement: Statement) -> list[Statement]:
     """Two choices in one sentence: "use Postgres for persistence and Redis for caching"."""
     if statement.kind not in (StatementKind.DECISION, StatementKind.RULE):
         return [statement]
+    halves = second_choice(statement)
+    if halves:
+        return halves
     match = CONJOINED.match(statement.text)
     if match is None or not names_a_choice(match.group("right"), match.group("head")):
         return [statement]
@@ -657,6 +674,28 @@ def split_conjoined(statement: Statement) -> list[Statement]:
         make_statement(statement.kind, match.group(side).strip(), statement.speaker)
         for side in ("left", "right")
     ]
+
+
+# "keep the monorepo layout but move shared types into packages/types": a second choice.
+SECOND_CHOICE = re.compile(
+    rf"^(?P<left>.{{8,}}?),? but (?:also |then )?(?P<right>(?:move|put|store|use|keep|"
+    rf"switch|split|adopt|go with) {DEICTIC}\S.{{4,}})$",
+    re.IGNORECASE,
+)
+
+
+def second_choice(statement: Statement) -> list[Statement]:
+    """A decision and a second choice after "but", as two decisions ([] when it is not that)."""
+    match = SECOND_CHOICE.match(statement.text)
+    if statement.kind is not StatementKind.DECISION or match is None:
+        return []
+    left = match.group("left").strip()
+    classify = classify_assistant if statement.speaker == "assistant" else classify_user
+    if classify(left) is not StatementKind.DECISION:
+        return []
+    right = match.group("right").strip()
+    kind, speaker = StatementKind.DECISION, statement.speaker
+    return [make_statement(kind, text, speaker) for text in (left, right)]
 
 
 def names_a_choice(right: str, head: str) -> bool:
@@ -699,7 +738,29 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(found, groups)
+    return merge_in_groups(confirmed(found, groups), groups)
+
+
+# "The docs site uses MkDocs Material; keep it that way": the statement before is a decision.
+CONFIRMATION = re.compile(
+    r"^(?:so |and |please |let'?s )?(?:keep|leave) (?:it|that|things) (?:that way|like that|"
+    r"as (?:it is|is)|unchanged)$|^(?:let'?s )?stick (?:with|to) (?:it|that)$",
+    re.IGNORECASE,
+)
+STATUS_QUO = re.compile(r"\b(?:is|are|uses|runs on|lives in|stays|sits in|goes through)\b", re.I)
+
+
+def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """A description of how things are, then "keep it that way" (same paragraph): a decision."""
+    result = list(found)
+    for index in range(1, len(result)):
+        previous, current = result[index - 1], result[index]
+        describes = previous.kind is StatementKind.NONE and STATUS_QUO.search(previous.text)
+        if groups[index - 1] == groups[index] and describes and CONFIRMATION.match(current.text):
+            result[index - 1] = make_statement(
+                StatementKind.DECISION, previous.text, previous.speaker
+            )
+    return result
 
 
 def merge_in_groups(found: list[Statement], groups: list[int]) -> list[Statement]:
@@ -727,4 +788,5 @@ __all__ = [
     "normalize",
     "promoted",
     "statements",
+    "unwrap_quotes",
 ]

@@ -469,6 +469,7 @@ TRANSIENT = re.compile(
     r"command not found|: not found\b|is not recognized as an internal|is not a \w+ command|"
     r"Unknown command|No such command|unrecognized arguments?|unknown (?:option|flag|command)|"
     r"invalid option|[Dd]id you mean|Missing script|ERR_PNPM_NO_SCRIPT|File not found|"
+    r"No rule to make target|"
     r"Connection refused|connection reset|[Cc]onnection (?:unexpectedly )?closed|"
     r"(?:connect(?:ion)?|operation|request|read|socket|network|handshake)(?: to \S+)? timed out|"
     r"Connect(?:ion)?TimeoutError|ReadTimeout|"
@@ -617,7 +618,7 @@ def file_tool_outcome(
     status = "failed" if reported else tool_status(exit_code, lines)
     if status != "failed":
         return ToolOutcome(status=status, command_key=key)
-    summary = clip(first_text(output_lines(reported) or lines) or f"{name} failed")
+    summary = clip(first_text(output_lines(reported) if reported else lines) or f"{name} failed")
     return ToolOutcome(
         status="failed",
         summary=summary,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from plait.background import Background
 from plait.boundary import fail_open
 from plait.errors import BackendUnavailable
 from plait.graphs.hooks import build_hooks_graph
+from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
@@ -39,6 +41,7 @@ from plait.state.intents import (
     LifecyclePhase,
     ModelCall,
     Observed,
+    Sessionless,
     SessionLifecycle,
     SessionTarget,
     ToolCall,
@@ -53,6 +56,9 @@ logger = logging.getLogger("plait")
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
+MAX_FILE_OWNERS = 4096
+ACTIVE_SECONDS = 30 * 60
+PROJECT_WIDE_SESSIONS_MAX = 8
 CHECKPOINTS_KEPT_PER_THREAD = 8
 PROJECT_SESSION = "project"
 RECALL_TIMEOUT_SECONDS = 30.0
@@ -113,10 +119,12 @@ class Memory:
             settings=backends.settings,
             group_id=group_id,
             scheduler=background or NoScheduler(),
+            project_dir=project_dir,
         )
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
-        self._last_root: str | None = None
         self._roots: dict[str, str] = {}
+        self._active: OrderedDict[str, float] = OrderedDict()
+        self._file_owners: OrderedDict[str, str] = OrderedDict()
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -211,9 +219,12 @@ class Memory:
             return await fail_open(f"{call.host.name} call", work, HookOutput())
 
     async def _handle(self, call: HostCall) -> HookOutput:
-        session = await self._session_for(call.target)
-        if session is None:
-            return HookOutput()
+        answer = HookOutput()
+        for session in await self._sessions_for(call.target):
+            answer = await self._run(call, session)
+        return answer
+
+    async def _run(self, call: HostCall, session: SessionRef) -> HookOutput:
         graph = self._graph_for(call.host, reads_state=call.reads_state)
         graph_input = hook_input(session, call.payload, call.host.name)
         async with self._lock(session.root_session_id):
@@ -226,8 +237,8 @@ class Memory:
                 )
             else:
                 result = await graph.ainvoke(graph_input, context=self.context)
-        if result.get("lifecycle") == "deleted" and session.session_id != session.root_session_id:
-            await self.store.forget_session(session.session_id)
+        if result.get("lifecycle") == "deleted":
+            await self._forget(session)
         return HookOutput(**result)
 
     def _graph_for(self, host: HostAdapter, *, reads_state: bool) -> CompiledStateGraph:
@@ -254,11 +265,26 @@ class Memory:
 
         return await OpenCodeHooks(self).hook(name, input, output)
 
-    async def _session_for(self, target: SessionTarget | None) -> SessionRef | None:
-        if target is None:
-            if self._last_root is None:
-                return None
-            return SessionRef(session_id=self._last_root, root_session_id=self._last_root)
+    # -- which sessions a call is about ----------------------------------------------------------
+    async def _sessions_for(self, target: SessionTarget | Sessionless | None) -> list[SessionRef]:
+        """The sessions a host call goes to: the one it names, or those a sessionless one fits.
+
+        A call naming no session goes to no session unless it says what it is about: a file
+        goes to the session that last named that file, else to the only active session; project
+        news goes to every active session (at most ``PROJECT_WIDE_SESSIONS_MAX``). Active means a
+        hook of the session's root ran in this process in the last ``ACTIVE_SECONDS``.
+        """
+        if isinstance(target, SessionTarget):
+            return [await self._session_for(target)]
+        if not isinstance(target, Sessionless):
+            return []
+        if target.project_wide:
+            roots = self._active_roots()[:PROJECT_WIDE_SESSIONS_MAX]
+        else:
+            roots = [root for root in [self._owner_of(target.file)] if root]
+        return [SessionRef(session_id=root, root_session_id=root) for root in roots]
+
+    async def _session_for(self, target: SessionTarget) -> SessionRef:
         root = self._roots.get(target.session_id)
         if root is None or target.parent_id:
             await link_child(self.store, target.session_id, target.parent_id)
@@ -266,8 +292,46 @@ class Memory:
             self._roots[target.session_id] = root
             while len(self._roots) > MAX_CACHED_ROOTS:
                 self._roots.pop(next(iter(self._roots)))
-        self._last_root = root
+        self._seen(root, target.files)
         return SessionRef(session_id=target.session_id, root_session_id=root)
+
+    def _seen(self, root: str, files: Sequence[str]) -> None:
+        """Note that a root session is active, and the files its call named."""
+        self._active.pop(root, None)
+        self._active[root] = time.monotonic()
+        while len(self._active) > MAX_CACHED_ROOTS:
+            self._active.popitem(last=False)
+        for path in files:
+            key = self._file_key(path)
+            self._file_owners.pop(key, None)
+            self._file_owners[key] = root
+        while len(self._file_owners) > MAX_FILE_OWNERS:
+            self._file_owners.popitem(last=False)
+
+    def _file_key(self, path: str) -> str:
+        return relative_path(path, self.project_dir.as_posix())
+
+    def _active_roots(self) -> list[str]:
+        """Roots with a hook in the last ``ACTIVE_SECONDS``, most recent first."""
+        since = time.monotonic() - ACTIVE_SECONDS
+        return [root for root, seen in reversed(self._active.items()) if seen >= since]
+
+    def _owner_of(self, path: str) -> str | None:
+        """The session a sessionless file event belongs to, or None."""
+        owner = self._file_owners.get(self._file_key(path)) if path else None
+        active = self._active_roots()
+        if owner is not None and owner in active:
+            return owner
+        return active[0] if len(active) == 1 else None
+
+    async def _forget(self, session: SessionRef) -> None:
+        """A session was deleted: a child's link goes, a root stops being active."""
+        if session.session_id != session.root_session_id:
+            await self.store.forget_session(session.session_id)
+            return
+        self._active.pop(session.root_session_id, None)
+        for path in [p for p, root in self._file_owners.items() if root == session.root_session_id]:
+            del self._file_owners[path]
 
     def _lock(self, root_session_id: str) -> asyncio.Lock:
         lock = self._locks.pop(root_session_id, None) or asyncio.Lock()

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol, Self
 
 from plait.settings import Settings
@@ -55,6 +56,8 @@ class PlaitContext:
     Each port is its own field, so a node names the one concern it touches; one hot store
     usually serves them all (:meth:`over`). ``knowledge`` is only set for the background graphs
     (drain, cache refresh): hook-time graphs never get a way to reach Graphiti.
+    ``project_dir`` is the project's root directory: captured paths under it are kept relative
+    to it (None: paths are kept as the host sent them).
     """
 
     events: EventLog
@@ -67,6 +70,7 @@ class PlaitContext:
     group_id: str
     scheduler: Scheduler = field(default_factory=NoScheduler)
     knowledge: KnowledgeGraph | None = None
+    project_dir: Path | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 

@@ -45,6 +45,8 @@ class EventKind(StrEnum):
 
 # The kinds an agent may ask to remember in so many words (the remember/recall tools).
 MemoryKind = Literal["decision", "preference", "rule"]
+# Who stated a decision, rule, task or finding: the person, or the model.
+Speaker = Literal["user", "assistant"]
 
 
 class Priority(IntEnum):
@@ -140,6 +142,13 @@ class SessionEvent(BaseModel):
         description="Identity for supersede and dedup: a task id, a file path, an error signature.",
     )
     source_hook: str = Field(default="", description="The host hook that produced the event.")
+    speaker: Speaker | None = Field(
+        default=None,
+        description=(
+            "Who stated it, for statements read from text: the model's rank below the user's. "
+            "None for what a tool or the host reported (and for events stored before the field)."
+        ),
+    )
     time: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property
@@ -186,6 +195,7 @@ __all__ = [
     "SCAN_MAX",
     "Priority",
     "SessionEvent",
+    "Speaker",
     "as_text",
     "clean_text",
     "truncate_utf8",

@@ -47,6 +47,7 @@ class HookInput(TypedDict):
     events: Annotated[list[SessionEvent], UntrackedValue(list)]
     inject: Annotated[str | None, UntrackedValue(str)]
     policy: Annotated[ToolPolicy | None, UntrackedValue(ToolPolicy)]
+    folded: Annotated[int, UntrackedValue(int)]
 
 
 class HookOutput(TypedDict, total=False):
@@ -58,7 +59,11 @@ class HookOutput(TypedDict, total=False):
 
 
 class HookState(HookInput, total=False):
-    """The hooks graph's state. Bounded: the event log lives in the hot store, not here."""
+    """The hooks graph's state. Bounded: the event log lives in the hot store, not here.
+
+    ``folded`` counts the events this call folded into the snapshot; ``staged`` is a digest of
+    the envelope last staged, so a call whose events change nothing in it stages nothing.
+    """
 
     lifecycle: str
     query: str
@@ -67,6 +72,7 @@ class HookState(HookInput, total=False):
     recall: CachedRecall | None
     drift: bool
     envelope: str | None
+    staged: str
     turns: int
     nudged: bool
 
@@ -81,6 +87,7 @@ def hook_input(session: SessionRef, payload: Any, host: str = "plait") -> HookIn
         events=[],
         inject=None,
         policy=None,
+        folded=0,
     )
 
 

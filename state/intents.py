@@ -29,10 +29,28 @@ class SessionRef(BaseModel):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class SessionTarget:
-    """Which session a host call is about, and its parent when the host says so."""
+    """Which session a host call is about, and its parent when the host says so.
+
+    ``files`` are the files the call names (a file tool's path): a later host event about one
+    of them that names no session is this session's.
+    """
 
     session_id: str
     parent_id: str | None = None
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Sessionless:
+    """A host call that names no session; plait finds the sessions it belongs to.
+
+    ``file``: the file it is about; it goes to the session that last named that file, else to
+    the only active session, else nowhere. ``project_wide``: news for every active session of
+    the project (a branch change), or none when none is active.
+    """
+
+    file: str = ""
+    project_wide: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -208,12 +226,13 @@ class HostAdapter:
 class HostCall:
     """One call of a host into plait.
 
-    ``target`` is None when the call names no session. ``reads_state`` is False for a call
-    that only takes the envelope already prepared (no checkpoint is read or written).
+    ``target`` is :class:`Sessionless` (or None) when the call names no session.
+    ``reads_state`` is False for a call that only takes the envelope already prepared (no
+    checkpoint is read or written).
     """
 
     host: HostAdapter
-    target: SessionTarget | None
+    target: SessionTarget | Sessionless | None
     payload: Any
     reads_state: bool = True
 
@@ -236,6 +255,7 @@ __all__ = [
     "SessionLifecycle",
     "SessionRef",
     "SessionTarget",
+    "Sessionless",
     "SubagentStarted",
     "Task",
     "TasksChanged",

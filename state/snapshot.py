@@ -5,9 +5,25 @@ not depend on how long the session is. ``fold_snapshot`` is the reducer of the h
 ``snapshot`` channel: ``Annotated[Snapshot, fold_snapshot]``, where an update is a list of events
 (folded in order, never re-reading history) or a ``Snapshot`` (which replaces).
 
-What leaves: a completed task, a resolved error (``error_resolved`` of its key, or a later
-successful change of the file it is keyed by), a decision superseded on the same key or reversed
-("use Y instead of X" drops decisions naming X), the oldest item of a section over its cap.
+What leaves:
+
+- a decision superseded on evidence (:func:`plait.state.supersede.supersedes`): the new one
+  rejects its choice ("use Y instead of X", or an ``not:X`` keyword), or carries a reversal
+  cue on the same subject without keeping its choice. Decisions are kept by their words, so
+  two decisions on one subject both stay unless one supersedes the other; a reversal also
+  takes the sentences naming the rejected choice out of the compaction summary;
+- a completed task; a rule or preference restated on the same words (``always``/``never``
+  flipped);
+- a resolved error: ``error_resolved`` with the command's key resolves every error of that
+  command (``cmd:pytest`` resolves ``cmd:pytest|<signature>``), a later successful change of a
+  file resolves the file's errors;
+- an error not seen again ages out: after ``ERROR_AGE_EVENTS`` folded events, a one-off
+  (an event with the ``transient`` keyword: an unknown command, a typo, a network blip)
+  after ``TRANSIENT_ERROR_AGE_EVENTS``; the model's plans after ``PLAN_AGE_EVENTS``; seen
+  again, an error starts over;
+- the oldest item of a section over its cap, the model's (``speaker="assistant"``) first: the
+  user's decisions, tasks and rules outrank the model's.
+
 ``drop_duplicates`` / ``Snapshot.is_duplicate`` say which new events would change nothing.
 """
 
@@ -19,7 +35,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from plait.state.events import EventKind, SessionEvent, truncate_utf8
+from plait.state.events import EventKind, SessionEvent, Speaker, truncate_utf8
+from plait.state.supersede import supersedes, words
 
 LAST_TEXT_MAX_BYTES = 600
 COMPACTION_MAX_BYTES = 1200
@@ -27,6 +44,12 @@ FINGERPRINTS_MAX = 64
 FILE_KINDS = frozenset({EventKind.FILE_READ, EventKind.FILE_WRITE, EventKind.FILE_EDIT})
 # Kinds that hold no state of their own: a repeat is recognised by its fingerprint only.
 STATELESS_KINDS = frozenset({EventKind.FILE_SEARCH, EventKind.TOOL_RESULT})
+# How long (in folded events) an error nobody sees again stays, a one-off error, a model's plan.
+ERROR_AGE_EVENTS = 150
+TRANSIENT_ERROR_AGE_EVENTS = 20
+PLAN_AGE_EVENTS = 200
+TRANSIENT = "transient"
+READ_SUFFIX = " (read)"
 
 # section name -> cap on its items
 CAPS: dict[str, int] = {
@@ -45,13 +68,24 @@ CAPS: dict[str, int] = {
 
 
 class Item(BaseModel):
-    """One remembered thing: its identity, its text, the event that last touched it."""
+    """One remembered thing: its identity, its text, the event that last touched it.
+
+    ``speaker`` says who stated it (the model's items rank below the user's); ``expires`` is
+    the count of folded events at which it ages out (0: it does not age).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     key: str
     text: str
     event_id: int = 0
+    speaker: Speaker | None = None
+    expires: int = 0
+
+    @property
+    def by_assistant(self) -> bool:
+        """Whether the model stated it (it goes first when its section is full)."""
+        return self.speaker == "assistant"
 
 
 class Snapshot(BaseModel):
@@ -83,8 +117,7 @@ class Snapshot(BaseModel):
     def _bounded(self) -> Snapshot:
         """Trim every collection to its cap (a snapshot loaded from anywhere stays bounded)."""
         for name, cap in CAPS.items():
-            items: list[Item] = getattr(self, name)
-            del items[: max(0, len(items) - cap)]
+            trim(getattr(self, name), cap)
         del self.fingerprints[: max(0, len(self.fingerprints) - FINGERPRINTS_MAX)]
         self.last_request = truncate_utf8(self.last_request, LAST_TEXT_MAX_BYTES)
         self.compaction_summary = truncate_utf8(self.compaction_summary, COMPACTION_MAX_BYTES)
@@ -117,11 +150,18 @@ class Snapshot(BaseModel):
         key = item_key(event)
         if section == "files":
             return bool(items) and items[-1].key == key and items[-1].text == file_text(event)
-        return any(item.key == key and item.text == event.summary for item in items)
+        return any(
+            item.key == key and item.text == event.summary and outranks(item, event)
+            for item in items
+        )
 
     def holds(self, section: str, key: str) -> bool:
         """Whether ``section`` holds an item with ``key``."""
         return any(item.key == key for item in getattr(self, section))
+
+    def resolves_any(self, key: str) -> bool:
+        """Whether an ``error_resolved`` with ``key`` would resolve a held error."""
+        return any(resolves(key, item.key) for item in self.errors)
 
 
 def fingerprint(event: SessionEvent) -> str:
@@ -138,7 +178,11 @@ DUPLICATE_CHECKS: dict[EventKind, Callable[[Snapshot, SessionEvent], bool]] = {
     EventKind.MESSAGE: lambda s, e: (
         truncate_utf8(e.body or e.summary, COMPACTION_MAX_BYTES) == s.last_assistant
     ),
-    EventKind.ERROR_RESOLVED: lambda s, e: not s.holds("errors", item_key(e)),
+    EventKind.ERROR_RESOLVED: lambda s, e: not s.resolves_any(item_key(e)),
+    EventKind.ERROR: lambda s, e: False,  # seen again, an error starts its age over
+    EventKind.DECISION: lambda s, e: any(
+        same_words(d.text, e.summary) and outranks(d, e) for d in s.decisions
+    ),
     EventKind.TASK_COMPLETE: lambda s, e: completed_task(s, e) is None,
     EventKind.SUBAGENT_FINISH: lambda s, e: (
         not s.holds("subagents_open", item_key(e)) and s.holds("subagents_done", item_key(e))
@@ -180,18 +224,47 @@ def item_key(event: SessionEvent) -> str:
 
 
 def file_text(event: SessionEvent) -> str:
-    """How a file appears in files in play: its path and what was last done to it."""
+    """How a file appears in files in play: its path and what was done to it."""
     action = {EventKind.FILE_READ: "read", EventKind.FILE_WRITE: "written"}.get(
         event.kind, "edited"
     )
+    if event.kind is EventKind.FILE_EDIT and event.summary.startswith("deleted "):
+        action = "deleted"
     return f"{item_key(event)} ({action})"
 
 
+def outranks(item: Item, event: SessionEvent) -> bool:
+    """Whether a held item stands at least as high as the event's (the user's beat the model's)."""
+    return not item.by_assistant or event.speaker == "assistant"
+
+
+def above(item: Item, event: SessionEvent) -> bool:
+    """Whether a held item stands higher than the event's (the user's, the event the model's)."""
+    return not item.by_assistant and event.speaker == "assistant"
+
+
+def same_words(first: str, second: str) -> bool:
+    """Whether two texts say the same words (case, punctuation and markup aside)."""
+    return words(first) == words(second)
+
+
+def resolves(key: str, error_key: str) -> bool:
+    """Whether a fix keyed ``key`` resolves the error keyed ``error_key`` (itself, or a prefix)."""
+    return bool(key) and (error_key == key or error_key.startswith(key + "|"))
+
+
+def trim(items: list[Item], cap: int) -> None:
+    """Drop items over ``cap``: the model's oldest first, then the oldest."""
+    while len(items) > cap:
+        index = next((i for i, item in enumerate(items) if item.by_assistant), 0)
+        del items[index]
+
+
 def upsert(items: list[Item], item: Item, cap: int) -> None:
-    """Put ``item`` last (newest), replacing one with the same key; drop the oldest over cap."""
+    """Put ``item`` last (newest), replacing one with the same key; trim to the cap."""
     items[:] = [existing for existing in items if existing.key != item.key]
     items.append(item)
-    del items[: max(0, len(items) - cap)]
+    trim(items, cap)
 
 
 def remove(items: list[Item], key: str) -> Item | None:
@@ -211,11 +284,6 @@ def names_any(text: str, terms: Sequence[str]) -> bool:
     )
 
 
-def mentions(item: Item, terms: Sequence[str]) -> bool:
-    """Whether an item's text names any of the terms."""
-    return names_any(item.text, terms)
-
-
 def without_sentences_naming(text: str, terms: Sequence[str]) -> str:
     """Drop the sentences (or ``;``-clauses) of a text that name a rejected choice."""
     clauses = re.split(r"(?<=[.;!?])\s+", text)
@@ -230,6 +298,25 @@ def apply_event(snapshot: Snapshot, event: SessionEvent) -> None:
     if event.kind in STATELESS_KINDS:
         remember_fingerprint(snapshot, fingerprint(event))
     snapshot.events_folded += 1
+    expire(snapshot)
+
+
+def expire(snapshot: Snapshot) -> None:
+    """Take out the errors and plans whose age ran out."""
+    for name in AGING_SECTIONS:
+        items: list[Item] = getattr(snapshot, name)
+        if any(0 < item.expires <= snapshot.events_folded for item in items):
+            items[:] = [i for i in items if not 0 < i.expires <= snapshot.events_folded]
+
+
+def expiry(s: Snapshot, e: SessionEvent) -> int:
+    """When an event's item ages out (0: never): errors, one-off errors, the model's plans."""
+    if e.kind is EventKind.ERROR:
+        one_off = TRANSIENT in e.keywords
+        return s.events_folded + (TRANSIENT_ERROR_AGE_EVENTS if one_off else ERROR_AGE_EVENTS)
+    if e.speaker == "assistant" and e.kind is EventKind.TASK_CREATE:
+        return s.events_folded + PLAN_AGE_EVENTS
+    return 0
 
 
 def remember_fingerprint(snapshot: Snapshot, digest: str) -> None:
@@ -258,16 +345,39 @@ def _compaction(s: Snapshot, e: SessionEvent) -> None:
     )
 
 
+def rejected_terms(e: SessionEvent) -> tuple[str, ...]:
+    """The choices a decision event turns away from (its ``not:`` keywords)."""
+    return tuple(k.removeprefix("not:") for k in e.keywords if k.startswith("not:"))
+
+
 def _decision(s: Snapshot, e: SessionEvent) -> None:
-    rejected = [k.removeprefix("not:") for k in e.keywords if k.startswith("not:")]
+    if any(same_words(d.text, e.summary) and above(d, e) for d in s.decisions):
+        return  # the model restating the user's decision changes nothing
+    rejected = rejected_terms(e)
+    s.decisions[:] = [
+        d
+        for d in s.decisions
+        if not same_words(d.text, e.summary) and not supersedes(d.text, e.summary, rejected)
+    ]
     if rejected:
-        s.decisions[:] = [d for d in s.decisions if not mentions(d, rejected)]
         s.compaction_summary = without_sentences_naming(s.compaction_summary, rejected)
-    _keep(s, "decisions", e)
+    s.decisions.append(item_of(s, e))
+    trim(s.decisions, CAPS["decisions"])
+
+
+def item_of(s: Snapshot, e: SessionEvent, text: str | None = None) -> Item:
+    """The item an event leaves in its section."""
+    return Item(
+        key=item_key(e),
+        text=e.summary if text is None else text,
+        event_id=e.id,
+        speaker=e.speaker,
+        expires=expiry(s, e),
+    )
 
 
 def _keep(s: Snapshot, section: str, e: SessionEvent) -> None:
-    upsert(getattr(s, section), Item(key=item_key(e), text=e.summary, event_id=e.id), CAPS[section])
+    upsert(getattr(s, section), item_of(s, e), CAPS[section])
 
 
 def _task_done(s: Snapshot, e: SessionEvent) -> None:
@@ -311,15 +421,28 @@ def completed_task(s: Snapshot, e: SessionEvent) -> Item | None:
 
 
 def _error_resolved(s: Snapshot, e: SessionEvent) -> None:
-    remove(s.errors, item_key(e))
+    resolve(s, item_key(e))
+
+
+def resolve(s: Snapshot, key: str) -> None:
+    """Take out every error the fix keyed ``key`` resolves."""
+    s.errors[:] = [error for error in s.errors if not resolves(key, error.key)]
+
+
+def is_read_only(item: Item) -> bool:
+    """Whether a file in play was only read (an edited file read again stays edited)."""
+    return item.text.endswith(READ_SUFFIX)
 
 
 def _file(s: Snapshot, e: SessionEvent) -> None:
     key = item_key(e)
-    upsert(s.files, Item(key=key, text=file_text(e), event_id=e.id), CAPS["files"])
+    held = next((item for item in s.files if item.key == key), None)
+    keeps_change = e.kind is EventKind.FILE_READ and held is not None and not is_read_only(held)
+    text = held.text if keeps_change and held is not None else file_text(e)
+    upsert(s.files, Item(key=key, text=text, event_id=e.id), CAPS["files"])
     if e.kind is not EventKind.FILE_READ:
         upsert(s.edits, Item(key=key, text=e.summary, event_id=e.id), CAPS["edits"])
-        remove(s.errors, f"file:{key}")  # a later successful change of the file fixes it
+        resolve(s, f"file:{key}")  # a later successful change of the file fixes it
 
 
 def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
@@ -329,6 +452,8 @@ def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
         s.subagents_done, Item(key=item_key(e), text=text, event_id=e.id), CAPS["subagents_done"]
     )
 
+
+AGING_SECTIONS = ("errors", "tasks")
 
 HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.PROMPT: _prompt,
@@ -396,6 +521,10 @@ def drop_duplicates(
 
 __all__ = [
     "CAPS",
+    "ERROR_AGE_EVENTS",
+    "PLAN_AGE_EVENTS",
+    "TRANSIENT",
+    "TRANSIENT_ERROR_AGE_EVENTS",
     "FINGERPRINTS_MAX",
     "SECTION_OF",
     "Item",
@@ -403,5 +532,6 @@ __all__ = [
     "drop_duplicates",
     "fingerprint",
     "fold_snapshot",
+    "is_read_only",
     "item_key",
 ]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from plait.capture_bench import (
+from plait.devtools.capture import (
     HEADLINE_KINDS,
     KINDS,
     CaptureDatasetError,

@@ -100,3 +100,21 @@ def test_recall_says_when_the_graph_server_is_down(
     result = runner.invoke(app, ["recall", "anything", "--project", str(tmp_path)])
     assert result.exit_code == 1
     assert "unreachable" in result.output and "127.0.0.1:1" in result.output
+
+
+def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
+    output = tmp_path / "benchmarks.md"
+    output.write_text("# plait benchmarks\n\n## Hot path\n\nkept\n")
+    datasets = Path(__file__).parents[1] / "datasets" / "capture"
+    result = runner.invoke(
+        app, ["bench", "capture", "--datasets", str(datasets), "--output", str(output)]
+    )
+    assert result.exit_code == 0, result.output
+    text = output.read_text()
+    assert "## Hot path\n\nkept" in text and "## Capture" in text
+    for heading in ("### corpus", "### fresh3", "| fresh3 (48, 12), through capture |"):
+        assert heading in text
+    missing = runner.invoke(
+        app, ["bench", "capture", "--datasets", str(tmp_path / "none"), "--output", str(output)]
+    )
+    assert missing.exit_code == 2 and "corpus.jsonl" in missing.output

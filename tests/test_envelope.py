@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plait.nodes.envelope import compose_envelope, strip_envelopes
+from plait.nodes.envelope import compose_envelope, for_message, strip_envelopes
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
 
@@ -111,11 +111,46 @@ def test_envelope_is_valid_xml_within_budget_for_any_text(texts: list[str], budg
         assert root.tag == "session_memory"
 
 
-def test_strip_envelopes_removes_earlier_blocks_only() -> None:
-    text = '<session_memory version="1"><last_request>a</last_request></session_memory>\nhello'
-    assert strip_envelopes(text) == "hello"
-    assert strip_envelopes("<session_memory>unclosed") == ""
-    assert strip_envelopes("plain") == "plain"
+def test_strip_envelopes_removes_only_what_plait_injected() -> None:
+    ours = render(full_snapshot())
+    assert strip_envelopes(f"{ours}\n\nhello") == "hello"
+    typed = '<session_memory version="1"><last_request>a</last_request></session_memory>\nhi'
+    assert strip_envelopes(typed) == typed  # a person wrote it: never cut
+    assert strip_envelopes("<session_memory>unclosed") == "<session_memory>unclosed"
+    tampered = ours.replace("Redis", "Valkey")
+    assert strip_envelopes(tampered) == tampered
+
+
+def test_envelope_for_a_message_leaves_out_what_only_repeats_it() -> None:
+    envelope = render(full_snapshot())
+    fitted = for_message(envelope, "Add CSV export!")
+    root = ET.fromstring(fitted)
+    assert root.find("last_request") is None and root.find("key_decisions") is not None
+    assert strip_envelopes(fitted) == ""  # still marked as plait's
+    only_request = render(fold_snapshot(Snapshot(), [ev(EventKind.PROMPT, "run the tests")]))
+    assert for_message(only_request, '"Run the tests."') == ""
+    assert for_message(envelope, "something else") == envelope
+
+
+def test_envelope_lists_changed_files_first_and_few_read_ones() -> None:
+    events = [ev(EventKind.FILE_READ, f"read r{i}.py", key=f"r{i}.py") for i in range(6)]
+    events.insert(2, ev(EventKind.FILE_EDIT, "edited e.py", key="e.py"))
+    root = ET.fromstring(render(fold_snapshot(Snapshot(), events)))
+    files = [f.text for f in root.find("files_in_play")]
+    assert files == ["e.py (edited)", "r5.py (read)", "r4.py (read)", "r3.py (read)"]
+
+
+def test_envelope_admits_the_users_items_before_the_models_under_a_tight_budget() -> None:
+    model = [
+        ev(EventKind.DECISION, f"I'll use lib{i} for part {i} " + "m" * 40, speaker="assistant")
+        for i in range(4)
+    ]
+    user = ev(EventKind.DECISION, "use Postgres for storage " + "u" * 40, speaker="user")
+    snapshot = fold_snapshot(Snapshot(), [user, *model])
+    small = render(snapshot, budget_bytes=400, snapshot_budget_bytes=200)
+    assert "use Postgres" in small and small.count("<decision>") < 5
+    decisions = [d.text for d in ET.fromstring(render(snapshot)).find("key_decisions")]
+    assert decisions[0].startswith("use Postgres")
 
 
 def test_envelope_says_a_request_that_is_also_a_decision_once() -> None:

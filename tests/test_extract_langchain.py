@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from plait.adapters.hosts.langchain.messages import events_from_messages, message_text, tool_name
+from plait.nodes.envelope import compose_envelope
 from plait.state.events import BODY_MAX_BYTES, EventKind
 from plait.state.snapshot import Snapshot, drop_duplicates, fold_snapshot
 
@@ -25,13 +26,17 @@ def test_langchain_human_text_is_a_request_with_promotions() -> None:
 
 
 def test_langchain_approvals_system_messages_and_envelopes_are_not_requests() -> None:
-    envelope = '<session_memory version="1"><last_request>x</last_request></session_memory>'
+    snapshot = fold_snapshot(Snapshot(), extract(HumanMessage("Rule: never push on Fridays.")))
+    envelope = compose_envelope(snapshot, budget_bytes=4000, snapshot_budget_bytes=2000)
     events = extract(
         SystemMessage("You are helpful."),
         HumanMessage("yes, go ahead"),
         HumanMessage(envelope),
     )
     assert events == []
+    typed = '<session_memory version="1"><last_request>x</last_request></session_memory>'
+    [prompt] = extract(HumanMessage(typed))  # a person typed it: their words, kept whole
+    assert prompt.body == typed
 
 
 def test_langchain_content_blocks_keep_text_only() -> None:
@@ -54,6 +59,7 @@ def test_langchain_tool_calls_become_what_the_tools_did() -> None:
         call("t3", "grep", pattern="TODO"),
         ToolMessage("a.py:1", tool_call_id="t3"),
     )
+    events = [e for e in events if e.kind is not EventKind.ERROR_RESOLVED]
     assert [e.kind for e in events] == [
         EventKind.FILE_READ,
         EventKind.FILE_EDIT,
@@ -67,7 +73,8 @@ def test_langchain_error_status_is_an_error_and_a_later_success_fixes_it() -> No
         call("t1", "execute", command="pytest -q"),
         ToolMessage("FAILED test_a - AssertionError", tool_call_id="t1", status="error"),
     )
-    assert [(e.kind, e.key) for e in failed] == [(EventKind.ERROR, "cmd:pytest")]
+    [error] = failed
+    assert error.kind is EventKind.ERROR and error.key.startswith("cmd:pytest|")
     snapshot = fold_snapshot(Snapshot(), failed)
     fixed = extract(
         call("t2", "execute", command="uv run pytest"),
@@ -93,7 +100,7 @@ def test_langchain_failed_file_tool_is_an_error_on_the_file() -> None:
         call("t1", "write_file", path="ro/x.py"),
         ToolMessage("Permission denied", tool_call_id="t1", status="error"),
     )
-    assert (error.kind, error.key) == (EventKind.ERROR, "file:ro/x.py")
+    assert error.kind is EventKind.ERROR and error.key.startswith("file:ro/x.py|write|")
 
 
 def test_langchain_subagents_start_and_finish_under_one_key() -> None:

@@ -8,10 +8,14 @@ from hypothesis import strategies as st
 from support.opencode import extract_opencode
 
 from plait.adapters.hosts.langchain.messages import events_from_messages
+from plait.adapters.hosts.opencode.hooks import host_call
 from plait.errors import InvalidHookPayload, UnknownHook
-from plait.nodes.capture import program_of
+from plait.nodes.envelope import compose_envelope
+from plait.nodes.tool_outcome import program_of
 from plait.redact import REDACTED
-from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind
+from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind, SessionEvent
+from plait.state.intents import Sessionless
+from plait.state.snapshot import Snapshot, fold_snapshot
 
 
 def chat(text: str, **part) -> tuple[dict, dict]:
@@ -47,10 +51,18 @@ def test_chat_message_approval_and_synthetic_parts_are_not_requests() -> None:
     assert extract_opencode("chat.message", *chat("injected", synthetic=True)).events == []
 
 
-def test_chat_message_drops_an_earlier_envelope_from_the_text() -> None:
-    text = '<session_memory version="1"><last_request>old</last_request></session_memory>\nRun the tests.'
-    [prompt] = extract_opencode("chat.message", *chat(text)).events
+def test_chat_message_keeps_what_a_person_typed_and_drops_only_plaits_envelope() -> None:
+    typed = '<session_memory version="1"><last_request>old</last_request></session_memory>\nRun.'
+    [prompt] = extract_opencode("chat.message", *chat(typed)).events
+    assert prompt.body == typed  # only plait's own (marked) envelopes are taken out
+    snapshot = fold_snapshot(Snapshot(), [ev_prompt("an earlier request")])
+    ours = compose_envelope(snapshot, budget_bytes=4000, snapshot_budget_bytes=2000)
+    [prompt] = extract_opencode("chat.message", *chat(f"{ours}\nRun the tests.")).events
     assert prompt.summary == "Run the tests."
+
+
+def ev_prompt(text: str) -> SessionEvent:
+    return SessionEvent(root_session_id="s", session_id="s", kind=EventKind.PROMPT, summary=text)
 
 
 def test_transform_takes_the_session_from_the_messages() -> None:
@@ -97,7 +109,10 @@ def test_tool_results_become_what_the_tool_did(tool, args, output, metadata, exp
         {"tool": tool, "sessionID": "ses_1", "callID": "c", "args": args},
         {"title": tool, "output": output, "metadata": metadata},
     )
-    assert kinds(turn) == expected
+    # every success also says it fixes the same call's earlier errors (a no-op without any)
+    assert [k for k in kinds(turn) if tool == "bash" or k is not EventKind.ERROR_RESOLVED] == (
+        expected
+    )
 
 
 def test_a_failing_command_and_its_fix_share_a_key() -> None:
@@ -112,7 +127,7 @@ def test_a_failing_command_and_its_fix_share_a_key() -> None:
         ).events[0]
 
     failure, fix = run("pytest -q tests/test_x.py", 1), run("uv run pytest", 0)
-    assert failure.key == fix.key == "cmd:pytest"
+    assert fix.key == "cmd:pytest" and failure.key.startswith("cmd:pytest|")
     assert "FAILED tests/test_x.py::test_a" in failure.summary
 
 
@@ -167,6 +182,12 @@ def test_bus_events_map_to_plait_events() -> None:
     assert aborted.events == []
     edited = extract_opencode("event", *event("file.edited", file="/repo/a.py"))
     assert edited.session_id is None and edited.events[0].refs == ("/repo/a.py",)
+    assert host_call("event", *event("file.edited", file="/repo/a.py")).target == Sessionless(
+        file="/repo/a.py"
+    )
+    moved = host_call("event", *event("vcs.branch.updated", branch="main"))
+    assert moved.target == Sessionless(project_wide=True)
+    assert host_call("event", *event("lsp.updated")).target is None
     branch = extract_opencode("event", *event("vcs.branch.updated", branch="main"))
     assert branch.events[0].summary == "branch main"
     summary = extract_opencode(
@@ -207,7 +228,7 @@ def test_langchain_messages_use_the_same_rules() -> None:
         ToolMessage("ok", tool_call_id="t2"),
     ]
     events = events_from_messages(messages, root_session_id="root", session_id="root")
-    assert [e.kind for e in events] == [
+    assert [e.kind for e in events if e.kind is not EventKind.ERROR_RESOLVED] == [
         EventKind.PROMPT,
         EventKind.RULE,
         EventKind.ERROR,
@@ -295,7 +316,7 @@ def test_unknown_bus_events_are_passed_through_without_events() -> None:
 
 def test_failed_file_tools_are_errors_keyed_by_the_file() -> None:
     [error] = tool("edit", {"filePath": "src/a.py"}, "oldString not found", error=True).events
-    assert error.kind is EventKind.ERROR and error.key == "file:src/a.py"
+    assert error.kind is EventKind.ERROR and error.key.startswith("file:src/a.py|edit|")
     assert "oldString not found" in error.summary
 
 
@@ -308,12 +329,12 @@ def test_a_tool_part_in_error_is_an_error() -> None:
     }
     turn = extract_opencode("event", *event("message.part.updated", sessionID="s", part=part))
     [error] = turn.events
-    assert (error.kind, error.key) == (EventKind.ERROR, "file:b.py")
+    assert error.kind is EventKind.ERROR and error.key.startswith("file:b.py|edit|")
     bash = {**part, "tool": "bash", "state": {**part["state"], "input": {"command": "make"}}}
     [failed] = extract_opencode(
         "event", *event("message.part.updated", sessionID="s", part=bash)
     ).events
-    assert failed.key == "cmd:make"
+    assert failed.key.startswith("cmd:make|")
     running = {**part, "state": {"status": "running"}}
     assert (
         extract_opencode(
@@ -359,8 +380,10 @@ def test_commands_slash_commands_cd_and_export() -> None:
 
 
 def test_a_command_without_exit_code_is_judged_by_its_output() -> None:
-    assert kinds(tool("bash", {"command": "make"}, "make: *** Error 2")) == [EventKind.ERROR]
-    assert kinds(tool("bash", {"command": "make"}, "built")) == [EventKind.ERROR_RESOLVED]
+    failing = "make: *** [Makefile:3: all] Error 2"
+    assert kinds(tool("bash", {"command": "make"}, failing)) == [EventKind.ERROR]
+    assert kinds(tool("bash", {"command": "make"}, "built")) == []  # unknown: no verdict
+    assert kinds(tool("bash", {"command": "make"}, "built", exit=0)) == [EventKind.ERROR_RESOLVED]
 
 
 def test_subagent_task_result_is_keyed_by_its_child_session() -> None:

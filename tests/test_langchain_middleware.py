@@ -30,7 +30,9 @@ from plait.adapters.hosts.langchain import (
     latest_request,
     select_unrecorded,
 )
-from plait.state.events import EventKind
+from plait.nodes.envelope import compose_envelope
+from plait.state.events import EventKind, SessionEvent
+from plait.state.snapshot import Snapshot, fold_snapshot
 
 ENVELOPE_OPEN = "<session_memory"
 SUMMARY_KWARGS = {"lc_source": "summarization"}
@@ -167,7 +169,9 @@ async def test_middleware_envelope_survives_summarizations(memory: Memory) -> No
         )
     assert error_seen
     assert len(summaries) >= 2
-    assert all(envelope_count(request) == 1 for request in model.received)
+    # the first call knows only the message it heads, which the envelope must not repeat
+    assert [envelope_count(request) for request in model.received[:1]] == [0]
+    assert all(envelope_count(request) == 1 for request in model.received[1:])
 
     state = await agent.aget_state({"configurable": {"thread_id": thread_id}})
     assert state.values["messages"]
@@ -229,8 +233,17 @@ async def test_middleware_fails_open(
 # -- pure helpers ---------------------------------------------------------------------------------
 
 
+def plaits_envelope(request: str) -> str:
+    """An envelope plait composed (marked as its own)."""
+    prompt = SessionEvent(
+        root_session_id="s", session_id="s", kind=EventKind.PROMPT, summary=request
+    )
+    snapshot = fold_snapshot(Snapshot(), [prompt])
+    return compose_envelope(snapshot, budget_bytes=4000, snapshot_budget_bytes=2000)
+
+
 def test_inject_envelope_strips_older_envelopes_and_leaves_input_alone() -> None:
-    old = '<session_memory version="1"><last_request>old</last_request></session_memory>'
+    old = plaits_envelope("old")
     messages: list[AnyMessage] = [
         HumanMessage(content=f"{old}\n\nfirst", id="h1"),
         AIMessage(content="answer", id="a1"),
@@ -244,6 +257,9 @@ def test_inject_envelope_strips_older_envelopes_and_leaves_input_alone() -> None
     assert injected[0].text.strip() == "first"
     assert ENVELOPE_OPEN in messages[0].text  # the input is not changed
     assert [m.id for m in injected] == [m.id for m in messages]
+    typed = '<session_memory version="1"><last_request>x</last_request></session_memory>'
+    kept = inject_envelope([HumanMessage(content=f"Why does {typed} break?")], "")
+    assert kept[0].text == f"Why does {typed} break?"  # a person's words are never cut
 
 
 def test_inject_envelope_without_user_message_adds_one() -> None:
@@ -274,7 +290,7 @@ def test_select_unrecorded_after_summarization_takes_only_the_summary() -> None:
 
 def test_latest_request_skips_summaries_and_envelopes() -> None:
     messages: list[BaseMessage] = [
-        HumanMessage(content="<session_memory>x</session_memory>\n\nfix the login bug"),
+        HumanMessage(content=f"{plaits_envelope('x')}\n\nfix the login bug"),
         AIMessage(content="on it"),
         HumanMessage(content="Summary 9: stuff", additional_kwargs=SUMMARY_KWARGS),
     ]

@@ -122,7 +122,7 @@ async def test_mcp_execute_reports_exit_and_records_error_events(
         await call(client, "session_execute", command="true", session_id=session)
         events = await events_of(memory, session)
         errors = [e for e in events if e.kind is EventKind.ERROR]
-        assert [e.key for e in errors] == ["cmd:echo"]
+        assert [e.key.split("|")[0] for e in errors] == ["cmd:echo"]
         assert any(e.kind is EventKind.TOOL_RESULT and "echo out" in e.summary for e in events)
         assert any(e.kind is EventKind.ERROR_RESOLVED and e.key == "cmd:true" for e in events)
 
@@ -164,7 +164,7 @@ async def test_mcp_timeout_kills_and_keeps_partial_output(
         output = answer.split("]\n", 1)[1]
         assert "started" in output and "never" not in output
         events = await events_of(memory, session)
-        assert any(e.kind is EventKind.ERROR and e.key == "cmd:echo" for e in events)
+        assert any(e.kind is EventKind.ERROR and e.key.startswith("cmd:echo|") for e in events)
 
 
 async def test_mcp_paths_outside_the_worktree_are_refused(

@@ -63,7 +63,7 @@ async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory)
     closed = await session.user("Run the tests again.")
     tasks = ET.fromstring(find_envelope(closed)).find("active_tasks")
     assert tasks is not None
-    assert [task.text for task in tasks] == ["TODO: write the upgrade notes"]
+    assert [task.text for task in tasks] == ["write the upgrade notes"]
 
 
 async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> None:
@@ -130,7 +130,7 @@ async def test_memory_reads_each_hook_payload_once(
     monkeypatch.setattr(hooks, "intents_of", counted)
     session = SessionReplay(runner=memory)
     await session.user("We decided to use Postgres for storage.")
-    await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py" * 1000)
+    await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py::t - e\n" * 1000)
     assert sorted(set(reads)) == sorted(reads)  # no hook read twice
     assert {"chat.message", "experimental.chat.messages.transform"} <= set(reads)
     assert (await memory.store.read_events(session.session_id))[-1].kind == EventKind.ERROR

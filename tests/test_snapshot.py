@@ -8,10 +8,14 @@ from hypothesis import strategies as st
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import (
     CAPS,
+    ERROR_AGE_EVENTS,
     FINGERPRINTS_MAX,
+    TRANSIENT,
+    TRANSIENT_ERROR_AGE_EVENTS,
     Snapshot,
     drop_duplicates,
     fold_snapshot,
+    is_read_only,
 )
 
 
@@ -118,19 +122,98 @@ def test_snapshot_round_trips_through_json() -> None:
 # -- supersede, resolve, dedup, bounds -------------------------------------------------------
 
 
-def test_snapshot_later_decision_on_the_same_topic_supersedes() -> None:
+def test_snapshot_decisions_on_one_subject_both_stay_unless_one_supersedes() -> None:
     snapshot = fold_snapshot(
         Snapshot(),
         [
             ev(EventKind.DECISION, "use Redis for the cache", key="topic:cache"),
             ev(EventKind.DECISION, "use FastAPI for the API", key="topic:api"),
-            ev(EventKind.DECISION, "use Memcached for the cache", key="topic:cache"),
+            ev(EventKind.DECISION, "keep cache entries for ten minutes", key="topic:cache"),
         ],
     )
-    assert [d.text for d in snapshot.decisions] == [
-        "use FastAPI for the API",
-        "use Memcached for the cache",
+    assert len(snapshot.decisions) == 3  # the same subject is no evidence
+    reversal = ev(
+        EventKind.DECISION,
+        "Actually, let's not use a token bucket after all: use a sliding window log",
+        key="topic:rate limiting",
+    )
+    bucket = ev(EventKind.DECISION, "Rate limiting: we'll use a token bucket with a burst of 20")
+    snapshot = fold_snapshot(snapshot, [bucket, reversal])
+    assert [d.text for d in snapshot.decisions][-1] == reversal.summary
+    assert not any("burst of 20" in d.text for d in snapshot.decisions)
+
+
+def test_snapshot_a_rejection_captured_apart_still_supersedes() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(), [ev(EventKind.DECISION, "Use a token bucket for rate limiting")]
+    )
+    merged = ev(EventKind.DECISION, "Use a fixed window instead", keywords=("not:token bucket",))
+    assert [d.text for d in fold_snapshot(snapshot, [merged]).decisions] == [merged.summary]
+
+
+def test_snapshot_the_models_decisions_rank_below_the_users() -> None:
+    user = [ev(EventKind.DECISION, f"use tool{i} for job{i}", speaker="user") for i in range(9)]
+    model = ev(EventKind.DECISION, "I'll use orjson for serialization", speaker="assistant")
+    snapshot = fold_snapshot(Snapshot(), [*user[:5], model, *user[5:]])
+    assert len(snapshot.decisions) == 10
+    extra = ev(EventKind.DECISION, "use Postgres for storage", speaker="user")
+    full = fold_snapshot(snapshot, [extra])
+    assert all(d.speaker == "user" for d in full.decisions)  # the model's went first
+    assert full.decisions[0].text == "use tool0 for job0"
+    restated = ev(EventKind.DECISION, "use tool3 for job3", speaker="assistant")
+    assert full.is_duplicate(restated)
+    assert fold_snapshot(full, [restated]).decisions == full.decisions
+
+
+def test_snapshot_an_assistant_decision_without_evidence_keeps_the_users() -> None:
+    user = ev(EventKind.DECISION, "use Redis for the cache", speaker="user")
+    model = ev(EventKind.DECISION, "I'll use Memcached for the cache", speaker="assistant")
+    snapshot = fold_snapshot(Snapshot(), [user, model])
+    assert [d.speaker for d in snapshot.decisions] == ["user", "assistant"]
+
+
+def test_snapshot_errors_age_out_one_offs_first_and_a_repeat_starts_over() -> None:
+    lasting = ev(EventKind.ERROR, "mypy: bad type", key="cmd:mypy|bad type")
+    one_off = ev(EventKind.ERROR, "pyest: not found", key="cmd:pyest|x", keywords=(TRANSIENT,))
+    snapshot = fold_snapshot(Snapshot(), [lasting, one_off])
+    reads = [
+        ev(EventKind.FILE_READ, f"read f{i}", key=f"f{i}")
+        for i in range(TRANSIENT_ERROR_AGE_EVENTS)
     ]
+    snapshot = fold_snapshot(snapshot, reads)
+    assert [e.key for e in snapshot.errors] == ["cmd:mypy|bad type"]
+    assert not snapshot.is_duplicate(lasting)  # seen again is news: its age starts over
+    more = [
+        ev(EventKind.FILE_READ, f"read g{i}", key=f"g{i}") for i in range(ERROR_AGE_EVENTS - 10)
+    ]
+    renewed = fold_snapshot(fold_snapshot(snapshot, [lasting]), more)
+    assert [e.key for e in renewed.errors] == ["cmd:mypy|bad type"]
+    assert fold_snapshot(snapshot, more).errors == []
+
+
+def test_snapshot_a_fix_resolves_every_error_of_its_command() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.ERROR, "pytest: test_a", key="cmd:pytest|failed test_a"),
+            ev(EventKind.ERROR, "pytest: test_b", key="cmd:pytest|failed test_b"),
+            ev(EventKind.ERROR, "pytest-cov: x", key="cmd:pytest-cov|x"),
+        ],
+    )
+    fixed = fold_snapshot(snapshot, [ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest")])
+    assert [e.key for e in fixed.errors] == ["cmd:pytest-cov|x"]
+
+
+def test_snapshot_an_edited_file_read_again_stays_edited() -> None:
+    snapshot = fold_snapshot(
+        Snapshot(),
+        [
+            ev(EventKind.FILE_EDIT, "edited a.py", key="a.py"),
+            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
+        ],
+    )
+    assert [f.text for f in snapshot.files] == ["a.py (edited)"]
+    assert not is_read_only(snapshot.files[0])
 
 
 def test_snapshot_reversal_matches_whole_words_only() -> None:
@@ -329,15 +412,15 @@ def test_snapshot_folding_one_by_one_equals_folding_a_batch(steps) -> None:
 
 
 def test_snapshot_a_reversed_rule_replaces_the_old_one() -> None:
-    from plait.nodes.rules import promote
+    from plait.nodes.capture import capture
+    from plait.state.intents import SessionRef, UserTurn
 
-    events = [
-        ev(p.kind, p.text, key=p.key)
-        for text in ("Always use tabs.", "Never commit to main.", "Never use tabs.")
-        for p in promote(text)
+    session = SessionRef(session_id="s", root_session_id="s")
+    turns = [
+        UserTurn(text=t) for t in ("Always use tabs.", "Never commit to main.", "Never use tabs.")
     ]
-    snapshot = fold_snapshot(Snapshot(), events)
-    assert [r.text for r in snapshot.rules] == ["Never commit to main.", "Never use tabs."]
+    snapshot = fold_snapshot(Snapshot(), capture(turns, session).events)
+    assert [r.text for r in snapshot.rules] == ["Never commit to main", "Never use tabs"]
 
 
 def test_event_lists_take_a_lone_string_as_one_item_and_drop_repeats() -> None:

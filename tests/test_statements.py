@@ -343,3 +343,51 @@ def test_statements_any_text_gives_bounded_statements(text: str, speaker: str) -
 )
 def test_statements_marker_soup_never_raises(parts: list[str]) -> None:
     statements(" ".join(parts))
+
+
+# -- generalisations after the third blind set (fresh3) ----------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Go ahead and use pydantic v2 models for the request bodies.", ["pydantic v2"]),
+        ("Deploy target will be Fly.io; Heroku is out.", ["Fly.io"]),
+        (
+            "Let's keep the monorepo layout but move shared types into packages/types.",
+            ["monorepo", "packages/types"],
+        ),
+        ("The docs site uses MkDocs Material; keep it that way.", ["MkDocs Material"]),
+    ],
+)
+def test_statements_decisions_in_new_phrasings(text: str, expected: list[str]) -> None:
+    decisions = of_kind(text, K.DECISION)
+    assert len(decisions) == len(expected)
+    for decision, word in zip(decisions, expected, strict=True):
+        assert word in decision.text
+
+
+def test_statements_a_reversal_across_a_semicolon_is_one_decision() -> None:
+    [decision] = of_kind("Deploy target will be Fly.io; Heroku is out.", K.DECISION)
+    assert decision.reverses and "heroku" in decision.negated
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["OK, keep going with the tests.", "Fix the bug. Keep it that way.", "Then go ahead."],
+)
+def test_statements_no_decision_in_go_ahead_and_keep_going(text: str) -> None:
+    assert of_kind(text, K.DECISION) == []
+
+
+def test_statements_a_marker_may_be_followed_by_a_dash() -> None:
+    [done] = of_kind(
+        "Done \u2014 the handler now returns 404 for unknown ids.", K.TASK_DONE, "assistant"
+    )
+    assert done.text == "the handler now returns 404 for unknown ids"
+    assert kinds("TODO - add retries") == [K.TASK]
+
+
+@pytest.mark.parametrize(
+    "text", ["Turn 31: refactor src/module_31.py and keep the tests green.", "Bug: fix the parser."]
+)
+def test_statements_a_label_before_a_request_is_no_decision(text: str) -> None:
+    assert of_kind(text, K.DECISION) == []

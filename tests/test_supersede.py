@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plait.nodes.statements import promoted, statements
-from plait.nodes.supersede import (
+from plait.state.supersede import (
     chosen,
     decision_subject,
     has_reversal_cue,
@@ -142,8 +142,8 @@ def test_has_reversal_cue() -> None:
     assert not has_reversal_cue("Let's stick with unittest for now, migrating to pytest later.")
 
 
-def test_supersede_imports_only_the_standard_library_and_plait_state() -> None:
-    source = Path(__file__).parents[1] / "nodes" / "supersede.py"
+def test_supersede_imports_only_the_standard_library() -> None:
+    source = Path(__file__).parents[1] / "state" / "supersede.py"
     imported = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -151,7 +151,7 @@ def test_supersede_imports_only_the_standard_library_and_plait_state() -> None:
         elif isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
     allowed = {"__future__", "re", "collections.abc", "functools", "typing"}
-    assert {m for m in imported if not m.startswith("plait.state")} <= allowed
+    assert imported <= allowed
 
 
 def test_supersedes_costs_bounded_time_on_huge_text() -> None:
@@ -168,3 +168,37 @@ def test_supersedes_never_raises_and_is_false_for_the_same_text(old: str, new: s
     supersedes(old, new)
     assert not supersedes(new, new)
     assert isinstance(decision_subject(new), str)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        (
+            "For the job queue we'll use Redis.",
+            "Let's lean on Postgres rather than bringing in Redis.",
+        ),
+        ("Log with the stdlib logging module.", "Switch our logging over to structlog."),
+        ("Use a session-scoped fixture for the DB.", "I'll switch the fixture to function scope."),
+        ("Timeouts: 5s connect, 30s read.", "Timeouts: 10s connect, 30s read."),
+        ("We'll use Python 3.11.", "We're standardizing on Python 3.12 across services."),
+    ],
+)
+def test_supersedes_new_evidence_forms(old: str, new: str) -> None:
+    assert supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Retries: 3 for reads.", "Retries: 5 for writes."),
+        ("Use Postgres for the main database.", "Use Postgres 16 for the main database."),
+        ("Use Redis with a 10 minute TTL.", "Use Redis with 3 replicas."),
+    ],
+)
+def test_supersedes_other_numbers_are_not_a_reversal_by_themselves(old: str, new: str) -> None:
+    assert not supersedes(old, new)
+
+
+def test_supersedes_a_digit_inside_a_name_is_no_version() -> None:
+    assert not supersedes("use tool0 for job0", "use tool8 for job8")
+    assert supersedes("Use Postgres 15.", "Go with Postgres 16 for everything.")

@@ -304,3 +304,13 @@ def test_tool_outcome_any_text_gives_a_consistent_outcome(
     assert (outcome.status == "failed") == bool(outcome.signature)
     assert outcome.signature.startswith(outcome.command_key) or not outcome.signature
     touched_files("bash", {"command": command})
+
+
+def test_tool_outcome_an_unknown_make_target_is_a_one_off() -> None:
+    outcome = tool_outcome(
+        "bash",
+        args={"command": "make deploy"},
+        output="make: *** No rule to make target 'deploy'.  Stop.\n",
+        exit_code=2,
+    )
+    assert outcome.status == "failed" and outcome.transient

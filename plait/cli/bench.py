@@ -127,6 +127,26 @@ def bench_drain_command(
     console.print(f"{written} events in {seconds:.1f} s: {rate:.0f} events/s")
 
 
+@bench_app.command("capture")
+def bench_capture_command(
+    datasets: Annotated[
+        Path, typer.Option(help="The capture corpus folder (see its README).")
+    ] = Path("datasets/capture"),
+    output: OutputOption = Path("docs/benchmarks.md"),
+    misses: Annotated[bool, typer.Option(help="List every miss of the held-out items.")] = False,
+) -> None:
+    """Precision and recall of capture per kind, and supersession, on the labelled corpus."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.capture import CaptureDatasetError, capture_section
+
+    try:
+        body = capture_section(datasets, with_misses=misses)
+    except (CaptureDatasetError, OSError) as error:
+        fail(str(error), code=2)
+    write_section(output, "Capture", f"{stamp()}\n\n{body}")
+    console.print(body)
+
+
 @bench_app.command("recall")
 def bench_recall_command(
     dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],

@@ -8,7 +8,7 @@ from typing import Any
 from plait.adapters.hosts.opencode.hooks import host_call, intents_of
 from plait.nodes.capture import capture
 from plait.state.events import SessionEvent
-from plait.state.intents import Intent, SessionRef
+from plait.state.intents import Intent, SessionRef, SessionTarget
 
 
 @dataclass
@@ -29,7 +29,7 @@ def extract_opencode(name: str, input: Any, output: Any) -> Turn:
     A child session's root is its parent; a call that names no session is captured for ``""``.
     """
     call = host_call(name, input, output)
-    target = call.target
+    target = call.target if isinstance(call.target, SessionTarget) else None
     intents = intents_of(call.payload)
     session = target.session_id if target else ""
     root = (target.parent_id if target else None) or session

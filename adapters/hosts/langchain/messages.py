@@ -1,7 +1,8 @@
 """LangChain messages → plait's intents (the capture rules then apply as for every host).
 
 A ``HumanMessage`` is a user turn, an ``AIMessage``'s tool calls and the ``ToolMessage``
-answering each are tool results (``status="error"`` is a failure), and an ``AIMessage``'s final
+answering each are tool results (``status="error"`` is a failure; ``"success"`` is no verdict,
+so a traceback in its text still is one), and an ``AIMessage``'s final
 text is assistant text. Tool names of common LangChain toolkits (``read_file``, ``execute``,
 ``write_todos``…) map to plait's (``read``, ``bash``…).
 """
@@ -154,7 +155,7 @@ def tool_message_intents(
         tool=tool,
         args=args or {},
         output=message_text(message),
-        exit_code=1 if message.status == "error" else 0,
+        exit_code=1 if message.status == "error" else None,  # "success" is no verdict
         child_session=f"call:{call_id}" if tool == "task" else "",
     )
     return [result]

@@ -32,7 +32,7 @@ from langgraph.runtime import Runtime
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.boundary import fail_open
 from plait.memory import Memory, MemoryKind, recalled, remembered
-from plait.nodes.envelope import strip_envelopes
+from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
@@ -186,9 +186,9 @@ def _with_envelope_first[M: BaseMessage](message: M, envelope: str) -> M:
 def inject_envelope(messages: Sequence[AnyMessage], envelope: str) -> list[AnyMessage]:
     """A copy of ``messages`` with the envelope at the head of the last user message.
 
-    Every earlier ``<session_memory>`` block is stripped first, so the result holds the envelope
-    at most once. With no user message the envelope becomes a user message of its own, first.
-    The input messages are never changed.
+    Every earlier envelope plait injected is stripped first, so the result holds the envelope
+    at most once; a person's text is never cut. With no user message the envelope becomes a
+    user message of its own, first. The input messages are never changed.
     """
     cleaned: list[AnyMessage] = [_without_envelope(message) for message in messages]
     if not envelope:
@@ -196,7 +196,8 @@ def inject_envelope(messages: Sequence[AnyMessage], envelope: str) -> list[AnyMe
     for index in range(len(cleaned) - 1, -1, -1):
         message = cleaned[index]
         if isinstance(message, HumanMessage):
-            cleaned[index] = _with_envelope_first(message, envelope)
+            fitted = for_message(envelope, message.text)  # no item that only repeats it
+            cleaned[index] = _with_envelope_first(message, fitted) if fitted else message
             return cleaned
     return [HumanMessage(content=envelope), *cleaned]
 

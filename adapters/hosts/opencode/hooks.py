@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from langgraph.runtime import Runtime
 
 from plait.errors import InvalidHookPayload, UnknownHook
-from plait.nodes.envelope import strip_envelopes
+from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.context import PlaitContext
 from plait.state.events import TEXT_MAX, as_text
 from plait.state.hooks import HookOutput, HookState
@@ -33,6 +33,7 @@ from plait.state.intents import (
     HostCall,
     Intent,
     ModelCall,
+    Sessionless,
     SessionLifecycle,
     SessionTarget,
     Task,
@@ -60,6 +61,16 @@ POLICY_KEY = "plait"
 IGNORED_ERRORS = frozenset({"MessageAbortedError"})
 TODOS_MAX = 50
 SHELL_TOOLS = frozenset({"bash", "shell"})
+ENVELOPE_PART = "prt_plait_"
+PATH_ARGS = ("filePath", "path", "file_path")
+# Bus events that name no session: a file edit finds the session that named the file, a
+# branch change goes to the project's active sessions (see plait.Memory's session routing).
+SESSIONLESS: dict[str, Callable[[Mapping[str, Any]], Sessionless | None]] = {
+    "file.edited": lambda props: (
+        Sessionless(file=props["file"]) if isinstance(props.get("file"), str) else None
+    ),
+    "vcs.branch.updated": lambda props: Sessionless(project_wide=True),
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,7 +131,7 @@ def check_hook(name: str, input: Any, output: Any) -> None:
 
 
 # -- which session ------------------------------------------------------------------------------
-def target_of(hook: OpenCodeHook) -> SessionTarget | None:
+def target_of(hook: OpenCodeHook) -> SessionTarget | Sessionless | None:
     """The session a hook call is about (and its parent); None for a call that names none."""
     if hook.name == TRANSFORM:
         return transform_target(hook.output)
@@ -130,7 +141,17 @@ def target_of(hook: OpenCodeHook) -> SessionTarget | None:
         message = obj(hook.output.get("message"))
         session = hook.input.get("sessionID") or message.get("sessionID")
         return SessionTarget(session_id=require_str(session, "input.sessionID"))
-    return SessionTarget(session_id=require_str(hook.input.get("sessionID"), "input.sessionID"))
+    session_id = require_str(hook.input.get("sessionID"), "input.sessionID")
+    return SessionTarget(session_id=session_id, files=tool_files(hook))
+
+
+def tool_files(hook: OpenCodeHook) -> tuple[str, ...]:
+    """The file a tool call names (its arguments are the output before, the input after)."""
+    args = obj(
+        hook.output.get("args") if hook.name == "tool.execute.before" else hook.input.get("args")
+    )
+    path = next((args[key] for key in PATH_ARGS if isinstance(args.get(key), str)), "")
+    return (path[:512],) if path else ()
 
 
 def transform_target(output: Mapping[str, Any]) -> SessionTarget | None:
@@ -145,8 +166,11 @@ def transform_target(output: Mapping[str, Any]) -> SessionTarget | None:
     return None
 
 
-def event_target(input: Mapping[str, Any]) -> SessionTarget | None:
-    """A bus event's session: its ``sessionID``, else the session or message it describes."""
+def event_target(input: Mapping[str, Any]) -> SessionTarget | Sessionless | None:
+    """A bus event's session: its ``sessionID``, else the session or message it describes.
+
+    ``file.edited`` and ``vcs.branch.updated`` name none: they are :class:`Sessionless`.
+    """
     event = mapping(input.get("event"), "input.event")
     require_str(event.get("type"), "input.event.type")
     properties = mapping(event.get("properties") or {}, "input.event.properties")
@@ -160,7 +184,10 @@ def event_target(input: Mapping[str, Any]) -> SessionTarget | None:
         session = session or optional_str(info.get("id"))
         parent = optional_str(info.get("parentID"))
         return SessionTarget(session_id=session, parent_id=parent) if session else None
-    return SessionTarget(session_id=session) if session else None
+    if session:
+        return SessionTarget(session_id=session)
+    sessionless = SESSIONLESS.get(str(event.get("type")))
+    return sessionless(properties) if sessionless is not None else None
 
 
 def host_call(name: str, input: Any, output: Any) -> HostCall:
@@ -187,7 +214,11 @@ async def adapt_opencode(state: HookState, runtime: Runtime[PlaitContext]) -> di
 
 
 def user_text(parts: Any) -> str:
-    """The user's own text: text parts that are neither synthetic nor ignored, envelopes removed."""
+    """The user's own text: text parts that are neither synthetic nor ignored.
+
+    Only envelopes plait marked are taken out: whatever a person typed or attached, a mention
+    of ``<session_memory`` included, is kept whole.
+    """
     if not isinstance(parts, list):
         raise InvalidHookPayload("must be a list", field="output.parts")
     texts = [
@@ -371,7 +402,10 @@ def apply_output(name: str, output: dict[str, Any], answer: HookOutput) -> dict[
 
 
 def prepend_to_last_user_message(output: dict[str, Any], envelope: str) -> None:
-    """Put the envelope first in the last user message, replacing any earlier one."""
+    """Put the envelope first in the last user message, replacing any earlier one.
+
+    What only repeats the message (its own text as ``<last_request>``) is left out of it.
+    """
     messages = output.get("messages")
     if not isinstance(messages, list):
         return
@@ -382,24 +416,28 @@ def prepend_to_last_user_message(output: dict[str, Any], envelope: str) -> None:
             if not isinstance(parts, list):
                 return
             strip_injected(parts)
-            parts.insert(0, envelope_part(info, envelope))
+            fitted = for_message(envelope, user_text(parts))
+            if fitted:
+                parts.insert(0, envelope_part(info, fitted))
             return
 
 
+def is_injected(part: Any) -> bool:
+    """A part plait added: its synthetic envelope part (``prt_plait_…``)."""
+    return isinstance(part, dict) and str(part.get("id", "")).startswith(ENVELOPE_PART)
+
+
 def strip_injected(parts: list[Any]) -> None:
-    """Remove envelopes already in a message's text parts (so it never appears twice)."""
-    for index in range(len(parts) - 1, -1, -1):
-        part = parts[index]
-        if not (isinstance(part, dict) and part.get("type") == "text"):
-            continue
-        text = str(part.get("text", ""))
-        if "<session_memory" not in text:
-            continue
-        remaining = strip_envelopes(text)
-        if remaining.strip():
-            part["text"] = remaining
-        else:
-            del parts[index]
+    """Remove what plait injected earlier (so an envelope never appears twice).
+
+    Plait's own parts go, and envelopes plait marked inside other text parts; a person's text
+    is never cut.
+    """
+    parts[:] = [part for part in parts if not is_injected(part)]
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == "text":
+            text = str(part.get("text", ""))
+            part["text"] = strip_envelopes(text)
 
 
 def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:

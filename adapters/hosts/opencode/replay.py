@@ -160,8 +160,9 @@ class SessionReplay:
         await self.event("session.error", error={"name": name, "data": {"message": message}})
 
     async def branch(self, name: str) -> None:
-        """``vcs.branch.updated``."""
-        await self.event("vcs.branch.updated", branch=name)
+        """``vcs.branch.updated`` (OpenCode sends no session id with it)."""
+        event = {"id": new_id("evt"), "type": "vcs.branch.updated", "properties": {"branch": name}}
+        await self.runner.hook("event", {"event": event}, {})
 
     async def idle(self) -> None:
         """``session.idle``: the turn is over."""

@@ -1,7 +1,8 @@
 """What a decision is about, and whether a later decision supersedes an earlier one.
 
-Pure and dependency-free (stdlib only), so the snapshot fold in ``plait.state`` can call it: this
-module moves there unchanged. A decision supersedes another only on evidence: the new one names
+Pure and dependency-free (stdlib only): the snapshot fold (:mod:`plait.state.snapshot`) applies
+it to every decision it folds, and the capture rules (:mod:`plait.nodes.statements`) use its
+subjects and rejected choices. A decision supersedes another only on evidence: the new one names
 the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
 ("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
 something else. Two decisions on different subjects both stay; a new decision that keeps the old
@@ -33,6 +34,11 @@ WORD = r"[\w.+#/@'()&-]+"
 # Up to three words: a term such as "redis streams" or "datetime.utcnow()".
 TERM = rf"(?P<term>{WORD}(?:[ \t]+{WORD}){{0,{TERM_WORDS_MAX - 1}}})"
 ARTICLE = r"(?:(?:the|a|an|our|their|its|using|all|every|each|any)\s+)?"
+# "rather than bringing in Redis" rejects Redis, not "bringing".
+GERUND = (
+    r"(?:(?:bringing|pulling|adding|introducing|using|keeping|going with|sticking with|"
+    r"relying on|switching to)\s+(?:in\s+)?)?"
+)
 
 # Words that end a term: "use Redis for the cache" → "redis".
 TERM_STOP = word_set(
@@ -57,7 +63,7 @@ STOPWORDS = word_set(
     "we'll we're i'll i'm i've we've i'd we'd now then than also too just only "
     "here there all any every each some more most very really still yet again "
     "which what when where who why how if because since while until over under "
-    "up down out off about"
+    "up down out off about re ll ve s m t d"
 )
 # Verbs that say a choice is made; they are not what the decision is about.
 DECISION_VERBS = word_set(
@@ -99,8 +105,8 @@ REVERSAL_CUE = re.compile(
 REJECTIONS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        rf"\binstead of {ARTICLE}{TERM}",
-        rf"\brather than {ARTICLE}{TERM}",
+        rf"\binstead of {GERUND}{ARTICLE}{TERM}",
+        rf"\brather than {GERUND}{ARTICLE}{TERM}",
         rf"(?:^|[,;(\u2014]\s*|\s-\s)(?:not|no) {ARTICLE}{TERM}\s*(?=[,.;:)!]|$)",
         rf"\bnot {ARTICLE}{TERM} (?:after all|anymore|any more)\b",
         rf"\bno (?:more|longer) (?:use of |using |use |need (?:for )?|support(?: for)? |want )?"
@@ -424,7 +430,8 @@ def shares_subject(old: str, new: str) -> bool:
     """Whether two decisions are about the same thing: slot, category or several shared words."""
     old_slot, new_slot = stems(slot_of(old)), stems(slot_of(new))
     if old_slot and new_slot:
-        return bool(old_slot & new_slot) or shared_words(old, new, 2)
+        named = new_slot <= stems(old) or old_slot <= stems(new)  # "switch the fixture to …"
+        return bool(old_slot & new_slot) or named or shared_words(old, new, 2)
     if categories(chosen(old)) & categories(chosen(new)):
         return True
     return shared_words(old, new, 2) or (
@@ -450,15 +457,57 @@ def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
     """
     if quantities(old) and quantities(new) and quantities(old) != quantities(new):
         return False
-    old_choices = [c for c in chosen(old) if not names([c], rejected)]
+    new_slot = slot_of(new)
+    old_choices = [
+        c for c in chosen(old) if not names([c], rejected) and not same_stems(c, new_slot)
+    ]
     return bool(old_choices) and any(contains_words(new, choice) for choice in old_choices)
 
 
+def same_stems(first: str, second: str) -> bool:
+    """Whether two phrases have the same content-word stems ("logging" and "log")."""
+    return bool(stems(first)) and stems(first) == stems(second)
+
+
+@bounded_cache
 def quantities(text: str) -> frozenset[str]:
     """The numbers with their units a text names ("10 minutes", "5 retries", "v2")."""
     lowered = text.lower()
     found = re.findall(r"\b\d[\d.,]*\s?[a-z%]*", lowered)
     return frozenset(found + re.findall(QUANTITY_WORDS, lowered))
+
+
+def without_numbers(text: str) -> frozenset[str]:
+    """A text's content-word stems, quantities left out."""
+    bare = re.sub(r"\b\d[\d.,]*\s?[a-z%]*", " ", text.lower())
+    return stems(bare)
+
+
+def restates_with_new_numbers(old: str, new: str) -> bool:
+    """The same words with other numbers: "Timeouts: 5s connect" → "Timeouts: 10s connect"."""
+    changed = bool(quantities(old)) and quantities(old) != quantities(new)
+    return changed and bool(without_numbers(old)) and without_numbers(old) == without_numbers(new)
+
+
+def versions(text: str, choice: str) -> frozenset[str]:
+    """The versions a text gives a choice: "Python 3.12" → {"3.12"}."""
+    pattern = rf"(?<![\w.]){re.escape(choice)}(?:\s+v?|\s*\bv)(\d+(?:\.\d+)*)"
+    return frozenset(re.findall(pattern, text.lower()))
+
+
+def unversioned(choice: str) -> str:
+    """A choice without its version: "python 3.11" → "python"."""
+    return re.sub(r"(?:\s+v?|\s*\bv)\d+(?:\.\d+)*$", "", choice)
+
+
+def new_version(old: str, new: str) -> bool:
+    """The same choice with another version: "Python 3.11" → "Python 3.12"."""
+    named = {unversioned(c) for c in chosen(old)} & {unversioned(c) for c in chosen(new)}
+    for choice in (c for c in named if re.search(r"[a-z]", c)):
+        before, after = versions(old, choice), versions(new, choice)
+        if before and after and before != after:
+            return True
+    return False
 
 
 def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
@@ -469,19 +518,29 @@ def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
     return any(stems(term) and stems(term) <= stems(old) for term in rejected)
 
 
-def supersedes(old: HasText | str, new: HasText | str) -> bool:
+def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...] = ()) -> bool:
     """Whether ``new`` replaces ``old``: evidence required, a shared word is not enough.
 
     True when the new decision names the old choice as rejected, or when it carries a reversal
-    cue, shares the old one's subject and does not keep the old choice.
+    cue, shares the old one's subject and does not keep the old choice. ``rejected`` adds
+    choices known to be turned away from that the new text no longer names (a rejection
+    captured apart: "Scratch the token bucket. Use a fixed window instead.").
     """
-    old_text, new_text = text_of(old), text_of(new)
+    return judged(text_of(old), text_of(new), tuple(rejected))
+
+
+@lru_cache(maxsize=CACHE_SIZE)
+def judged(old_text: str, new_text: str, rejected: tuple[str, ...]) -> bool:
+    """:func:`supersedes` on bounded texts (memoized: a fold asks for the same pairs again)."""
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
-    rejected = rejected_choices(new_text) + disparaged_choices(new_text)
+    if restates_with_new_numbers(old_text, new_text) or new_version(old_text, new_text):
+        return True
+    cued = has_reversal_cue(new_text) or bool(rejected)
+    rejected = rejected + rejected_choices(new_text) + disparaged_choices(new_text)
     if rejected and rejects_old(old_text, rejected):
         return True
-    if not has_reversal_cue(new_text) or keeps_choice(old_text, new_text, rejected):
+    if not cued or keeps_choice(old_text, new_text, rejected):
         return False
     return shares_subject(old_text, new_text)
 
@@ -494,4 +553,5 @@ __all__ = [
     "rejected_choices",
     "slot_of",
     "supersedes",
+    "words",
 ]
