@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -10,6 +11,11 @@ import pytest
 import redis
 
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
+
+# Tests assert behaviour, not speed: a hook that takes longer than the product's 250 ms on a busy
+# test machine must not fail open and turn a behaviour test into a timing test. A test of the
+# timeout itself sets its own.
+os.environ.setdefault("PLAIT_HOOKS__TIMEOUT_MS", "20000")
 
 
 @pytest.fixture(scope="session")
