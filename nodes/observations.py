@@ -264,7 +264,7 @@ def contradicted(draft: ObservationDraft, candidates: Iterable[Observation]) -> 
         for candidate in candidates
         if candidate.is_current
         and candidate.type in SUPERSEDING_TYPES
-        and candidate.topic_key != draft.topic_key
+        and not (draft.topic_key and candidate.topic_key == draft.topic_key)
         and supersedes(claim_of(candidate.title, candidate.content), claim)
     ]
 

@@ -24,6 +24,7 @@ from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
+from plait.observations import open_observations
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
@@ -117,6 +118,11 @@ class Memory:
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
         self._last_root: str | None = None
         self._roots: dict[str, str] = {}
+        self.observations = open_observations(backends, group_id=group_id, project_dir=project_dir)
+        if background is not None:
+            background.observations = self.observations
+            if backends.settings.observations.auto_summary:
+                background.summarizer = self.observations.summarize_session
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -166,6 +172,7 @@ class Memory:
             checkpointer=checkpointer,
             background=background,
         )
+        await fail_open("preparing observations", memory.observations.on_open(), None)
         if start_background:
             background.start()
         return memory

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.errors import UsageError
+from plait.state.ports import MemoryHit
 
 ObservationType = Literal[
     "decision",
@@ -332,6 +333,23 @@ class ObservationStore(Protocol):
         ...
 
 
+@runtime_checkable
+class ObservationRecall(Protocol):
+    """Observations relevant to a query, as recall hits (what the cache refresh adds)."""
+
+    async def recall_hits(self, group_id: str, query: str, limit: int) -> list[MemoryHit]:
+        """The project brief and the best matches for ``query``, best first."""
+        ...
+
+
+class SummaryWriter(Protocol):
+    """An LLM that writes a session's summary from its events (optional, off the hot path)."""
+
+    async def write_summary(self, draft: str, events: str) -> str:
+        """The summary in the same sections as ``draft``, from ``events`` (one per line)."""
+        ...
+
+
 # -- JSONL, for export and import ---------------------------------------------------------------
 def observation_line(observation: Observation) -> str:
     """One observation as a stable JSON line (sorted keys, no spaces, UTF-8 as is)."""
@@ -343,7 +361,7 @@ def parse_observation_line(text: str, number: int) -> Observation:
     """Read one exported line; a broken one is a :class:`UsageError` naming the line."""
     try:
         raw = json.loads(text)
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         raise UsageError(f"line {number}: not JSON ({error.msg})") from None
     if not isinstance(raw, dict):
         raise UsageError(f"line {number}: not a JSON object")
@@ -372,12 +390,14 @@ __all__ = [
     "TITLE_MAX_CHARS",
     "Observation",
     "ObservationDraft",
+    "ObservationRecall",
     "ObservationSource",
     "ObservationStore",
     "ObservationType",
     "Revision",
     "Scope",
     "SourceKind",
+    "SummaryWriter",
     "UnknownObservation",
     "check_content",
     "check_draft",
