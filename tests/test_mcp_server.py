@@ -343,7 +343,9 @@ async def test_mcp_memory_save_is_searchable_at_once_and_drains_to_the_graph(
         found = json.loads(await call(client, "memory_search", query="drain queue redis"))
         nothing = json.loads(await call(client, "memory_search", query="zebra xylophone"))
         blank = await client.call_tool("memory_search", {"query": ""})
-        wrong = await client.call_tool("memory_save", {"title": "x", "content": "y", "type": "mood"})
+        wrong = await client.call_tool(
+            "memory_save", {"title": "x", "content": "y", "type": "mood"}
+        )
     assert [hit["id"] for hit in found["results"]] == [saved["id"]]
     assert nothing["results"] == []
     assert blank.is_error and "query" in blank.content[0].text  # type: ignore[union-attr]
