@@ -379,7 +379,7 @@ class Observations:
 
     async def _try_save(self, group: str, draft: ObservationDraft) -> SaveResult | None:
         existing, action = await self._existing(group, draft)
-        if existing is not None and same_version(existing, draft):
+        if existing is not None and (action == "duplicate" or same_version(existing, draft)):
             return SaveResult(
                 observation=existing, action="unchanged" if draft.topic_key else action
             )
