@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from plait.cli._common import (
     DataDirOption,
@@ -79,13 +78,14 @@ def print_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def observation_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """Listing rows as a table."""
-    table = Table("id", "type", "scope", "title", "updated", title=title)
+def print_rows(rows: list[dict[str, Any]], empty: str) -> None:
+    """One line per observation: id, type, scope, date, title (greppable, never wrapped)."""
+    if not rows:
+        typer.echo(empty)
     for row in rows:
-        mark = " (superseded)" if row.get("superseded_by") else ""
-        table.add_row(row["id"], row["type"], row["scope"], row["title"] + mark, row["updated_at"])
-    return table
+        mark = f" (superseded by {row['superseded_by']})" if row.get("superseded_by") else ""
+        day = row["updated_at"][:10]
+        typer.echo(f"{row['id']}  {row['type']:<15} {row['scope']:<8} {day}  {row['title']}{mark}")
 
 
 @memory_app.command("list")
@@ -109,7 +109,7 @@ def memory_list(
     if json_output:
         print_json(rows)
     else:
-        console.print(observation_table(rows, f"{len(rows)} observation(s)"))
+        print_rows(rows, "no observations")
 
 
 @memory_app.command("show")
@@ -164,7 +164,7 @@ def memory_search(
     if json_output:
         print_json(answer)
     else:
-        console.print(observation_table(answer["results"], f"results for {query!r}"))
+        print_rows(answer["results"], f"nothing found for {query!r}")
 
 
 @memory_app.command("forget")
