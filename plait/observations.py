@@ -46,6 +46,7 @@ from plait.nodes.session_summary import (
     TITLE_PREFIX,
     event_lines,
     is_worth_summarizing,
+    render_sections,
     summarize_events,
 )
 from plait.nodes.sessions import find_root
@@ -541,12 +542,12 @@ class Observations:
     async def _written_by_llm(self, draft: str, events: str) -> str:
         if self.summary_writer is None:
             return draft
-        written = await fail_open(
+        sections = await fail_open(
             "writing a session summary with the llm",
             self.summary_writer.write_summary(draft, events),
-            draft,
+            {},
         )
-        return written.strip() or draft
+        return render_sections(sections).strip() or draft
 
     async def context(self, *, sessions: int = 3, recent: int = 10) -> dict[str, Any]:
         """What the last sessions did and the latest observations, in brief."""

@@ -345,8 +345,11 @@ class ObservationRecall(Protocol):
 class SummaryWriter(Protocol):
     """An LLM that writes a session's summary from its events (optional, off the hot path)."""
 
-    async def write_summary(self, draft: str, events: str) -> str:
-        """The summary in the same sections as ``draft``, from ``events`` (one per line)."""
+    async def write_summary(self, draft: str, events: str) -> dict[str, list[str]]:
+        """The summary's sections by name (``Goal``, ``Next Steps`` …), each a list of items.
+
+        ``draft`` is the summary written without an LLM; ``events`` one event a line.
+        """
         ...
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from plait.nodes.session_summary import render_sections
 from plait.redact import redact
 
 SYSTEM = (
@@ -34,18 +33,17 @@ class SessionSummaryFields(BaseModel):
     relevant_files: list[str] = Field(default_factory=list, description="Files that matter.")
 
 
-def rendered(fields: SessionSummaryFields) -> str:
-    """The fields in the summary's ``## Section`` form."""
-    return render_sections(
-        {
-            "Goal": fields.goal,
-            "Instructions": fields.instructions,
-            "Discoveries": fields.discoveries,
-            "Accomplished": fields.accomplished,
-            "Next Steps": fields.next_steps,
-            "Relevant Files": fields.relevant_files,
-        }
-    )
+def sections_of(fields: SessionSummaryFields) -> dict[str, list[str]]:
+    """The fields by the summary's section names, each item redacted."""
+    named = {
+        "Goal": fields.goal,
+        "Instructions": fields.instructions,
+        "Discoveries": fields.discoveries,
+        "Accomplished": fields.accomplished,
+        "Next Steps": fields.next_steps,
+        "Relevant Files": fields.relevant_files,
+    }
+    return {name: [redact(item) for item in items] for name, items in named.items()}
 
 
 class LLMSummaryWriter:
@@ -55,7 +53,7 @@ class LLMSummaryWriter:
         """Use ``client`` (an ``LLMClient``: OpenAI, Anthropic, an OpenAI-compatible server)."""
         self.client = client
 
-    async def write_summary(self, draft: str, events: str) -> str:
+    async def write_summary(self, draft: str, events: str) -> dict[str, list[str]]:
         """Ask the LLM for the sections; redacted before it leaves the process and after."""
         from graphiti_core.prompts.models import Message
 
@@ -67,7 +65,7 @@ class LLMSummaryWriter:
         answer = await self.client.generate_response(
             messages, response_model=SessionSummaryFields, prompt_name="plait.session_summary"
         )
-        return redact(rendered(SessionSummaryFields.model_validate(answer)))
+        return sections_of(SessionSummaryFields.model_validate(answer))
 
 
 def llm_summary_writer(settings: Any) -> LLMSummaryWriter:
