@@ -56,7 +56,7 @@ CLAIM_MAX_CHARS = 300
 SNIPPET_MAX_CHARS = 280
 WHERE = re.compile(r"^\W*where\W*:\s*(?P<rest>.+)$", re.IGNORECASE | re.MULTILINE)
 WHAT = re.compile(r"^\W*what\W*:\s*(?P<rest>.+)$", re.IGNORECASE | re.MULTILINE)
-PATH_LIKE = re.compile(r"^[\w.@~+-]*(?:/[\w.@+-]+)+/?$|^[\w@+-]+\.[A-Za-z0-9]{1,8}$")
+PATH_LIKE = re.compile(r"^(?:[\w.@~+-]+/)+[\w.@+-]*$|^[\w@+-]+\.[A-Za-z0-9]{1,8}$")
 EVENT_KINDS: dict[str, EventKind] = {
     "decision": EventKind.DECISION,
     "architecture": EventKind.DECISION,

@@ -59,7 +59,7 @@ def readme_brief(text: str) -> tuple[str, str]:
             if paragraph:
                 break
             continue
-        if stripped.startswith(("#", "[![", "![", "<", "```", "---", "===", "|")):
+        if stripped.startswith(("#", "[![", "![", "<", ">", "```", "---", "===", "|")):
             if paragraph:
                 break
             continue
