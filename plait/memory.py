@@ -121,8 +121,7 @@ class Memory:
         self.observations = open_observations(backends, group_id=group_id, project_dir=project_dir)
         if background is not None:
             background.observations = self.observations
-            if backends.settings.observations.auto_summary:
-                background.summarizer = self.observations.summarize_session
+            background.summarizer = self.observations.after_idle
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -384,7 +383,9 @@ class Memory:
     ) -> SessionEvent:
         """Record a decision, preference or rule stated outright; it drains to long-term memory.
 
-        Returns the stored event.
+        Deprecated: save an observation instead (``memory.observations.save(...)``, the
+        ``memory_save`` tool), which is searchable at once, keeps revisions and can be corrected
+        or forgotten. Returns the stored event.
         """
         event = SessionEvent(
             root_session_id=session_id,
@@ -413,6 +414,8 @@ class Memory:
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.
 
+        Deprecated for tools: ``memory.observations.search(...)`` (the ``memory_search`` tool)
+        finds saved observations at once; :meth:`search` gives the knowledge graph's hits.
         For tools an agent calls on purpose, never for hooks: it waits on the knowledge graph (at
         most :data:`RECALL_TIMEOUT_SECONDS`). The result is rendered as in
         ``<persistent_memory>`` and also cached for the session's next envelope. Returns ``""``

@@ -534,6 +534,12 @@ class Observations:
         )
         return (await self.save(draft)).observation
 
+    async def after_idle(self, root_session_id: str) -> None:
+        """When a session went idle (or compacts): the shared file, then the session's summary."""
+        await fail_open("importing the shared memory file", self.sync_shared_file(), None)
+        if self.settings.observations.auto_summary:
+            await self.summarize_session(root_session_id)
+
     async def _recent_events(self, root_session_id: str) -> list[Any]:
         count = await self.hot.event_count(root_session_id)
         after = max(0, count - SUMMARY_EVENTS_MAX)
