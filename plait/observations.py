@@ -186,9 +186,12 @@ def same_version(observation: Observation, draft: ObservationDraft) -> bool:
 
 
 def keeps_revision(old: Observation, new_source: ObservationSource) -> bool:
-    """Every earlier version is kept, except an automatic summary replacing another."""
-    automatic = old.source.name == "auto" and new_source.name == "auto"
-    return not (old.type == "session_summary" and automatic)
+    """Every earlier version is kept, except what plait wrote by itself replacing its own.
+
+    An automatic session summary (or the condensed history) is rewritten from the events and
+    holds everything its earlier versions held.
+    """
+    return not (old.source.name == "auto" and new_source.name == "auto")
 
 
 def created(draft: ObservationDraft, now: datetime) -> Observation:
@@ -466,11 +469,13 @@ class Observations:
                     content=old.content if content is None else content,
                     type=old.type if type is None else type,
                     scope=old.scope,
-                    topic_key=old.topic_key if topic_key is None else topic_key,
+                    topic_key=topic_key,
                     source=source or old.source,
                     data=old.data if content is None else None,
                 )
             )
+            if topic_key is None:  # kept as it is (a store's lg: key is plait's own)
+                draft = replace_draft(draft, topic_key=old.topic_key)
             await self._check_topic_free(group, draft.topic_key, observation_id)
             new = revised(old, draft, self.clock())
             if await self.store.put_observation(group, new, expected_revision=old.revision):

@@ -141,3 +141,14 @@ async def test_langmem_manage_and_search_tools_work_on_plait(
     assert observation.revision == 2
     await manage.ainvoke({"action": "delete", "id": memory_id}, config)
     assert json.loads(await search.ainvoke({"query": "pytest"}, config)) == []
+
+
+async def test_a_store_item_can_be_corrected_like_any_observation(
+    store: PlaitStore, memory: Memory
+) -> None:
+    await store.aput(("project", "team notes"), "on-call", {"content": "Ada is on call"})
+    (observation,) = await memory.observations.listed("project")
+    updated = await memory.observations.update(observation.id, title="Who is on call")
+    assert updated.topic_key == observation.topic_key and updated.revision == 2
+    item = await store.aget(("project", "team notes"), "on-call")
+    assert item is not None and item.value == {"content": "Ada is on call"}
