@@ -374,7 +374,12 @@ def parse_observation_line(text: str, number: int) -> Observation:
         first = error.errors()[0]
         where = ".".join(str(part) for part in first.get("loc", ())) or "line"
         raise UsageError(f"line {number}: {where}: {first.get('msg', 'invalid')}") from None
-    check_id(observation.id, f"line {number}: id")
+    where = f"line {number}: "
+    check_id(observation.id, where + "id")
+    check_title(observation.title, where + "title")
+    check_content(observation.content, where + "content")
+    if not observation.topic_key.startswith(STORE_TOPIC_PREFIX):
+        check_topic_key(observation.topic_key, where + "topic_key")
     return observation
 
 

@@ -155,3 +155,12 @@ def test_a_broken_export_line_is_named() -> None:
         )
     with pytest.raises(UsageError, match="line 3: id"):
         parse_observation_line('{"id": "1", "type": "decision", "title": "t", "content": "c"}', 3)
+
+
+def test_an_imported_line_is_held_to_the_same_limits() -> None:
+    line = '{"id": "o000000000001", "type": "decision", "title": "t", "content": "%s"}'
+    with pytest.raises(UsageError, match="line 4: content: 40000 bytes"):
+        parse_observation_line(line % ("x" * 40_000), 4)
+    odd = '{"id": "o000000000001", "type": "decision", "title": "t", "content": "c", "topic_key": "A B"}'
+    with pytest.raises(UsageError, match="line 5: topic_key"):
+        parse_observation_line(odd, 5)
