@@ -117,40 +117,73 @@ def frequencies(observation: Observation) -> Counter[str]:
     return counts
 
 
+# -- search ---------------------------------------------------------------------------------------
 def saturated(frequency: int, norm: float) -> float:
     """BM25's term-frequency saturation, with the document length norm."""
     return frequency * (BM25_K1 + 1) / (frequency + BM25_K1 * norm)
 
 
-# -- search -------------------------------------------------------------------------------------
-@dataclass(frozen=True, kw_only=True)
-class ObservationIndex:
-    """BM25 over a group's observations, built once per store version."""
+def words_of(title: str, content: str) -> frozenset[str]:
+    """The term set of a title and content (what duplicate checks compare)."""
+    return frozenset(terms(f"{title}\n{content}"))
 
-    observations: tuple[Observation, ...] = ()
-    counts: tuple[Counter[str], ...] = ()
-    lengths: tuple[int, ...] = ()
-    postings: dict[str, list[int]] = field(default_factory=dict)
-    average_length: float = 1.0
+
+@dataclass(kw_only=True)
+class ObservationIndex:
+    """BM25 over a group's observations, updated one observation at a time.
+
+    It also keeps what the duplicate check compares (each observation's term set and content
+    hash), so a save costs the size of one observation, not of the group.
+    """
+
+    documents: dict[str, Observation] = field(default_factory=dict)
+    counts: dict[str, Counter[str]] = field(default_factory=dict)
+    lengths: dict[str, int] = field(default_factory=dict)
+    postings: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    words: dict[str, frozenset[str]] = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)
+    total_length: int = 0
 
     @classmethod
     def build(cls, observations: Iterable[Observation]) -> ObservationIndex:
         """Index the observations."""
-        kept = tuple(observations)
-        counts = tuple(frequencies(o) for o in kept)
-        postings: dict[str, list[int]] = defaultdict(list)
-        for position, count in enumerate(counts):
-            for term in count:
-                postings[term].append(position)
-        lengths = tuple(sum(c.values()) for c in counts)
-        average = sum(lengths) / len(lengths) if lengths else 1.0
-        return cls(
-            observations=kept,
-            counts=counts,
-            lengths=lengths,
-            postings=dict(postings),
-            average_length=average or 1.0,
-        )
+        index = cls()
+        for observation in observations:
+            index.add(observation)
+        return index
+
+    def add(self, observation: Observation) -> None:
+        """Index an observation (replacing the version indexed before)."""
+        self.remove(observation.id)
+        key = observation.id
+        count = frequencies(observation)
+        self.documents[key] = observation
+        self.counts[key] = count
+        self.lengths[key] = sum(count.values())
+        self.total_length += self.lengths[key]
+        for term in count:
+            self.postings[term].add(key)
+        self.words[key] = words_of(observation.title, observation.content)
+        self.hashes[key] = content_hash(observation.content)
+
+    def remove(self, observation_id: str) -> None:
+        """Take an observation out of the index (nothing if it is not in)."""
+        count = self.counts.pop(observation_id, None)
+        if count is None:
+            return
+        self.total_length -= self.lengths.pop(observation_id, 0)
+        for term in count:
+            holders = self.postings[term]
+            holders.discard(observation_id)
+            if not holders:
+                del self.postings[term]
+        for table in (self.documents, self.words, self.hashes):
+            table.pop(observation_id, None)
+
+    @property
+    def average_length(self) -> float:
+        """The mean weighted length of the indexed observations."""
+        return self.total_length / len(self.counts) if self.counts else 1.0
 
     def query_terms(self, query: str) -> list[str]:
         """The query's terms; a word the index lacks matches the indexed words it begins."""
@@ -164,19 +197,18 @@ class ObservationIndex:
 
     def idf(self, term: str) -> float:
         """BM25's inverse document frequency."""
-        total = len(self.observations)
         seen = len(self.postings.get(term, ()))
-        return math.log(1 + (total - seen + 0.5) / (seen + 0.5))
+        return math.log(1 + (len(self.counts) - seen + 0.5) / (seen + 0.5))
 
-    def scores(self, query: str) -> dict[int, float]:
-        """BM25 score of every observation sharing a term with the query."""
-        scores: dict[int, float] = defaultdict(float)
+    def scores(self, query: str) -> dict[str, float]:
+        """BM25 score of every observation sharing a term with the query, by id."""
+        scores: dict[str, float] = defaultdict(float)
+        average = self.average_length
         for term in self.query_terms(query):
             weight = self.idf(term)
-            for position in self.postings.get(term, ()):
-                frequency = self.counts[position][term]
-                norm = 1 - BM25_B + BM25_B * self.lengths[position] / self.average_length
-                scores[position] += weight * saturated(frequency, norm)
+            for key in self.postings.get(term, ()):
+                norm = 1 - BM25_B + BM25_B * self.lengths[key] / average
+                scores[key] += weight * saturated(self.counts[key][term], norm)
         return scores
 
     def search(
@@ -189,18 +221,31 @@ class ObservationIndex:
     ) -> list[tuple[Observation, float]]:
         """Best first: observations matching the query (an id matches itself)."""
         scores = self.scores(query)
-        wanted = query.strip()
-        for position, observation in enumerate(self.observations):
-            if observation.id == wanted:
-                scores[position] = math.inf
+        if query.strip() in self.documents:
+            scores[query.strip()] = math.inf
         kept = [
-            (self.observations[position], score)
-            for position, score in scores.items()
-            if (include_superseded or self.observations[position].is_current)
-            and (not types or self.observations[position].type in types)
+            (self.documents[key], score)
+            for key, score in scores.items()
+            if (include_superseded or self.documents[key].is_current)
+            and (not types or self.documents[key].type in types)
         ]
         kept.sort(key=lambda pair: (-pair[1], -pair[0].updated_at.timestamp(), pair[0].id))
         return kept[:limit]
+
+    def twin_of(self, draft: ObservationDraft, threshold: float) -> tuple[Observation, bool] | None:
+        """A current observation of the draft's type saying the same: (it, whether exactly)."""
+        digest = content_hash(draft.content)
+        wanted = words_of(draft.title, draft.content)
+        best: tuple[float, Observation] | None = None
+        for key, observation in self.documents.items():
+            if observation.type != draft.type or not observation.is_current:
+                continue
+            if self.hashes[key] == digest:
+                return observation, True
+            score = jaccard(wanted, self.words[key])
+            if score >= threshold and (best is None or score > best[0]):
+                best = (score, observation)
+        return (best[1], False) if best else None
 
 
 # -- duplicates and contradictions --------------------------------------------------------------
@@ -214,31 +259,16 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(normalized(content).encode()).hexdigest()[:16]
 
 
+def jaccard(first: frozenset[str], second: frozenset[str]) -> float:
+    """Jaccard similarity of two term sets (0 … 1)."""
+    if not first or not second:
+        return 0.0
+    return len(first & second) / len(first | second)
+
+
 def similarity(first: str, second: str) -> float:
     """Jaccard similarity of the two texts' term sets (0 … 1)."""
-    one, two = set(terms(first)), set(terms(second))
-    if not one or not two:
-        return 0.0
-    return len(one & two) / len(one | two)
-
-
-def find_duplicate(
-    draft: ObservationDraft, candidates: Iterable[Observation], threshold: float
-) -> tuple[Observation, bool] | None:
-    """An observation of the same type saying the same thing: (it, whether exactly)."""
-    digest = content_hash(draft.content)
-    best: tuple[float, Observation] | None = None
-    for candidate in candidates:
-        if candidate.type != draft.type or not candidate.is_current:
-            continue
-        if content_hash(candidate.content) == digest:
-            return candidate, True
-        score = similarity(
-            f"{draft.title}\n{draft.content}", f"{candidate.title}\n{candidate.content}"
-        )
-        if score >= threshold and (best is None or score > best[0]):
-            best = (score, candidate)
-    return (best[1], False) if best else None
+    return jaccard(frozenset(terms(first)), frozenset(terms(second)))
 
 
 def what_of(content: str) -> str:
@@ -373,7 +403,8 @@ __all__ = [
     "content_hash",
     "contradicted",
     "files_in",
-    "find_duplicate",
+    "words_of",
+    "jaccard",
     "normalized",
     "observation_event",
     "recall_text",

@@ -28,12 +28,12 @@ from plait.errors import BackendError, UsageError
 from plait.nodes.observations import (
     ObservationIndex,
     aged_progress,
+    claim_of,
     condensed_content,
     condensed_line,
     content_hash,
     contradicted,
     files_in,
-    find_duplicate,
     observation_event,
     recall_text,
     section_lines,
@@ -122,11 +122,17 @@ class ImportReport:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Snapshot:
+    """A group's observations as of a store version, with their index (kept up to date)."""
+
     version: int
-    observations: tuple[Observation, ...]
     index: ObservationIndex
+
+    @property
+    def observations(self) -> list[Observation]:
+        """Oldest first."""
+        return sorted(self.index.documents.values(), key=lambda o: (o.created_at, o.id))
 
 
 # -- cleaning what comes in -----------------------------------------------------------------------
@@ -308,10 +314,33 @@ class Observations:
         cached = self._snapshots.get(group_id)
         if cached is not None and cached.version == version:
             return cached
-        listed = tuple(await self.store.list_observations(group_id))
-        snapshot = _Snapshot(version, listed, ObservationIndex.build(listed))
+        listed = await self.store.list_observations(group_id)
+        snapshot = _Snapshot(version, ObservationIndex.build(listed))
         self._snapshots[group_id] = snapshot
         return snapshot
+
+    async def _put(self, group: str, observation: Observation, expected: int) -> bool:
+        """Write through the store's compare-and-set, keeping this process's index current."""
+        version = await self.store.put_observation(group, observation, expected_revision=expected)
+        if version:
+            self._moved(group, version, lambda index: index.add(observation))
+        return bool(version)
+
+    async def _delete(self, group: str, observation_id: str) -> bool:
+        """Forget an observation in the store and in this process's index."""
+        version = await self.store.delete_observation(group, observation_id)
+        if version:
+            self._moved(group, version, lambda index: index.remove(observation_id))
+        return bool(version)
+
+    def _moved(self, group: str, version: int, change: Callable[[ObservationIndex], None]) -> None:
+        """Apply this process's own write to the cached index, or drop it if others wrote too."""
+        cached = self._snapshots.get(group)
+        if cached is not None and cached.version == version - 1:
+            change(cached.index)
+            cached.version = version
+        else:
+            self._snapshots.pop(group, None)
 
     async def listed(
         self, scope: Scope | None = None, *, current: bool = False
@@ -392,7 +421,7 @@ class Observations:
             new, expected = created(draft, now), 0
         else:
             new, expected = revised(existing, draft, now), existing.revision
-        if not await self.store.put_observation(group, new, expected_revision=expected):
+        if not await self._put(group, new, expected):
             return None
         return SaveResult(observation=new, action=action)
 
@@ -403,8 +432,8 @@ class Observations:
         if draft.topic_key:
             holder = await self.store.observation_for_topic(group, draft.topic_key)
             return holder, "created" if holder is None else "updated"
-        observations = (await self.snapshot(group)).observations
-        twin = find_duplicate(draft, observations, self.settings.observations.near_duplicate)
+        index = (await self.snapshot(group)).index
+        twin = index.twin_of(draft, self.settings.observations.near_duplicate)
         if twin is None:
             return None, "created"
         return twin[0], "duplicate" if twin[1] else "merged"
@@ -415,8 +444,13 @@ class Observations:
         if result.action in ("unchanged", "duplicate"):
             return result
         new = result.observation
-        others = [o for o in (await self.snapshot(group)).observations if o.id != new.id]
-        stale = [*contradicted(draft, others), *aged_progress(new, others)]
+        index = (await self.snapshot(group)).index
+        related = [o for o, _ in index.search(claim_of(draft.title, draft.content), limit=20)]
+        progress = [o for o in index.documents.values() if o.type == "progress"]
+        stale = [
+            *contradicted(draft, [o for o in related if o.id != new.id]),
+            *aged_progress(new, progress),
+        ]
         superseded = [o.id for o in stale if await self._supersede(group, o, new.id)]
         if new.type == "session_summary":
             await self._condense_summaries(group)
@@ -427,7 +461,7 @@ class Observations:
     async def _supersede(self, group: str, old: Observation, by: str) -> bool:
         """Mark ``old`` superseded by ``by`` (best effort: a concurrent write wins)."""
         marked = old.model_copy(update={"superseded_by": by})
-        return await self.store.put_observation(group, marked, expected_revision=old.revision)
+        return await self._put(group, marked, old.revision)
 
     async def _condense_summaries(self, group: str) -> None:
         """Fold the oldest session summaries past the cap into one condensed history."""
@@ -448,7 +482,7 @@ class Observations:
         )
         if (await self._try_save(group, draft)) is not None:
             for summary in aged:
-                await self.store.delete_observation(group, summary.id)
+                await self._delete(group, summary.id)
 
     async def update(
         self,
@@ -478,7 +512,7 @@ class Observations:
                 draft = replace_draft(draft, topic_key=old.topic_key)
             await self._check_topic_free(group, draft.topic_key, observation_id)
             new = revised(old, draft, self.clock())
-            if await self.store.put_observation(group, new, expected_revision=old.revision):
+            if await self._put(group, new, old.revision):
                 if drains(new):
                     await self.hot.enqueue(group, [observation_event(new)])
                 return new
@@ -494,7 +528,7 @@ class Observations:
     async def delete(self, observation_id: str) -> Observation:
         """Forget an observation (an import will not bring it back); what it was."""
         group, old = await self.locate(observation_id)
-        await self.store.delete_observation(group, observation_id)
+        await self._delete(group, observation_id)
         return old
 
     # -- sessions ---------------------------------------------------------------------------------
@@ -643,7 +677,7 @@ class Observations:
             report.unchanged += 1
             return
         expected = existing.revision if existing else 0
-        if not await self.store.put_observation(group, incoming, expected_revision=expected):
+        if not await self._put(group, incoming, expected):
             raise UsageError(
                 f"observation {incoming.id!r}: its topic_key {incoming.topic_key!r} is held by "
                 "another observation here (or it changed meanwhile); not imported"

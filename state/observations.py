@@ -291,12 +291,12 @@ class ObservationStore(Protocol):
         observation: Observation,
         *,
         expected_revision: int,
-    ) -> bool:
+    ) -> int:
         """Store ``observation`` if the stored one is at ``expected_revision`` (0: none yet).
 
-        Its topic key then points to it (a topic key it held before is released). Returns
-        False, storing nothing, when the revision moved meanwhile or another observation of the
-        group holds the topic key.
+        Its topic key then points to it (a topic key it held before is released). Returns the
+        group's new version, or 0, storing nothing, when the revision moved meanwhile or
+        another observation of the group holds the topic key.
         """
         ...
 
@@ -312,8 +312,11 @@ class ObservationStore(Protocol):
         """Every observation of the group (superseded ones included), oldest first."""
         ...
 
-    async def delete_observation(self, group_id: str, observation_id: str) -> bool:
-        """Forget an observation (its id is remembered as forgotten); whether it existed."""
+    async def delete_observation(self, group_id: str, observation_id: str) -> int:
+        """Forget an observation (its id is remembered as forgotten).
+
+        Returns the group's new version, or 0 when there was no such observation.
+        """
         ...
 
     async def is_forgotten(self, group_id: str, observation_id: str) -> bool:

@@ -50,8 +50,8 @@ def test_both_implementations_satisfy_the_protocol() -> None:
 
 async def test_observation_store_puts_gets_and_lists_oldest_first(store: ObservationStore) -> None:
     assert await store.observations_version(GROUP) == 0
-    assert await store.put_observation(GROUP, observation(2), expected_revision=0)
-    assert await store.put_observation(GROUP, observation(1), expected_revision=0)
+    assert await store.put_observation(GROUP, observation(2), expected_revision=0) == 1
+    assert await store.put_observation(GROUP, observation(1), expected_revision=0) == 2
     got = await store.get_observation(GROUP, observation(1).id)
     assert got == observation(1)
     assert [o.id for o in await store.list_observations(GROUP)] == [
@@ -94,8 +94,8 @@ async def test_observation_store_gives_a_topic_key_one_owner(store: ObservationS
 async def test_observation_store_forgets_and_remembers_forgetting(store: ObservationStore) -> None:
     await store.put_observation(GROUP, observation(1, topic="t/one"), expected_revision=0)
     version = await store.observations_version(GROUP)
-    assert await store.delete_observation(GROUP, observation(1).id)
-    assert not await store.delete_observation(GROUP, observation(1).id)
+    assert await store.delete_observation(GROUP, observation(1).id) == version + 1
+    assert await store.delete_observation(GROUP, observation(1).id) == 0
     assert await store.get_observation(GROUP, observation(1).id) is None
     assert await store.observation_for_topic(GROUP, "t/one") is None
     assert await store.is_forgotten(GROUP, observation(1).id)
@@ -118,5 +118,5 @@ async def test_observation_store_lets_one_of_two_racing_writers_win(
         store.put_observation(GROUP, first, expected_revision=0),
         store.put_observation(GROUP, second, expected_revision=0),
     )
-    assert sorted(results) == [False, True]
+    assert sorted(results) == [0, 1]  # one refused (0), one stored (the new version)
     assert len(await store.list_observations(GROUP)) == 1

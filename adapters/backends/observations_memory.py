@@ -30,15 +30,15 @@ class InMemoryObservationStore:
 
     async def put_observation(
         self, group_id: str, observation: Observation, *, expected_revision: int
-    ) -> bool:
+    ) -> int:
         """Compare the revision, claim the topic key, store, bump the version."""
         group = self._groups[group_id]
         old = group.observations.get(observation.id)
         if (old.revision if old else 0) != expected_revision:
-            return False
+            return 0
         topic = observation.topic_key
         if topic and group.topics.get(topic, observation.id) != observation.id:
-            return False
+            return 0
         released = old.topic_key if old and old.topic_key != topic else ""
         if released and group.topics.get(released) == observation.id:
             del group.topics[released]
@@ -46,7 +46,7 @@ class InMemoryObservationStore:
             group.topics[topic] = observation.id
         group.observations[observation.id] = observation
         group.version += 1
-        return True
+        return group.version
 
     async def get_observation(self, group_id: str, observation_id: str) -> Observation | None:
         """By id."""
@@ -63,17 +63,17 @@ class InMemoryObservationStore:
         found = self._groups[group_id].observations.values()
         return sorted(found, key=lambda o: (o.created_at, o.id))
 
-    async def delete_observation(self, group_id: str, observation_id: str) -> bool:
-        """Forget it and remember that it was forgotten."""
+    async def delete_observation(self, group_id: str, observation_id: str) -> int:
+        """Forget it and remember that it was forgotten; the new version, or 0."""
         group = self._groups[group_id]
         old = group.observations.pop(observation_id, None)
         if old is None:
-            return False
+            return 0
         if old.topic_key and group.topics.get(old.topic_key) == observation_id:
             del group.topics[old.topic_key]
         group.forgotten.add(observation_id)
         group.version += 1
-        return True
+        return group.version
 
     async def is_forgotten(self, group_id: str, observation_id: str) -> bool:
         """Whether it was forgotten."""

@@ -48,7 +48,7 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return redis.call('INCR', KEYS[3])
 """
-# KEYS: observations, topics, version, forgotten. ARGV: id. Returns 1 if it existed.
+# KEYS: observations, topics, version, forgotten. ARGV: id. Returns the new version, 0 if none.
 DELETE = """
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if not old then return 0 end
@@ -58,8 +58,7 @@ if topic ~= '' and redis.call('HGET', KEYS[2], topic) == ARGV[1] then
 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('INCR', KEYS[3])
-return 1
+return redis.call('INCR', KEYS[3])
 """
 
 
@@ -91,13 +90,13 @@ class RedisObservationStore:
 
     async def put_observation(
         self, group_id: str, observation: Observation, *, expected_revision: int
-    ) -> bool:
-        """Run the compare-and-set script."""
+    ) -> int:
+        """Run the compare-and-set script; the new version, or 0."""
         keys = [self._key(group_id), self._key(group_id, "topic"), self._key(group_id, "version")]
         payload = observation.model_dump_json()
         args = [observation.id, payload, expected_revision, observation.topic_key]
         result = await self._script(PUT, keys, args)
-        return int(result) > 0
+        return max(0, int(result))
 
     async def get_observation(self, group_id: str, observation_id: str) -> Observation | None:
         """HGET."""
@@ -115,15 +114,15 @@ class RedisObservationStore:
         found = [load_observation(value) for value in raw.values()]
         return sorted(found, key=lambda o: (o.created_at, o.id))
 
-    async def delete_observation(self, group_id: str, observation_id: str) -> bool:
-        """Run the delete script."""
+    async def delete_observation(self, group_id: str, observation_id: str) -> int:
+        """Run the delete script; the new version, or 0."""
         keys = [
             self._key(group_id),
             self._key(group_id, "topic"),
             self._key(group_id, "version"),
             self._key(group_id, "forgotten"),
         ]
-        return int(await self._script(DELETE, keys, [observation_id])) == 1
+        return int(await self._script(DELETE, keys, [observation_id]))
 
     async def is_forgotten(self, group_id: str, observation_id: str) -> bool:
         """SISMEMBER."""
