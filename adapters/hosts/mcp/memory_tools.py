@@ -5,7 +5,7 @@
 it, and can be left out of a host's tool list to save schema bytes on every request.
 
 A host sends every tool's schema with every model request, so these are lean: one-line
-descriptions and only the parameters a model needs (:data:`MEMORY_TOOL_SPECS`, plain data a
+descriptions and only the parameters a model needs (:mod:`.memory_catalog`, plain data a
 catalog can list without loading the SDK). The functions registered behind them accept a little
 more than they list — ``session_id`` (the OpenCode plugin adds it; else ``$PLAIT_SESSION_ID``),
 ``files``, ``scope`` and ``all`` for search — and the host-neutral
@@ -19,7 +19,6 @@ preference or rule (and every other type), ``memory_search`` finds it the moment
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -27,118 +26,20 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from plait.adapters.hosts.mcp._tools import session_for
+from plait.adapters.hosts.mcp.memory_catalog import (
+    CURATION_GROUP,
+    MEMORY_GROUP,
+    MEMORY_GROUPS,
+    MEMORY_TOOL_SPECS,
+    MemoryToolSpec,
+)
 from plait.errors import PlaitError
 from plait.observation_tools import MemoryToolbox, answer_text
-from plait.state.observations import OBSERVATION_TYPES, SCOPES
 
 if TYPE_CHECKING:
     from plait.observations import Observations
 
-MEMORY_GROUP = "memory"
-CURATION_GROUP = "memory_curate"
 HOST = "mcp"
-MEMORY_GROUPS = (MEMORY_GROUP, CURATION_GROUP)
-_TEXT: dict[str, Any] = {"type": "string"}
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MemoryToolSpec:
-    """One memory tool as ``tools/list`` shows it."""
-
-    name: str
-    description: str
-    properties: dict[str, Any]
-    required: tuple[str, ...] = ()
-    group: str = MEMORY_GROUP
-
-    def input_schema(self) -> dict[str, Any]:
-        """The tool's input schema, as listed."""
-        schema: dict[str, Any] = {"type": "object", "properties": self.properties}
-        if self.required:
-            schema["required"] = list(self.required)
-        return schema
-
-    def listing(self) -> dict[str, Any]:
-        """The tool as ``tools/list`` gives it."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema(),
-        }
-
-
-MEMORY_TOOL_SPECS: tuple[MemoryToolSpec, ...] = (
-    MemoryToolSpec(
-        name="memory_save",
-        description="Save a memory (content: What/Why/Where/Learned); same topic_key updates it.",
-        properties={
-            "title": _TEXT,
-            "content": _TEXT,
-            "type": {"type": "string", "enum": list(OBSERVATION_TYPES)},
-            "topic_key": _TEXT,
-            "scope": {"type": "string", "enum": list(SCOPES)},
-        },
-        required=("title", "content"),
-    ),
-    MemoryToolSpec(
-        name="memory_search",
-        description="Search saved memories.",
-        properties={"query": _TEXT},
-        required=("query",),
-    ),
-    MemoryToolSpec(
-        name="memory_get",
-        description="A memory in full, with revisions.",
-        properties={"id": _TEXT},
-        required=("id",),
-    ),
-    MemoryToolSpec(
-        name="memory_update",
-        group=CURATION_GROUP,
-        description="Change a memory (old version kept).",
-        properties={"id": _TEXT, "title": _TEXT, "content": _TEXT},
-        required=("id",),
-    ),
-    MemoryToolSpec(
-        name="memory_delete",
-        group=CURATION_GROUP,
-        description="Forget a memory.",
-        properties={"id": _TEXT},
-        required=("id",),
-    ),
-    MemoryToolSpec(
-        name="memory_timeline",
-        group=CURATION_GROUP,
-        description="Memories saved around one, or the latest.",
-        properties={"id": _TEXT},
-    ),
-    MemoryToolSpec(
-        name="memory_context",
-        description="Recent sessions and memories, in brief.",
-        properties={},
-    ),
-    MemoryToolSpec(
-        name="memory_stats",
-        group=CURATION_GROUP,
-        description="Counts of saved memory.",
-        properties={},
-    ),
-    MemoryToolSpec(
-        name="memory_session_summary",
-        group=CURATION_GROUP,
-        description="Save this session's summary "
-        "(## Goal, Discoveries, Accomplished, Next Steps, Relevant Files).",
-        properties={"content": _TEXT},
-        required=("content",),
-    ),
-    MemoryToolSpec(
-        name="memory_suggest_topic_key",
-        group=CURATION_GROUP,
-        description="A stable topic_key for a title and type.",
-        properties={"title": _TEXT, "type": _TEXT},
-        required=("title",),
-    ),
-)
 
 
 def tool_answer(answer: dict[str, Any]) -> CallToolResult:
