@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -430,3 +431,26 @@ async def test_observations_reach_the_envelope_through_the_cached_recall(
     assert "Invoices are numbered per tenant" in envelope
     assert "Project brief: billing" in envelope
     assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
+
+
+async def test_the_background_writes_the_summary_by_itself(
+    tmp_path: Path, redis_url: str, prefix: str
+) -> None:
+    project = tmp_path / "served"
+    project.mkdir()
+    async with Memory.open(
+        project,
+        tmp_path / "data",
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": prefix},
+        hooks={"timeout_ms": 20_000},
+    ) as memory:  # start_background: this process runs the loops, as plait serve does
+        session = await work_a_session(memory)
+        await session.idle()
+        for _ in range(400):
+            listed = await memory.observations.listed()
+            if any(o.type == "session_summary" for o in listed):
+                break
+            await asyncio.sleep(0.05)
+        (summary,) = [o for o in listed if o.type == "session_summary"]
+    assert summary.topic_key == f"session/{session.session_id.lower().replace('_', '-')}"
