@@ -177,13 +177,25 @@ async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dic
 
 
 async def hand_over_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Hand the freshly composed envelope to the caller (a summarizer, a model call)."""
+    """Hand the freshly composed envelope to the caller (a summarizer, a model call).
+
+    Before a compaction the session's summary observation is also asked for.
+    """
+    if wants(state, CompactionBefore):
+        request_summary(state, runtime)
     return {"inject": state.get("envelope")}
 
 
+def request_summary(state: HookState, runtime: Runtime[PlaitContext]) -> None:
+    """Ask for the session's summary observation to be written in the background."""
+    context = runtime.context
+    context.scheduler.schedule_summary(context.group_id, state["session"].root_session_id)
+
+
 async def schedule_drain(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Ask for a background drain (on idle and after a compaction)."""
+    """Ask for a background drain and the session's summary (on idle, after a compaction)."""
     runtime.context.scheduler.schedule_drain(runtime.context.group_id)
+    request_summary(state, runtime)
     return {}
 
 

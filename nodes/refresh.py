@@ -13,6 +13,7 @@ from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
 from plait.state.groups import user_group_id
 from plait.state.hooks import CachedRecall
+from plait.state.ports import MemoryHit
 
 
 def recall_groups(group_id: str, settings: Settings) -> list[str]:
@@ -21,16 +22,28 @@ def recall_groups(group_id: str, settings: Settings) -> list[str]:
 
 
 async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Hybrid search of the project group and the user's preference group."""
+    """Hybrid search of the project group and the user's preference group.
+
+    The project's saved observations (its brief, the best matches) come first.
+    """
     context = runtime.context
+    observed = await observation_hits(state, context)
     if context.knowledge is None:
-        return {"hits": []}
+        return {"hits": observed}
     found = await context.knowledge.search(
         state["query"],
         recall_groups(state["group_id"], context.settings),
         context.settings.graphiti.search_limit,
     )
-    return {"hits": found}
+    return {"hits": [*observed, *found]}
+
+
+async def observation_hits(state: RefreshState, context: PlaitContext) -> list[MemoryHit]:
+    """Saved observations relevant to the query, when the context has them."""
+    if context.observations is None:
+        return []
+    limit = context.settings.graphiti.search_limit
+    return await context.observations.recall_hits(state["group_id"], state["query"], limit)
 
 
 async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

@@ -35,11 +35,13 @@ from plait.graphs.drain import build_drain_graph
 from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
+from plait.state.observations import ObservationRecall
 from plait.state.ports import HotStore, KnowledgeGraph
 
 logger = logging.getLogger("plait")
 
 KnowledgeFactory = Callable[[], Awaitable[KnowledgeGraph]]
+Summarizer = Callable[[str], Awaitable[object]]
 DRAIN_INTERVAL_SECONDS = 30.0
 MAX_BATCHES_PER_RUN = 10_000
 QUIET_SECONDS = 0.05
@@ -104,6 +106,11 @@ class Background:
         self._drain_wanted = asyncio.Event()
         self._refresh_wanted = asyncio.Event()
         self._refreshes: dict[tuple[str, str], str] = {}
+        self._summaries: dict[str, None] = {}
+        self._summary_wanted = asyncio.Event()
+        # Set by the process's Memory: session summaries and observations in recall.
+        self.summarizer: Summarizer | None = None
+        self.observations: ObservationRecall | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._drain_lock = asyncio.Lock()
 
@@ -116,6 +123,12 @@ class Background:
         """Queue a refresh; a newer query for the same session replaces an older one."""
         self._refreshes[(group_id, root_session_id)] = query
         self._refresh_wanted.set()
+
+    def schedule_summary(self, group_id: str, root_session_id: str) -> None:
+        """Queue writing the session's summary (on idle and around compaction)."""
+        if self.summarizer is not None:
+            self._summaries[root_session_id] = None
+            self._summary_wanted.set()
 
     # -- yielding to the hot path ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -146,6 +159,7 @@ class Background:
             self._tasks = [
                 asyncio.create_task(self._drain_loop(), name="plait-drain"),
                 asyncio.create_task(self._refresh_loop(), name="plait-refresh"),
+                asyncio.create_task(self._summary_loop(), name="plait-summaries"),
             ]
 
     async def aclose(self) -> None:
@@ -174,6 +188,7 @@ class Background:
             group_id=group_id,
             knowledge=knowledge,
             sleep=self._sleep,
+            observations=self.observations,
         )
 
     # -- drain ----------------------------------------------------------------------------------
@@ -254,6 +269,24 @@ class Background:
                 query = self._refreshes.pop(key)
                 group_id, root = key
                 await fail_open("cache refresh", self.refresh(group_id, root, query), None)
+
+    # -- session summaries ----------------------------------------------------------------------
+    async def summarize_pending(self) -> int:
+        """Write the summaries asked for so far; how many sessions were summarized."""
+        done = 0
+        while self._summaries and self.summarizer is not None:
+            root = next(iter(self._summaries))
+            del self._summaries[root]
+            await fail_open(f"summarizing session {root!r}", self.summarizer(root), None)
+            done += 1
+        return done
+
+    async def _summary_loop(self) -> None:
+        while True:
+            await self._summary_wanted.wait()
+            self._summary_wanted.clear()
+            await self.pause_for_hooks()
+            await self.summarize_pending()
 
 
 __all__ = ["Background", "DrainReport", "default_consumer_name"]

@@ -26,6 +26,7 @@ from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
+from plait.observations import open_observations
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
@@ -125,6 +126,10 @@ class Memory:
         self._roots: dict[str, str] = {}
         self._active: OrderedDict[str, float] = OrderedDict()
         self._file_owners: OrderedDict[str, str] = OrderedDict()
+        self.observations = open_observations(backends, group_id=group_id, project_dir=project_dir)
+        if background is not None:
+            background.observations = self.observations
+            background.summarizer = self.observations.after_idle
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -174,6 +179,7 @@ class Memory:
             checkpointer=checkpointer,
             background=background,
         )
+        await fail_open("preparing observations", memory.observations.on_open(), None)
         if start_background:
             background.start()
         return memory
@@ -441,7 +447,9 @@ class Memory:
     ) -> SessionEvent:
         """Record a decision, preference or rule stated outright; it drains to long-term memory.
 
-        Returns the stored event.
+        Deprecated: save an observation instead (``memory.observations.save(...)``, the
+        ``memory_save`` tool), which is searchable at once, keeps revisions and can be corrected
+        or forgotten. Returns the stored event.
         """
         event = SessionEvent(
             root_session_id=session_id,
@@ -470,6 +478,8 @@ class Memory:
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.
 
+        Deprecated for tools: ``memory.observations.search(...)`` (the ``memory_search`` tool)
+        finds saved observations at once; :meth:`search` gives the knowledge graph's hits.
         For tools an agent calls on purpose, never for hooks: it waits on the knowledge graph (at
         most :data:`RECALL_TIMEOUT_SECONDS`). The result is rendered as in
         ``<persistent_memory>`` and also cached for the session's next envelope. Returns ``""``

@@ -203,6 +203,35 @@ class CorpusSettings(Section):
     )
 
 
+class ObservationSettings(Section):
+    """Observations: memory saved on purpose (``memory_*`` tools, ``plait memory``)."""
+
+    auto_summary: bool = Field(
+        default=True, description="Write each session's summary on idle and before compaction."
+    )
+    llm_summary: bool = Field(
+        default=False,
+        description="Have the configured llm (unless offline) write those summaries, off the "
+        "hot path.",
+    )
+    summaries_kept: int = Field(
+        default=20, ge=1, le=1000, description="Session summaries kept; older ones are condensed."
+    )
+    near_duplicate: float = Field(
+        default=0.85, ge=0.5, le=1.0, description="Similarity at which a save updates a twin."
+    )
+    seed: bool = Field(
+        default=True, description="Seed a project without memory from its README and manifests."
+    )
+    share_file: str = Field(
+        default=".plait/memory.jsonl",
+        description='Project memory file (in the project) imported when it changes; "" for none.',
+    )
+    recall_limit: int = Field(
+        default=4, ge=0, le=20, description="Observations added to <persistent_memory> per query."
+    )
+
+
 _project_dir: ContextVar[Path | None] = ContextVar("plait_project_dir", default=None)
 
 
@@ -256,6 +285,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    observations: ObservationSettings = Field(default_factory=ObservationSettings)
 
     @classmethod
     def settings_customise_sources(

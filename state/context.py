@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol, Self
 
 from plait.settings import Settings
+from plait.state.observations import ObservationRecall
 from plait.state.ports import (
     Cache,
     DeadLetters,
@@ -33,6 +34,10 @@ class Scheduler(Protocol):
         """Search long-term memory for ``query`` soon and cache the result."""
         ...
 
+    def schedule_summary(self, group_id: str, root_session_id: str) -> None:
+        """Write the session's summary observation soon (from its event log)."""
+        ...
+
 
 class NoScheduler:
     """A scheduler that does nothing (a worker process drains instead)."""
@@ -41,6 +46,9 @@ class NoScheduler:
         """Do nothing."""
 
     def schedule_refresh(self, group_id: str, root_session_id: str, query: str) -> None:
+        """Do nothing."""
+
+    def schedule_summary(self, group_id: str, root_session_id: str) -> None:
         """Do nothing."""
 
 
@@ -55,7 +63,8 @@ class PlaitContext:
 
     Each port is its own field, so a node names the one concern it touches; one hot store
     usually serves them all (:meth:`over`). ``knowledge`` is only set for the background graphs
-    (drain, cache refresh): hook-time graphs never get a way to reach Graphiti.
+    (drain, cache refresh): hook-time graphs never get a way to reach Graphiti. ``observations``
+    is what the cache refresh adds to its recall (the project's saved observations).
     ``project_dir`` is the project's root directory: captured paths under it are kept relative
     to it (None: paths are kept as the host sent them).
     """
@@ -71,6 +80,7 @@ class PlaitContext:
     scheduler: Scheduler = field(default_factory=NoScheduler)
     knowledge: KnowledgeGraph | None = None
     project_dir: Path | None = None
+    observations: ObservationRecall | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 

@@ -27,6 +27,7 @@ DOCS = (
     "docs/quickstart-researcher.md",
     "docs/architecture.md",
     "docs/operations.md",
+    "docs/memory.md",
 )
 BLOCK = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 BASH_TIMEOUT_SECONDS = 120

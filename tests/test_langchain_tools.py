@@ -1,7 +1,8 @@
-"""``remember`` and ``recall``: LangChain tools over the project's long-term memory."""
+"""The ``memory_*`` LangChain tools over the project's observations, in a real agent loop."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from support.scripted_model import ScriptedChatModel
 
 from plait import Memory
 from plait.adapters.hosts.langchain import memory_tools
-from plait.state.events import EventKind
+from plait.observation_tools import TOOL_NAMES
 
 PREFERENCE = "Always use tabs for indentation in Makefiles of the billing project."
 
@@ -47,34 +48,55 @@ async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIte
         yield opened
 
 
-def test_memory_tools_schemas_hide_the_config() -> None:
-    tools = by_name(memory_tools(memory=None))  # type: ignore[arg-type]
-    assert set(tools) == {"remember", "recall"}
-    assert set(tools["remember"].tool_call_schema.model_json_schema()["properties"]) == {
-        "text",
-        "kind",
-    }
-    assert set(tools["recall"].tool_call_schema.model_json_schema()["properties"]) == {"query"}
+async def test_memory_tools_are_the_ten_with_schemas_that_hide_the_config(memory: Memory) -> None:
+    tools = by_name(memory_tools(memory))
+    assert tuple(tools) == TOOL_NAMES
+    save = tools["memory_save"].tool_call_schema.model_json_schema()
+    assert set(save["properties"]) == {"title", "content", "type", "topic_key", "scope"}
+    assert set(save["required"]) == {"title", "content"}
+    assert set(tools["memory_get"].tool_call_schema.model_json_schema()["properties"]) == {"id"}
 
 
-async def test_remember_records_into_the_thread(memory: Memory) -> None:
+async def test_memory_save_answers_json_with_the_id_and_search_finds_it(memory: Memory) -> None:
     thread_id = f"tools-{uuid.uuid4().hex[:8]}"
-    remember = by_name(memory_tools(memory))["remember"]
-    reply = await remember.ainvoke(
-        {"text": PREFERENCE, "kind": "preference"},
-        {"configurable": {"thread_id": thread_id}},
+    tools = by_name(memory_tools(memory))
+    config = {"configurable": {"thread_id": thread_id}}
+    message = await tools["memory_save"].ainvoke(
+        {
+            "type": "tool_call",
+            "id": "c1",
+            "name": "memory_save",
+            "args": {"title": PREFERENCE, "content": f"What: {PREFERENCE}", "type": "preference"},
+        },
+        config,
     )
-    assert "Remembered (preference)" in reply
-    events = await memory.store.read_events(thread_id, after_id=0, limit=10)
-    assert [(e.kind, e.summary) for e in events] == [(EventKind.PREFERENCE, PREFERENCE)]
-    assert await memory.store.queue_depth() >= 1
+    assert isinstance(message, ToolMessage)
+    saved = json.loads(message.text)
+    assert message.artifact == saved and saved["action"] == "created"
+    stored = await memory.observations.get(saved["id"])
+    assert stored.source.session_id == thread_id and stored.source.name == "langchain"
+    found = json.loads(await tools["memory_search"].ainvoke({"query": "Makefile indentation"}))
+    assert [hit["id"] for hit in found["results"]] == [saved["id"]]
 
 
-async def test_agent_remembers_then_recalls_in_a_later_session(memory: Memory) -> None:
+async def test_memory_tool_errors_name_the_field_and_store_nothing(memory: Memory) -> None:
+    tools = by_name(memory_tools(memory))
+    wrong = await tools["memory_save"].ainvoke({"title": "x", "content": "y", "type": "mood"})
+    missing = await tools["memory_get"].ainvoke({"id": "o000000000000"})
+    assert "type" in wrong and "mood" in wrong
+    assert "no observation 'o000000000000'" in missing
+    assert await memory.observations.listed() == []
+
+
+async def test_agent_saves_then_finds_it_in_a_later_session(memory: Memory) -> None:
     first, second = (f"tools-{uuid.uuid4().hex[:8]}" for _ in range(2))
     writer = ScriptedChatModel(
         responses=[
-            calling("remember", {"text": PREFERENCE, "kind": "preference"}, "r1"),
+            calling(
+                "memory_save",
+                {"title": PREFERENCE, "content": f"What: {PREFERENCE}", "type": "preference"},
+                "r1",
+            ),
             AIMessage(content="noted", id="ai-noted"),
         ]
     )
@@ -83,13 +105,9 @@ async def test_agent_remembers_then_recalls_in_a_later_session(memory: Memory) -
         {"messages": [HumanMessage(content="Remember: tabs in Makefiles.")]},
         {"configurable": {"thread_id": first}},
     )
-    assert memory.background is not None
-    report = await memory.background.drain()
-    assert report.written >= 1
-
     reader = ScriptedChatModel(
         responses=[
-            calling("recall", {"query": "indentation in Makefiles"}, "q1"),
+            calling("memory_search", {"query": "indentation in Makefiles"}, "q1"),
             AIMessage(content="tabs", id="ai-tabs"),
         ]
     )
@@ -98,7 +116,6 @@ async def test_agent_remembers_then_recalls_in_a_later_session(memory: Memory) -
         {"messages": [HumanMessage(content="How do we indent Makefiles?")]},
         {"configurable": {"thread_id": second}},
     )
-    recalled = [m for m in result["messages"] if isinstance(m, ToolMessage)]
-    assert len(recalled) == 1
-    assert "tabs" in recalled[0].text.lower()
-    assert "Makefiles" in recalled[0].text
+    found = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert len(found) == 1
+    assert json.loads(found[0].text)["results"][0]["title"] == PREFERENCE

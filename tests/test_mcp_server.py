@@ -30,7 +30,18 @@ SESSION_TOOLS = {
     "session_stats",
     "session_doctor",
 }
-MEMORY_TOOLS = {"memory_remember", "memory_recall"}
+MEMORY_TOOLS = {
+    "memory_save",
+    "memory_search",
+    "memory_get",
+    "memory_update",
+    "memory_delete",
+    "memory_timeline",
+    "memory_context",
+    "memory_stats",
+    "memory_session_summary",
+    "memory_suggest_topic_key",
+}
 TOOLS = SESSION_TOOLS | MEMORY_TOOLS
 
 
@@ -313,27 +324,35 @@ async def test_mcp_every_answer_fits_the_budget(server: MCPServer[Any], session:
     assert answers[0].count("corpus:big#") == 20
 
 
-async def test_mcp_memory_tools_remember_then_recall_in_another_session(
+async def test_mcp_memory_save_is_searchable_at_once_and_drains_to_the_graph(
     server: MCPServer[Any], memory: Memory, session: str
 ) -> None:
     assert memory.background is not None
     decision = "Use Redis Streams with a consumer group for the drain queue"
     async with Client(server, mode="legacy") as client:
-        saved = await call(
-            client, "memory_remember", text=decision, kind="decision", session_id=session
+        saved = json.loads(
+            await call(
+                client,
+                "memory_save",
+                title=decision,
+                content=f"What: {decision}\nWhy: at-least-once delivery",
+                type="decision",
+                session_id=session,
+            )
         )
-        assert saved == f"Remembered (decision): {decision}"
-        assert (await memory.background.drain()).dead_lettered == 0
-        found = await call(
-            client, "memory_recall", query="what does the drain queue use?", session_id="later"
+        found = json.loads(await call(client, "memory_search", query="drain queue redis"))
+        nothing = json.loads(await call(client, "memory_search", query="zebra xylophone"))
+        blank = await client.call_tool("memory_search", {"query": ""})
+        wrong = await client.call_tool(
+            "memory_save", {"title": "x", "content": "y", "type": "mood"}
         )
-        nothing = await call(client, "memory_recall", query="zebra xylophone", session_id="later")
-        blank = await client.call_tool("memory_recall", {"query": ""})
-        wrong = await client.call_tool("memory_remember", {"text": "x", "kind": "mood"})
-    assert decision in found and len(found.encode()) <= 8192
-    assert [e.source_hook for e in await events_of(memory, session)] == ["mcp.remember"]
-    assert nothing == "No memories found."
-    assert blank.is_error and wrong.is_error  # bad input: a clear error, nothing stored
+    assert [hit["id"] for hit in found["results"]] == [saved["id"]]
+    assert nothing["results"] == []
+    assert blank.is_error and "query" in blank.content[0].text  # type: ignore[union-attr]
+    assert wrong.is_error and "type" in wrong.content[0].text  # type: ignore[union-attr]
+    assert (await memory.background.drain()).written >= 1
+    recalled = await memory.search("what does the drain queue use?")
+    assert any("Redis Streams" in hit.text for hit in recalled)
 
 
 async def test_mcp_recording_failure_fails_open(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 Routes:
     ``POST /v1/hooks/{name}``  body ``{"input": {...}, "output": {...}}`` -> the mutated output.
     ``POST /v1/hooks``         body ``{"calls": [{"name", "input", "output"}, ...]}`` (outbox).
+    ``POST /v1/memory/{tool}`` a ``memory_*`` tool, body its arguments (``memory_routes``).
     ``GET  /v1/health``        liveness, no token needed, reveals nothing but the version.
     ``GET  /openapi.json``     the schema (``/docs`` renders it).
 
@@ -42,6 +43,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.backends.embedded import pid_alive
+from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
@@ -388,6 +390,7 @@ def create_app(
         return JSONResponse(body.model_dump(exclude_none=True), status_code=400)
 
     add_routes(app, memory)
+    add_memory_routes(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(BearerTokenGuard, token=token)
     return app

@@ -1,4 +1,4 @@
-"""LangChain and LangGraph: agent middleware, memory tools, a node and a pre-model hook."""
+"""LangChain and LangGraph: agent middleware, memory tools, a store, a node, a pre-model hook."""
 
 from plait.adapters.hosts.langchain.middleware import (
     RecordedMessages,
@@ -9,7 +9,6 @@ from plait.adapters.hosts.langchain.middleware import (
     inject_envelope,
     is_summary,
     latest_request,
-    memory_tools,
     message_key,
     select_unrecorded,
     summary_intent,
@@ -21,10 +20,13 @@ from plait.adapters.hosts.langchain.node import (
     session_memory_hook,
     session_memory_node,
 )
+from plait.adapters.hosts.langchain.store import PlaitStore
+from plait.adapters.hosts.langchain.tools import memory_tools
 
 __all__ = [
     "ENVELOPE_KEY",
     "MemoryNode",
+    "PlaitStore",
     "RecordedMessages",
     "SessionMemoryMiddleware",
     "SessionRecorder",

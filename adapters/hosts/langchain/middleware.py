@@ -25,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.boundary import fail_open
-from plait.memory import Memory, MemoryKind, recalled, remembered
+from plait.memory import Memory
 from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.intents import CompactionSummary, Intent
 
@@ -339,49 +338,6 @@ class SessionMemoryMiddleware(AgentMiddleware):
         return None
 
 
-# -- tools ----------------------------------------------------------------------------------------
-
-
-def memory_tools(memory: Memory, *, session_id: str | None = None) -> list[BaseTool]:
-    """``remember`` and ``recall`` tools over the project's long-term memory.
-
-    Args:
-        memory: The open plait memory of the project.
-        session_id: The session to record into; default the run's ``thread_id``.
-
-    Returns:
-        The two tools, ready for ``create_agent(tools=...)`` or a ``ToolNode``.
-    """
-    recorder = SessionRecorder(memory, session_id=session_id)
-
-    async def remember(text: str, config: RunnableConfig, kind: MemoryKind = "decision") -> str:
-        session = recorder.resolve_session(config)
-        stored = await memory.remember(session, text, kind, source="langchain.remember")
-        return remembered(kind, stored)
-
-    async def recall(query: str, config: RunnableConfig) -> str:
-        return recalled(await memory.recall(recorder.resolve_session(config), query))
-
-    return [
-        StructuredTool.from_function(
-            coroutine=remember,
-            name="remember",
-            description=(
-                "Save a project decision, preference or rule to long-term memory so that it is "
-                "remembered in later sessions. `text` is one self-contained sentence."
-            ),
-        ),
-        StructuredTool.from_function(
-            coroutine=recall,
-            name="recall",
-            description=(
-                "Search the project's long-term memory (decisions, preferences, rules and facts "
-                "from earlier sessions) for `query`."
-            ),
-        ),
-    ]
-
-
 __all__ = [
     "RecordedMessages",
     "SessionMemoryMiddleware",
@@ -391,7 +347,6 @@ __all__ = [
     "inject_envelope",
     "is_summary",
     "latest_request",
-    "memory_tools",
     "message_key",
     "select_unrecorded",
     "summary_intent",

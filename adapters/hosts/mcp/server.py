@@ -1,5 +1,8 @@
 """plait's MCP server: session tools (sandboxed shell, per-session corpus, stats, doctor), memory.
 
+The memory group (``memory_save`` … ``memory_suggest_topic_key``) lives in
+:mod:`.memory_tools`.
+
 Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
 carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
 ``plait mcp`` serves it on stdio (:func:`run_stdio`); tests connect to :func:`build_server` in
@@ -19,29 +22,20 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from plait.adapters.backends.corpus import SqliteCorpus
-from plait.adapters.hosts.mcp._budget import ANSWER_BUDGET_BYTES, cut_bytes
-from plait.adapters.hosts.mcp._tools import (
-    BatchStep,
-    EventRecorder,
-    LongTermMemory,
-    SessionTools,
-    session_for,
-)
+from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools
+from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
 from plait.errors import PlaitError
-from plait.memory import recalled, remembered
 from plait.settings import Settings
-from plait.state.events import MemoryKind
 from plait.state.ports import HotStore
 
 SERVER_NAME = "plait"
-REMEMBER_HOOK = "mcp.remember"
 INSTRUCTIONS = (
     "Session tools of plait. Run shell commands in the worktree with session_execute; answers "
     "are capped at 8 KB and longer output is indexed into this session's corpus (a "
     "corpus:<source>#<chunk> reference is given) -- use session_search to find the part you "
-    "need instead of re-running the command. memory_recall searches what earlier sessions of "
-    "this project decided and learned; memory_remember keeps a decision, preference or rule "
-    "for later sessions."
+    "need instead of re-running the command. memory_save keeps what later sessions should know "
+    "(a decision, a bug fixed, a pattern …; a known topic_key updates it); memory_search and "
+    "memory_context find what earlier sessions saved."
 )
 
 SessionId = Annotated[
@@ -163,33 +157,6 @@ def register_reports(server: MCPServer[Any], tools: SessionTools) -> None:
         return await tools.doctor()
 
 
-def register_memory(server: MCPServer[Any], memory: LongTermMemory) -> None:
-    """``memory_remember`` and ``memory_recall``: the project's long-term memory."""
-
-    @server.tool(structured_output=False)
-    @refusing
-    async def memory_remember(
-        text: Annotated[
-            str, Field(min_length=1, description="One self-contained sentence to keep.")
-        ],
-        kind: MemoryKind = "decision",
-        session_id: SessionId = None,
-    ) -> str:
-        """Save a project decision, preference or rule so that later sessions recall it."""
-        session = session_for(session_id)
-        return remembered(kind, await memory.remember(session, text, kind, source=REMEMBER_HOOK))
-
-    @server.tool(structured_output=False)
-    @refusing
-    async def memory_recall(
-        query: Annotated[str, Field(min_length=1, description="What to look for.")],
-        session_id: SessionId = None,
-    ) -> str:
-        """Search long-term memory: decisions, preferences, rules and facts of earlier sessions."""
-        answer = recalled(await memory.recall(session_for(session_id), query))
-        return cut_bytes(answer, ANSWER_BUDGET_BYTES)
-
-
 def build_server(
     recorder: EventRecorder,
     *,
@@ -224,8 +191,9 @@ def build_server(
     register_commands(server, tools)
     register_corpus(server, tools)
     register_reports(server, tools)
-    if isinstance(recorder, LongTermMemory):
-        register_memory(server, recorder)
+    observations = getattr(recorder, "observations", None)
+    if observations is not None:
+        register_memory_tools(server, observations)
     return server
 
 

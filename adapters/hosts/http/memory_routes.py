@@ -1,0 +1,99 @@
+"""The ``memory_*`` tools over plait's HTTP service: ``POST /v1/memory/{tool}``.
+
+The body is the tool's arguments as a JSON object (``session_id`` names the session, default
+``http``); the answer is the tool's JSON, the same as the MCP server and the LangChain tools
+give (:class:`~plait.observation_tools.MemoryToolbox`). Errors use the service's error body
+(``{"error", "detail", "field"}``): 404 for an unknown tool or observation id, 422 for an
+argument plait cannot use (the field named), 503 when the hot tier is down. Like every route but
+health, these need the bearer token.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pydantic_core
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+
+from plait.errors import PlaitError, UsageError
+from plait.observation_tools import TOOL_NAMES, MemoryToolbox
+from plait.state.observations import UnknownObservation
+
+HOST = "http"
+FIELD = re.compile(r"^(?P<field>[a-z_]+(?: \d+)?):")
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "The body is not a JSON object."},
+    401: {"description": "No bearer token, or a wrong one."},
+    404: {"description": "No such tool, or no observation with that id."},
+    422: {"description": "An argument plait cannot use; the field is named."},
+    503: {"description": "The hot tier cannot be reached."},
+}
+
+
+def error(status: int, code: str, detail: str, field: str | None = None) -> Response:
+    """A JSON error in the service's ``{error, detail, field}`` shape."""
+    body: dict[str, Any] = {"error": code, "detail": detail}
+    if field:
+        body["field"] = field
+    return Response(pydantic_core.to_json(body), status_code=status, media_type="application/json")
+
+
+def field_of(message: str) -> str | None:
+    """The field a usage error's message starts with (``title: missing`` → ``title``)."""
+    match = FIELD.match(message)
+    return match["field"] if match else None
+
+
+def parsed_body(body: bytes) -> dict[str, Any] | None:
+    """The request's arguments (``{}`` for an empty body), or None when it is not an object."""
+    if not body.strip():
+        return {}
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+async def run_tool(toolbox: MemoryToolbox, tool: str, body: bytes) -> Response:
+    """Run one memory tool over a request body and answer JSON or an error."""
+    if tool not in TOOL_NAMES:
+        return error(404, "unknown_tool", f"no memory tool {tool!r}", "tool")
+    arguments = parsed_body(body)
+    if arguments is None:
+        return error(400, "bad_request", "the body must be a JSON object of arguments", "body")
+    session = str(arguments.pop("session_id", None) or HOST)
+    try:
+        answer = await toolbox.call(tool, arguments, session)
+    except UnknownObservation as failure:
+        return error(404, "not_found", str(failure), "id")
+    except UsageError as failure:
+        return error(422, "invalid_argument", str(failure), field_of(str(failure)))
+    except PlaitError as failure:
+        return error(503, "unavailable", str(failure))
+    return Response(pydantic_core.to_json(answer), media_type="application/json")
+
+
+def add_memory_routes(app: FastAPI, runner: object) -> None:
+    """Attach ``POST /v1/memory/{tool}`` when the runner's memory has observations."""
+    memory = getattr(runner, "memory", runner)
+    observations = getattr(memory, "observations", None)
+    if observations is None:
+        return
+    toolbox = MemoryToolbox(observations, host=HOST)
+
+    @app.post(
+        "/v1/memory/{tool}",
+        tags=["memory"],
+        responses=ERRORS,
+        summary="Run a memory tool (memory_save, memory_search, …) with its arguments",
+    )
+    async def memory_tool(tool: str, request: Request) -> Response:
+        """The tool's JSON answer; the body holds its arguments (and ``session_id``)."""
+        return await run_tool(toolbox, tool, await request.body())
+
+
+__all__ = ["add_memory_routes", "run_tool"]

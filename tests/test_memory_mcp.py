@@ -1,0 +1,157 @@
+"""The memory tools as an agent drives them: ``plait mcp`` over stdio, and in process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from plait import Memory
+from plait.adapters.hosts.mcp import build_server
+from plait.adapters.hosts.mcp.memory_tools import MEMORY_TOOL_SPECS
+from plait.observation_tools import TOOL_NAMES
+
+# What the ten memory tools may cost a host on every model request (tools/list, compact JSON).
+MEMORY_SCHEMA_BUDGET_BYTES = 2100
+
+
+def listed_bytes(tool: Any) -> int:
+    data = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return len(json.dumps(data, separators=(",", ":")).encode())
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert not result.is_error, text
+    answer = json.loads(text)
+    assert result.structured_content == answer  # JSON text and structured content agree
+    return answer
+
+
+async def refusal(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+    async with Memory.open(
+        tmp_path / "tree",
+        tmp_path / "data",
+        start_background=False,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+    ) as opened:
+        yield opened
+
+
+@pytest.fixture(autouse=True)
+def tree(tmp_path: Path) -> Path:
+    path = tmp_path / "tree"
+    path.mkdir()
+    return path
+
+
+async def test_memory_tools_are_listed_lean(memory: Memory, tmp_path: Path) -> None:
+    server = build_server(memory, worktree=tmp_path / "tree", data_dir=tmp_path / "data")
+    async with Client(server, mode="legacy") as client:
+        listed = {t.name: t for t in (await client.list_tools()).tools if t.name in TOOL_NAMES}
+    assert tuple(listed) == TOOL_NAMES
+    for spec in MEMORY_TOOL_SPECS:
+        assert listed[spec.name].input_schema == spec.input_schema()
+        assert "session_id" not in listed[spec.name].input_schema["properties"]
+    total = sum(listed_bytes(tool) for tool in listed.values())
+    print(f"memory tools: {total} bytes of schema")
+    assert total <= MEMORY_SCHEMA_BUDGET_BYTES
+
+
+async def test_an_agent_drives_every_memory_tool_over_stdio(tmp_path: Path, redis_url: str) -> None:
+    tree = tmp_path / "tree"
+    (tree / "README.md").write_text("# Ledger\n\nLedger keeps double-entry accounts.\n")
+    parameters = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "plait"),
+        args=["mcp", "--project", str(tree), "--data-dir", str(tmp_path / "data")],
+        env={
+            "PLAIT_REDIS__URL": redis_url,
+            "PLAIT_GRAPHITI__GROUP_ID_PREFIX": f"t{uuid.uuid4().hex[:10]}",
+            "PLAIT_SESSION_ID": "agent-session-1",
+            "PATH": os.environ["PATH"],
+        },
+        cwd=tree,
+    )
+    async with Client(parameters, mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert set(TOOL_NAMES) <= names
+        assert not {"memory_remember", "memory_recall"} & names  # replaced
+
+        context = await call(client, "memory_context")
+        assert context["brief"].startswith("Project brief: Ledger")  # seeded on first open
+        key = await call(
+            client, "memory_suggest_topic_key", title="Ledger rounding", type="decision"
+        )
+        assert key == {"topic_key": "decision/ledger-rounding", "id": None}
+        saved = await call(
+            client,
+            "memory_save",
+            title="Round half to even",
+            content="What: banker's rounding\nWhy: audit rules\nWhere: ledger/money.py",
+            type="decision",
+            topic_key=key["topic_key"],
+        )
+        found = await call(client, "memory_search", query="rounding")
+        assert found["results"][0]["id"] == saved["id"] and not found["truncated"]
+        revised = await call(
+            client,
+            "memory_save",
+            title="Round half to even",
+            content="What: banker's rounding, 4 decimals\nWhere: ledger/money.py",
+            type="decision",
+            topic_key=key["topic_key"],
+        )
+        assert (revised["id"], revised["revision"]) == (saved["id"], 2)
+        updated = await call(client, "memory_update", id=saved["id"], title="Round half even")
+        whole = await call(client, "memory_get", id=saved["id"])
+        assert updated["revision"] == 3 == whole["revision"] and len(whole["revisions"]) == 2
+        assert whole["files"] == ["ledger/money.py"]
+        assert whole["source"] == {"kind": "tool", "name": "mcp", "session_id": "agent-session-1"}
+        timeline = await call(client, "memory_timeline", id=saved["id"])
+        assert timeline["anchor"]["id"] == saved["id"] and timeline["before"]
+        summary = await call(
+            client,
+            "memory_session_summary",
+            content="## Goal\n- Fix rounding\n\n## Next Steps\n- Backfill old entries",
+        )
+        assert summary["topic_key"] == "session/agent-session-1"
+        stats = await call(client, "memory_stats")
+        assert stats["by_type"]["session_summary"] == 1 and stats["revisions"] == 2
+        deleted = await call(client, "memory_delete", id=saved["id"])
+        assert deleted["action"] == "deleted"
+
+        assert "id: no observation" in await refusal(client, "memory_get", id=saved["id"])
+        assert "type:" in await refusal(client, "memory_save", title="t", content="c", type="x")
+        assert "topic_key:" in await refusal(
+            client, "memory_save", title="t", content="c", topic_key="no spaces please"
+        )
+        assert "content:" in await refusal(client, "memory_save", title="t", content="x" * 40_000)
+        assert "title: missing" in await refusal(client, "memory_save", content="c")
+        context = await call(client, "memory_context")
+    assert context["sessions"][0]["next_steps"] == ["Backfill old entries"]
+
+
+def test_the_catalog_lists_the_models_types_and_scopes() -> None:
+    from plait.adapters.hosts.mcp import memory_catalog
+    from plait.state.observations import OBSERVATION_TYPES, SCOPES
+
+    assert memory_catalog.TYPES == OBSERVATION_TYPES and memory_catalog.SCOPES == SCOPES
+    assert [spec.name for spec in memory_catalog.MEMORY_TOOL_SPECS] == list(TOOL_NAMES)
+    core = [s.name for s in memory_catalog.MEMORY_TOOL_SPECS if s.group == "memory"]
+    assert core == ["memory_save", "memory_search", "memory_get", "memory_context"]
