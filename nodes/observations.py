@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from plait.nodes.supersede import supersedes, word_set
+from plait.state.supersede import supersedes, word_set
 from plait.state.events import EventKind, SessionEvent, truncate_utf8
 from plait.state.observations import (
     SESSION_TOPIC_PREFIX,

@@ -239,8 +239,8 @@ async def test_idle_writes_the_session_summary_nobody_asked_for(memory: Memory) 
     assert await memory.background.summarize_pending() == 1
     (summary,) = [o for o in await memory.observations.listed() if o.type == "session_summary"]
     assert summary.title == "Session summary: Add rate limiting to the export API"
-    assert "## Instructions\n- Rule: never call the billing service from tests." in summary.content
-    assert "## Next Steps\n- TODO: write the upgrade notes" in summary.content
+    assert "## Instructions\n- never call the billing service from tests" in summary.content
+    assert "## Next Steps\n- write the upgrade notes" in summary.content
     assert "## Relevant Files\n- api/export.py" in summary.content
     assert summary.source.name == "auto" and summary.files == ("api/export.py",)
     await session.idle()  # nothing new since: no rewrite
