@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from plait.cli._common import (
     console,
     fail,
 )
+from plait.cli._common import run as _run
 from plait.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def bench_hotpath_command(
                 counts = tuple(int(size) for size in sizes.split(","))
                 return timing_table(await bench_hotpath(memory, counts, rounds))
 
-    table = asyncio.run(measure())
+    table = _run(measure())
     body = (
         f"{stamp()}\n\n`uv run plait bench hotpath`: one `chat.message` then one "
         "`experimental.chat.messages.transform` per turn through `plait.Memory.hook` and the "
@@ -75,7 +75,7 @@ def bench_search_command(
         tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch,
         EmbeddedFalkorDB(Path(scratch)) as server,
     ):
-        result = asyncio.run(bench_search(server.url, sizes=counts, rounds=rounds))
+        result = _run(bench_search(server.url, sizes=counts, rounds=rounds))
     lines = ["| edges | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
     for size, operations in result["sizes"].items():
         for name, figures in operations.items():
@@ -115,7 +115,7 @@ def bench_drain_command(
                 report = await memory.background.drain()
                 return report.written, time.perf_counter() - started
 
-    written, seconds = asyncio.run(measure())
+    written, seconds = _run(measure())
     rate = written / seconds if seconds else 0.0
     body = (
         f"{stamp()}\n\n`uv run plait bench drain --events {events}`: {events} queued events "
@@ -138,7 +138,7 @@ def bench_recall_command(
 
     try:
         ks = parse_ks(k)
-        report = asyncio.run(run_recall_bench(dataset, ks))
+        report = _run(run_recall_bench(dataset, ks))
     except DatasetError as error:
         fail(str(error), code=2)
     except PlaitError as error:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +15,7 @@ from plait.cli._common import (
     fail,
     load_settings,
 )
+from plait.cli._common import run as _run
 from plait.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def worker(
 
     settings = load_settings(project, data_dir)
     try:
-        asyncio.run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
+        _run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
     except PlaitError as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -72,7 +72,7 @@ def serve(
             )
 
     try:
-        asyncio.run(run())
+        _run(run())
     except PlaitError as error:
         fail(str(error))
     except KeyboardInterrupt:
@@ -86,6 +86,6 @@ def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
 
     settings = load_settings(project, data_dir)
     try:
-        asyncio.run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
+        _run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
     except PlaitError as error:
         fail(str(error))
