@@ -195,6 +195,19 @@ class ServiceSettings(Section):
     )
 
 
+ToolGroup = Literal["shell", "corpus", "memory", "reports"]
+DEFAULT_TOOL_GROUPS: tuple[ToolGroup, ...] = ("shell", "corpus", "memory")
+
+
+class McpSettings(Section):
+    """``plait mcp``: which groups of tools the agent is offered."""
+
+    tools: list[ToolGroup] = Field(
+        default_factory=lambda: list(DEFAULT_TOOL_GROUPS),
+        description="Tool groups offered: shell, corpus, memory, reports (stats and doctor).",
+    )
+
+
 class CorpusSettings(Section):
     """The MCP tools' search corpus (``<data_dir>/corpus.sqlite3``)."""
 
@@ -256,6 +269,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

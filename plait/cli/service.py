@@ -82,7 +82,7 @@ def serve(
 @app.command()
 def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     """Run plait's MCP server (session tools) on stdio."""
-    from plait.adapters.hosts.mcp import run_stdio
+    from plait.adapters.hosts.mcp.stdio import run_stdio
 
     settings = load_settings(project, data_dir)
     try:
