@@ -193,6 +193,9 @@ class ServiceSettings(Section):
     max_body_bytes: int = Field(
         default=16 * 1024 * 1024, ge=1024, description="Larger request bodies get 413."
     )
+    idle_exit_s: float = Field(
+        default=1800, ge=0, description="plait serve exits after this long without a hook; 0 never."
+    )
 
 
 ToolGroup = Literal["shell", "corpus", "memory", "reports"]

@@ -326,6 +326,22 @@ def unused(directory: Path) -> bool:
         return True
 
 
+def server_state(data_dir: Path) -> dict[str, Any]:
+    """The data dir's embedded server as ``plait status`` shows it: pid, port, in use, reaper."""
+    directory = data_dir / "falkordb"
+    recorded = read_json(directory / "server.json")
+    pid, reaper = recorded.get("pid"), recorded.get("reaper")
+    running = isinstance(pid, int) and pid_alive(pid)
+    return {
+        "running": running,
+        "pid": pid if running else None,
+        "port": recorded.get("port") if running else None,
+        "in_use": running and directory.exists() and not unused(directory),
+        "reaper": reaper if isinstance(reaper, int) and pid_alive(reaper) else None,
+        "directory": str(directory),
+    }
+
+
 def reap(directory: Path, *, poll_seconds: float = REAP_POLL_SECONDS) -> None:
     """Wait until no process uses ``directory``'s server, then shut it down; return when it is.
 
@@ -431,7 +447,7 @@ def main(arguments: list[str]) -> int:
     return 0
 
 
-__all__ = ["EmbeddedFalkorDB", "ServerInfo", "reap", "retire", "unused"]
+__all__ = ["EmbeddedFalkorDB", "ServerInfo", "reap", "retire", "server_state", "unused"]
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
