@@ -17,8 +17,7 @@ from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
 from plait import ConfigError, EventKind, Memory, SessionEvent, Settings
-from plait.adapters.hosts.mcp import catalog
-from plait.adapters.hosts.mcp import build_server
+from plait.adapters.hosts.mcp import build_server, catalog
 from plait.nodes.sessions import find_root
 
 SESSION_TOOLS = {

@@ -420,6 +420,8 @@ def test_plugin_puts_envelope_into_compaction_request(plugin_scenario: PluginSce
     assert compactions, "OpenCode did not compact"
     tail = after_conversation(compactions[0].last_user_text())
     assert "<session_memory>COMPACTION</session_memory>" in tail
+    # exactly once: not also inside the conversation it summarizes (a transform runs for it)
+    assert compactions[0].text().count("<session_memory>") == 1
     assert plugin_scenario.runner.of("experimental.session.compacting")[0][0] == {
         "sessionID": plugin_scenario.first_session
     }
@@ -563,6 +565,7 @@ def test_memory_envelope_goes_into_compaction(memory_scenario: MemoryScenario):
     found = ENVELOPE.search(after_conversation(compactions[0].last_user_text()))
     assert found is not None, compactions[0].last_user_text()[-2000:]
     assert "PostgreSQL" in found.group(0)
+    assert len(ENVELOPE.findall(compactions[0].text())) == 1  # the summarizer gets it once
 
 
 @e2e
@@ -655,53 +658,3 @@ def cli_command_names() -> set[str]:
     }
     groups = {g.name or "" for g in app.registered_groups}
     return {name.replace("_", "-") for name in commands | groups}
-
-
-# -- the installer ---------------------------------------------------------------------------------
-def test_install_writes_plugin_settings_and_mcp_entry(tmp_path: Path):
-    (tmp_path / "opencode.json").write_text(
-        json.dumps({"model": "a/b", "mcp": {"other": {"type": "remote", "url": "http://x"}}})
-    )
-    written = install_opencode(tmp_path, data_dir=tmp_path / "data", command=["/bin/plait"])
-    plugin, settings, config_file = written
-    assert plugin == tmp_path / ".opencode" / "plugins" / "plait.ts"
-    assert "PlaitPlugin" in plugin.read_text()
-    assert json.loads(settings.read_text()) == {
-        "dataDir": str(tmp_path / "data"),
-        "serve": ["/bin/plait", "serve"],
-    }
-    config = json.loads(config_file.read_text())
-    assert config["model"] == "a/b"
-    assert config["mcp"]["other"] == {"type": "remote", "url": "http://x"}
-    assert config["mcp"]["plait"] == {
-        "type": "local",
-        "command": ["/bin/plait", "mcp", "--project", str(tmp_path.resolve())],
-        "enabled": True,
-    }
-
-
-def test_install_twice_gives_the_same_files(tmp_path: Path):
-    first = install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    contents = [path.read_text() for path in first]
-    second = install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    assert [path.read_text() for path in second] == contents
-
-
-def test_install_global_uses_user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    written = install_opencode(
-        tmp_path / "project", global_=True, data_dir=tmp_path / "d", command=["plait"]
-    )
-    base = tmp_path / "config" / "opencode"
-    assert written == [base / "plugins" / "plait.ts", base / "plait.json", base / "opencode.json"]
-    command = json.loads(written[2].read_text())["mcp"]["plait"]["command"]
-    assert command == ["plait", "mcp"]
-
-
-def test_install_refuses_a_broken_opencode_json(tmp_path: Path):
-    from plait.errors import ConfigError
-
-    (tmp_path / "opencode.json").write_text("{ nope")
-    with pytest.raises(ConfigError, match="not valid JSON"):
-        install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    assert (tmp_path / "opencode.json").read_text() == "{ nope"
