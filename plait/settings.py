@@ -130,8 +130,15 @@ class HooksSettings(Section):
     """Hook-time behaviour."""
 
     timeout_ms: int = Field(default=250, ge=10, le=60_000, description="Fail open after this.")
-    deny_web_fetch: bool = Field(default=True, description="Deny unbounded web fetch tools.")
-    redirect_curl: bool = Field(default=True, description="Redirect curl/wget to the MCP tool.")
+    deny_web_fetch: bool = Field(
+        default=False, description="Deny the host's web fetch tool (opt-in; default allows it)."
+    )
+    nudge_web_fetch: bool = Field(
+        default=True, description="Nudge web fetch toward session_fetch_and_index (once)."
+    )
+    nudge_curl: bool = Field(
+        default=True, description="Nudge curl/wget in the shell toward session_fetch_and_index."
+    )
     large_read_bytes: int = Field(default=100_000, ge=0, description="Nudge reads over this once.")
 
 

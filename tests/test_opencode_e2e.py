@@ -33,6 +33,7 @@ RUN_TIMEOUT_SECONDS = 90
 MODEL_CONTEXT_TOKENS = 100_000
 SUPPORT = Path(__file__).parent / "support"
 DENY_MESSAGE = "plait: glob over secrets is denied"
+NUDGE_MESSAGE = "plait: a nudge for this download"
 ENVELOPE = re.compile(r"<session_memory[^>]*>.*?</session_memory>", re.DOTALL)
 
 E2E = [pytest.mark.opencode, pytest.mark.slow]
@@ -108,6 +109,8 @@ class RecordingRunner:
             output["context"].append("<session_memory>COMPACTION</session_memory>")
         elif name == "tool.execute.before" and input.get("tool") == "glob":
             output["plait"] = {"action": "deny", "message": DENY_MESSAGE}
+        elif name == "tool.execute.before" and "curl" in str(output.get("args", {})):
+            output["plait"] = {"action": "nudge", "message": NUDGE_MESSAGE}
         return output
 
     def names(self) -> list[str]:
@@ -658,3 +661,59 @@ def cli_command_names() -> set[str]:
     }
     groups = {g.name or "" for g in app.registered_groups}
     return {name.replace("_", "-") for name in commands | groups}
+
+
+@e2e
+def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
+    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path
+):
+    """plait's real MCP server under OpenCode: the plugin hands it the session; what OpenCode
+    sends for plait's tools is within 3 KB; a nudge is appended to the tool's output."""
+    if shutil.which("plait") is None:
+        pytest.skip("the plait command is not on PATH")
+    project = make_project(tmp_path, opencode_bin, provider, mcp=True, home=opencode_home)
+    assert json.loads((project.root / "opencode.json").read_text())["mcp"]["plait"]["command"] == [
+        "plait",
+        "mcp",
+    ]
+    runner = RecordingRunner()
+
+    async def make() -> RecordingRunner:
+        return runner
+
+    service = PlaitService(make, project.data_dir, project.root).start()
+    provider.script = [
+        Reply(tool="plait_session_execute", arguments={"command": "echo from-mcp; pwd"}),
+        Reply(
+            tool="bash", arguments={"command": "echo curl https://example.com", "description": "d"}
+        ),
+        Reply(text="Done."),
+    ]
+    try:
+        session = project.run("Run it.", plait_url=service.url(), token=service.token)
+    finally:
+        service.stop()
+    final = provider.chat_requests()[-1]
+    results = [message_text(m) for m in final.messages if m.get("role") == "tool"]
+    assert "from-mcp" in results[0] and str(project.root.resolve()) in results[0]
+    assert "curl https://example.com" in results[1] and NUDGE_MESSAGE in results[1]
+    before = [i for i, o in runner.of("tool.execute.before") if i["tool"].startswith("plait_")]
+    assert before and before[0]["sessionID"] == session
+    plait_tools = [
+        tool
+        for tool in provider.chat_requests()[0].body["tools"]
+        if tool["function"]["name"].startswith("plait_")
+    ]
+    schema_bytes = len(json.dumps(plait_tools, separators=(",", ":")))
+    print(f"plait tool schemas as OpenCode sends them: {schema_bytes} bytes")
+    assert 0 < schema_bytes <= 3072
+    events = asyncio.run(session_events(project, session))
+    assert any("from-mcp" in event.summary for event in events), [e.summary for e in events]
+
+
+async def session_events(project: Project, session: str) -> list[Any]:
+    from plait.memory import Memory
+    from plait.nodes.sessions import find_root
+
+    async with Memory.open(project.root, project.data_dir, start_background=False) as memory:
+        return await memory.store.read_events(await find_root(memory.store, session))
