@@ -448,3 +448,17 @@ def test_mcp_all_tool_schemas_fit_three_kilobytes() -> None:
         for spec in catalog.TOOLS
     ]
     assert len(json.dumps(wrapped, separators=(",", ":"))) <= 3072
+
+
+async def test_mcp_every_output_is_searchable_and_never_by_its_command(
+    server: MCPServer[Any], session: str
+) -> None:
+    async with Client(server, mode="legacy") as client:
+        await call(client, "session_execute", command="echo quartzite-result", session_id=session)
+        found = await call(client, "session_search", query="quartzite", session_id=session)
+        assert "quartzite-result" in found and "1 result" in found
+        await call(
+            client, "session_execute", command="echo zebra; true # marmalade", session_id=session
+        )
+        by_command = await call(client, "session_search", query="marmalade", session_id=session)
+        assert by_command.startswith("no results"), by_command
