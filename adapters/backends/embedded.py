@@ -352,8 +352,12 @@ def reap(directory: Path, *, poll_seconds: float = REAP_POLL_SECONDS) -> None:
     watched = read_json(directory / "server.json").get("pid")
     while True:
         time.sleep(poll_seconds)
-        recorded = read_json(directory / "server.json")
-        if recorded.get("pid") != watched or not pid_alive(int(watched or 0)):
+        if not isinstance(watched, int) or not pid_alive(watched):
+            return
+        if read_json(directory / "server.json").get("pid") != watched:
+            if not directory.exists():  # its data dir was deleted under it: nothing to save
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(watched, signal.SIGTERM)
             return
         if not unused(directory):
             continue
