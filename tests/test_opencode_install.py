@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -179,3 +180,66 @@ def test_jsonc_edits_round_trip_on_one_line_and_empty_objects() -> None:
         if loads(back).get("mcp") == {} and "mcp" not in loads(text):
             back = remove_member(back, ("mcp",))
         assert back == text
+
+
+def doctor(project: Path) -> tuple[int, dict[str, dict]]:
+    result = CliRunner().invoke(app, ["doctor", "--json", "--project", str(project)])
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    return result.exit_code, checks
+
+
+def test_doctor_checks_the_opencode_integration(project: Path, tmp_path: Path) -> None:
+    install_opencode(project)
+    code, checks = doctor(project)
+    assert code == 0, checks
+    for part in ("opencode plugin", "opencode mcp", "service", "outbox"):
+        assert checks[part]["status"] == "ok", checks[part]
+    assert "not running" in checks["service"]["detail"]
+    (project / ".opencode" / "plugins" / "plait.ts").unlink()
+    code, checks = doctor(project)
+    assert code == 1 and checks["opencode plugin"]["status"] == "unavailable"
+
+
+def test_doctor_fails_when_opencode_cannot_find_plait(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_opencode(project)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, checks = doctor(project)
+    assert code == 1 and "cannot find 'plait'" in checks["opencode mcp"]["detail"]
+
+
+def test_doctor_reports_an_outbox_backlog(project: Path, tmp_path: Path) -> None:
+    from plait.adapters.hosts.http import project_key
+
+    install_opencode(project)
+    outbox = tmp_path / "data" / "outbox" / f"{project_key(project)}.jsonl"
+    outbox.parent.mkdir(parents=True)
+    outbox.write_text('{"name": "event"}\n{"name": "event"}\n')
+    code, checks = doctor(project)
+    assert (
+        checks["outbox"]["status"] == "degraded" and "2 hook call(s)" in checks["outbox"]["detail"]
+    )
+    assert code == 0  # no service runs: the backlog waits for it
+
+
+def test_doctor_fails_on_dead_letters(project: Path, tmp_path: Path) -> None:
+    asyncio.run(dead_letter_one(project, tmp_path / "data"))
+    code, checks = doctor(project)
+    assert code == 1 and checks["dead letters"]["status"] == "unavailable"
+    assert "plait dlq replay" in checks["dead letters"]["detail"]
+
+
+async def dead_letter_one(project: Path, data_dir: Path) -> None:
+    from plait import Memory
+    from plait.state.events import EventKind, SessionEvent
+    from plait.state.ports import QueueEntry
+
+    async with Memory.open(project, data_dir, start_background=False) as memory:
+        event = SessionEvent(
+            root_session_id="s", session_id="s", kind=EventKind.DECISION, summary="x"
+        )
+        await memory.store.enqueue(memory.group_id, [event])
+        (entry,) = await memory.store.claim("doctor-test", count=1)
+        assert isinstance(entry, QueueEntry)
+        await memory.store.dead_letter(entry, "the graph refused it")

@@ -28,11 +28,18 @@ if TYPE_CHECKING:
 def doctor(
     project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
 ) -> None:
-    """Report hot tier, checkpointer, knowledge graph, LLM and embedder."""
+    """Check plait's parts and its OpenCode integration; exit 1 when something is wrong.
+
+    Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
+    then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox.
+    """
+    from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
 
     settings = load_settings(project, data_dir)
     checks = _run(run_checks(settings))
+    directory = (project or Path.cwd()).resolve()
+    checks += opencode_checks(settings.resolved_data_dir(), directory)
     if json_output:
         typer.echo(json.dumps({"checks": [c.as_dict() for c in checks]}, indent=2))
     else:

@@ -236,7 +236,7 @@ def path_notes(target: Target, found: str | None, data: Path, report: InstallRep
     if data != default_data_dir() and not target.global_ and not os.environ.get("PLAIT_DATA_DIR"):
         report.notes.append(
             f"your settings keep plait's data in {data}; tell the plugin too: start OpenCode "
-            f"with PLAIT_DATA_DIR={data}, or put {{\"dataDir\": \"{data}\"}} in "
+            f'with PLAIT_DATA_DIR={data}, or put {{"dataDir": "{data}"}} in '
             f"{user_config_dir() / SETTINGS_NAME}"
         )
 
