@@ -144,3 +144,31 @@ def bench_recall_command(
     except PlaitError as error:
         fail(str(error))
     typer.echo(report.to_json() if json_output else render_report(report))
+
+
+@bench_app.command("startup")
+def bench_startup_command(
+    rounds: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 5,
+    opencode: Annotated[
+        bool, typer.Option(help="Also time real `opencode run` with and without plait.")
+    ] = False,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Start-up times: --help, plait mcp's handshake, plait serve, Memory.open, opencode run."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.startup import render, run_startup_bench
+
+    table = render(run_startup_bench(rounds, opencode=opencode, log=console.print))
+    body = (
+        f"{stamp()}\n\n`uv run plait bench startup{' --opencode' if opencode else ''}`: each "
+        f"figure is {rounds} fresh processes (median and max); bare `python -c pass` is the "
+        "yardstick. `plait mcp` is timed from process start to each answer over stdio; `plait "
+        "serve` to its health check (the embedded server not running before); `Memory.open` "
+        "in a fresh process while another holds the embedded server. With `--opencode`, one "
+        "`opencode run` turn in a project without plait and one with `plait opencode install`, "
+        "interleaved, against the local mock provider (the service stays up between runs, as "
+        "it does for a person; the first run of each is reported apart).\n\n"
+        f"{table}\n"
+    )
+    write_section(output, "Start-up", body)
+    console.print(table)

@@ -17,6 +17,7 @@ import asyncio
 import importlib
 import json
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -220,12 +221,41 @@ async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
     from plait.adapters.hosts.mcp.catalog import enabled_tools
 
     async def open_backend() -> ToolBackend:
-        # the MCP SDK and plait.Memory load in a thread, so the handshake is answered meanwhile
-        module = await asyncio.to_thread(importlib.import_module, SERVER_MODULE)
+        module = await import_in_background(SERVER_MODULE)
         opened: ToolBackend = await module.open_tool_backend(project_dir, settings)
         return opened
 
     await serve_stdio(enabled_tools(settings.mcp.tools), open_backend)
+
+
+async def import_in_background(name: str) -> Any:
+    """Import a module in a daemon thread: the loop keeps answering, and an exit never waits.
+
+    (``asyncio.to_thread`` would do the first; but its threads are joined when the process
+    exits, so a host closing the server mid-import would wait for the whole import.)
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def work() -> None:
+        try:
+            module = importlib.import_module(name)
+        except BaseException as error:  # handed to the awaiting task
+            loop.call_soon_threadsafe(_settle, done, None, error)
+        else:
+            loop.call_soon_threadsafe(_settle, done, module, None)
+
+    threading.Thread(target=work, name="plait-mcp-import", daemon=True).start()
+    return await done
+
+
+def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(value)
 
 
 async def serve_stdio(
