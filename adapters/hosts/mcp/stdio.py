@@ -5,9 +5,10 @@ model call, and the MCP SDK with plait's memory behind it takes seconds to impor
 speaks MCP's stdio transport itself (newline-delimited JSON-RPC 2.0, the ``initialize``
 handshake; nothing but the standard library and :mod:`.catalog`), answers the handshake and
 ``tools/list`` from the catalog, and starts loading the real server (the MCP SDK's server over
-``plait.Memory``, :func:`plait.adapters.hosts.mcp.server.open_tool_backend`) in the background as
-soon as the host has the tool list (loading earlier would slow the handshake down: the
-imports hold the interpreter). A ``tools/call`` waits for it. Conformance is tested with the MCP
+``plait.Memory``, :func:`plait.adapters.hosts.mcp.server.open_tool_backend`) on the first
+``tools/call``, in a thread. A host starts an MCP server for every run and most runs call no
+plait tool: loading it anyway would cost every run its CPU (and its exit), so the first call
+pays for it instead (about two seconds). Conformance is tested with the MCP
 SDK's own client (``tests/test_mcp_server.py``).
 """
 
@@ -167,7 +168,6 @@ class StdioFront:
         if method == "ping":
             return {}
         if method == "tools/list":
-            self.start_loading()  # the host is about to use the tools: load them now
             return {"tools": [tool.listing() for tool in self.tools]}
         raise RpcError(METHOD_NOT_FOUND, f"method {method!r} is not supported")
 
