@@ -60,6 +60,8 @@ def opencode_install(project: ProjectOption = None, global_: GlobalOption = Fals
         report = install_opencode(directory, global_=global_)
     except PlaitError as error:
         fail(str(error))
+    except OSError as error:
+        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
     where = "for your user" if global_ else f"in {directory}"
     print_report(report, f"plait is installed for OpenCode {where}:")
     if not global_:
@@ -80,4 +82,6 @@ def opencode_uninstall(project: ProjectOption = None, global_: GlobalOption = Fa
         report = uninstall_opencode(directory, global_=global_)
     except PlaitError as error:
         fail(str(error))
+    except OSError as error:
+        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
     print_report(report, "plait is uninstalled from OpenCode:")

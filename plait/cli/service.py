@@ -76,6 +76,8 @@ def serve(
         _run(_serve(settings, project_dir, host, port))
     except PlaitError as error:
         fail(str(error))
+    except OSError as error:
+        fail(f"cannot serve from data dir {directory}: {error.strerror or error}")
     except KeyboardInterrupt:
         pass
     finally:

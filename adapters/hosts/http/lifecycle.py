@@ -102,6 +102,7 @@ def take_over(lock: ServiceLock, *, answers: Any, grace: float = START_GRACE_SEC
     ``answers()`` says whether the project's announced service answers its health check. The
     holder gets ``grace`` seconds from when it took the lock to come up.
     """
+    deadline = time.monotonic() + grace + 2 * TERM_GRACE_SECONDS
     while True:
         if lock.try_acquire():
             return True
@@ -115,6 +116,11 @@ def take_over(lock: ServiceLock, *, answers: Any, grace: float = START_GRACE_SEC
                     f"end it by hand, then start again (lock {str(lock.path)!r})"
                 )
             return lock.acquire(TERM_GRACE_SECONDS)
+        if time.monotonic() > deadline:
+            raise BackendUnavailable(
+                f"{str(lock.path)!r} is held by a process that names no pid and does not "
+                "answer; if no plait serve runs for this project, remove the file"
+            )
         time.sleep(POLL_SECONDS * 2)
 
 
