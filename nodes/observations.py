@@ -17,7 +17,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from plait.state.supersede import supersedes, word_set
 from plait.state.events import EventKind, SessionEvent, truncate_utf8
 from plait.state.observations import (
     SESSION_TOPIC_PREFIX,
@@ -25,6 +24,7 @@ from plait.state.observations import (
     ObservationDraft,
     ObservationType,
 )
+from plait.state.supersede import supersedes, word_set
 
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = word_set(

@@ -1,4 +1,4 @@
-"""Tool routing for ``tool.execute.before``: keep big, unbounded output out of the context."""
+"""Tool routing for ``tool.execute.before``: nudge big, unbounded output out of the context."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ READ_TOOLS = frozenset({"read", "view"})
 DOWNLOADER = re.compile(r"(?:^|[\s;&|(])(curl|wget)\s")
 
 
+FETCH_HINT = (
+    "plait: session_fetch_and_index(url) fetches a page into this session's search index "
+    "and answers briefly; find the parts you need with session_search."
+)
+
+
 def decide_tool_policy(
     tool: str,
     args: dict[str, Any],
@@ -23,27 +29,29 @@ def decide_tool_policy(
     file_size: int | None = None,
     already_nudged: bool = False,
 ) -> ToolPolicy:
-    """Allow, nudge, redirect or deny one tool call, by the tool's name and arguments.
+    """Allow, nudge or deny one tool call, by the tool's name and arguments.
 
-    ``file_size`` is the size of the file a read tool targets; a whole-file read over
-    ``large_read_bytes`` is nudged once per session (``already_nudged`` says it was).
+    A nudge never stops the call: the host shows its message with the tool's output. Only a
+    person's opt-in denies (``hooks.deny_web_fetch``). Each session is nudged once: web
+    fetches and ``curl``/``wget`` toward ``session_fetch_and_index``, a whole-file read over
+    ``large_read_bytes`` toward a range (``already_nudged`` says a nudge was given).
     """
     name = tool.lower()
     if name in WEB_FETCH_TOOLS and settings.deny_web_fetch:
         return ToolPolicy(
             action="deny",
-            message="plait: unbounded web fetch is off; use session_fetch_and_index(url), "
-            "which indexes the page and returns a bounded answer.",
+            message="plait: web fetch is off here (hooks.deny_web_fetch); use "
+            "session_fetch_and_index(url), which indexes the page and answers briefly.",
         )
+    if already_nudged:
+        return ToolPolicy()
+    if name in WEB_FETCH_TOOLS and settings.nudge_web_fetch:
+        return ToolPolicy(action="nudge", message=FETCH_HINT)
     command = str(args.get("command", ""))
-    if name in SHELL_TOOLS and settings.redirect_curl and DOWNLOADER.search(command):
-        return ToolPolicy(
-            action="redirect",
-            message="plait: use session_fetch_and_index(url) instead of curl/wget; "
-            "it keeps the download out of the context and searchable.",
-        )
+    if name in SHELL_TOOLS and settings.nudge_curl and DOWNLOADER.search(command):
+        return ToolPolicy(action="nudge", message=FETCH_HINT)
     large = file_size is not None and file_size > settings.large_read_bytes > 0
-    if name in READ_TOOLS and large and not already_nudged and "limit" not in args:
+    if name in READ_TOOLS and large and "limit" not in args:
         return ToolPolicy(
             action="nudge",
             message=f"plait: this file is {file_size} bytes; read a range (offset/limit), or "

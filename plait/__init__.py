@@ -10,7 +10,16 @@ milliseconds, and LangGraph, LangChain and graphiti-core load only when somethin
 from __future__ import annotations
 
 from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+# In a source checkout, graphs/, nodes/, state/ and adapters/ sit beside plait/ and an install
+# maps them to plait.graphs and so on. When a tool imports plait from the checkout without that
+# mapping (the checkout on sys.path ahead of the installed package: LangGraph's CLI under uvx),
+# the sibling folders are found here instead.
+_CHECKOUT = Path(__file__).resolve().parent.parent
+if (_CHECKOUT / "adapters" / "__init__.py").is_file() and str(_CHECKOUT) not in __path__:
+    __path__.append(str(_CHECKOUT))
 
 if TYPE_CHECKING:
     from plait.errors import (

@@ -6,6 +6,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -16,6 +17,7 @@ from plait.settings import KEY_VARIABLES, Settings
 from plait.wiring import Backends, describe_url, open_backends
 
 Status = Literal["ok", "degraded", "unavailable"]
+DRAIN_LAG_WARN_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -33,7 +35,7 @@ class Check:
 
 
 async def run_checks(settings: Settings) -> list[Check]:
-    """Check hot tier, checkpointer, knowledge graph, LLM and embedder."""
+    """Check hot tier, checkpointer, knowledge graph, LLM, embedder, drain queue, dead letters."""
     try:
         backends = await open_backends(settings, allow_degraded=False)
     except PlaitError as error:
@@ -55,9 +57,37 @@ async def run_checks(settings: Settings) -> list[Check]:
             await guarded("knowledge graph", False, lambda: check_knowledge_graph(backends)),
             check_provider("llm", settings),
             check_provider("embedder", settings),
+            await queue_check(backends),
+            await dead_letter_check(backends),
         ]
     finally:
         await backends.aclose()
+
+
+async def queue_check(backends: Backends) -> Check:
+    """The drain queue: how many events wait and since when (a drain that is behind)."""
+    depth = await backends.store.queue_depth()
+    oldest = await backends.store.oldest_queued()
+    if not depth or oldest is None:
+        return Check(component="drain queue", status="ok", detail="empty", required=False)
+    lag = (datetime.now(UTC) - oldest).total_seconds()
+    detail = f"{depth} event(s) waiting, the oldest {lag:.0f} s"
+    if lag > DRAIN_LAG_WARN_SECONDS:
+        detail += ": nothing drains them? run plait worker --once, or check the knowledge graph"
+        return Check(component="drain queue", status="degraded", detail=detail, required=False)
+    return Check(component="drain queue", status="ok", detail=detail, required=False)
+
+
+async def dead_letter_check(backends: Backends) -> Check:
+    """Events that failed to drain: any is a failure a person should look at."""
+    letters = await backends.store.list_dead(limit=1000)
+    if not letters:
+        return Check(component="dead letters", status="ok", detail="none", required=True)
+    detail = (
+        f"{len(letters)} event(s) failed to drain (last: {letters[-1].reason[:120]}): "
+        "plait dlq list, then plait dlq replay"
+    )
+    return Check(component="dead letters", status="unavailable", detail=detail, required=True)
 
 
 async def guarded(component: str, required: bool, probe: Callable[[], Awaitable[str]]) -> Check:
@@ -134,8 +164,8 @@ def check_provider(component: Literal["llm", "embedder"], settings: Settings) ->
 
 
 def exit_code(checks: list[Check]) -> int:
-    """Non-zero when a required component is unavailable."""
-    return int(any(c.required and c.status == "unavailable" for c in checks))
+    """Non-zero when a required component is not ok."""
+    return int(any(c.required and c.status != "ok" for c in checks))
 
 
 __all__ = ["Check", "exit_code", "run_checks"]

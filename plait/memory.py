@@ -7,7 +7,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from typing import Any, Self
 
@@ -20,7 +20,7 @@ from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.boundary import fail_open
-from plait.errors import BackendUnavailable
+from plait.errors import BackendUnavailable, UsageError
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
@@ -130,6 +130,7 @@ class Memory:
         if background is not None:
             background.observations = self.observations
             background.summarizer = self.observations.after_idle
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -182,7 +183,50 @@ class Memory:
         await fail_open("preparing observations", memory.observations.on_open(), None)
         if start_background:
             background.start()
+        memory.loop = asyncio.get_running_loop()
         return memory
+
+    @classmethod
+    def open_sync(
+        cls,
+        project_dir: Path | str | None = None,
+        data_dir: Path | str | None = None,
+        *,
+        settings: Settings | None = None,
+        start_background: bool = True,
+        **overrides: Any,
+    ) -> SyncMemory:
+        """Open memory for synchronous code: ``with Memory.open_sync(...) as memory:``.
+
+        The memory runs on an event loop of its own in a background thread; the handle's
+        methods (and a ``SessionMemoryMiddleware`` under ``invoke``/``stream``) call into it.
+        Close it with ``close()`` or the ``with`` block. Arguments as for :meth:`open`.
+        """
+        return SyncMemory.start(
+            cls._open(project_dir, data_dir, settings, start_background, overrides)
+        )
+
+    def run_sync[T](self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run a coroutine on this memory's event loop from synchronous code; its result.
+
+        Raises :class:`~plait.errors.UsageError` when that cannot be done: the loop is not
+        running in another thread (open with :meth:`open_sync` for synchronous callers), or
+        the caller is on that loop itself (use the async API there).
+        """
+        loop = self.loop
+        if loop is None or loop.is_closed() or not loop.is_running():
+            work.close()
+            raise UsageError(
+                "this Memory's event loop is not running: open it with Memory.open_sync(...) "
+                "to use it from synchronous code (agent.invoke, agent.stream)"
+            )
+        if _current_loop() is loop:
+            work.close()
+            raise UsageError(
+                "called synchronously from the Memory's own event loop: use the async API "
+                "(agent.ainvoke, agent.astream) there"
+            )
+        return asyncio.run_coroutine_threadsafe(work, loop).result(timeout)
 
     async def aclose(self) -> None:
         """Stop background work, close connections, release the embedded server."""
@@ -537,6 +581,94 @@ def recalled(text: str | None) -> str:
     return text or "No memories found."
 
 
+def _current_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+class SyncMemory:
+    """A :class:`Memory` on its own event loop in a background thread, for synchronous code.
+
+    Every method of the memory is reachable as ``handle.memory``; the common ones have
+    synchronous twins here. ``close()`` (or leaving the ``with`` block) closes the memory,
+    releases the embedded server and stops the thread.
+    """
+
+    def __init__(self, memory: Memory, loop: asyncio.AbstractEventLoop, thread: Any) -> None:
+        """Use :meth:`Memory.open_sync`."""
+        self.memory = memory
+        self._loop = loop
+        self._thread = thread
+
+    @classmethod
+    def start(cls, opening: Coroutine[Any, Any, Memory]) -> SyncMemory:
+        """Start a loop thread and open the memory on it."""
+        import threading
+
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="plait-memory", daemon=True)
+        thread.start()
+        try:
+            memory = asyncio.run_coroutine_threadsafe(opening, loop).result()
+        except BaseException:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join()
+            loop.close()
+            raise
+        return cls(memory, loop, thread)
+
+    def run[T](self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run one coroutine of the memory and return its result."""
+        return self.memory.run_sync(work, timeout)
+
+    def close(self) -> None:
+        """Close the memory and stop its thread (idempotent)."""
+        if self._loop.is_closed():
+            return
+        try:
+            asyncio.run_coroutine_threadsafe(self.memory.aclose(), self._loop).result()
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
+
+    def __enter__(self) -> SyncMemory:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        """The memory's own attributes (settings, store, group_id, degraded, ...)."""
+        return getattr(self.memory, name)
+
+    def turn(self, session_id: str, events: Sequence[SessionEvent] = (), *, query: str = "") -> str:
+        """:meth:`Memory.turn`, synchronously."""
+        return self.run(self.memory.turn(session_id, events, query=query))
+
+    def user_turn(self, session_id: str, text: str) -> None:
+        """:meth:`Memory.user_turn`, synchronously."""
+        self.run(self.memory.user_turn(session_id, text))
+
+    def remember(self, session_id: str, text: str, kind: MemoryKind = "decision") -> SessionEvent:
+        """:meth:`Memory.remember`, synchronously."""
+        return self.run(self.memory.remember(session_id, text, kind))
+
+    def recall(self, session_id: str, query: str) -> str | None:
+        """:meth:`Memory.recall`, synchronously."""
+        return self.run(self.memory.recall(session_id, query))
+
+    def envelope(self, session_id: str) -> str:
+        """:meth:`Memory.envelope`, synchronously."""
+        return self.run(self.memory.envelope(session_id))
+
+    def snapshot(self, session_id: str) -> Snapshot:
+        """:meth:`Memory.snapshot`, synchronously."""
+        return self.run(self.memory.snapshot(session_id))
+
+
 class _Opening(Awaitable[Memory]):
     """``Memory.open(...)``: await it, or use it as an async context manager."""
 
@@ -556,4 +688,11 @@ class _Opening(Awaitable[Memory]):
             await self._memory.aclose()
 
 
-__all__ = ["RECALL_TIMEOUT_SECONDS", "Memory", "MemoryKind", "recalled", "remembered"]
+__all__ = [
+    "RECALL_TIMEOUT_SECONDS",
+    "Memory",
+    "MemoryKind",
+    "SyncMemory",
+    "recalled",
+    "remembered",
+]

@@ -130,8 +130,15 @@ class HooksSettings(Section):
     """Hook-time behaviour."""
 
     timeout_ms: int = Field(default=250, ge=10, le=60_000, description="Fail open after this.")
-    deny_web_fetch: bool = Field(default=True, description="Deny unbounded web fetch tools.")
-    redirect_curl: bool = Field(default=True, description="Redirect curl/wget to the MCP tool.")
+    deny_web_fetch: bool = Field(
+        default=False, description="Deny the host's web fetch tool (opt-in; default allows it)."
+    )
+    nudge_web_fetch: bool = Field(
+        default=True, description="Nudge web fetch toward session_fetch_and_index (once)."
+    )
+    nudge_curl: bool = Field(
+        default=True, description="Nudge curl/wget in the shell toward session_fetch_and_index."
+    )
     large_read_bytes: int = Field(default=100_000, ge=0, description="Nudge reads over this once.")
 
 
@@ -192,6 +199,28 @@ class ServiceSettings(Section):
     port: int = Field(default=0, ge=0, le=65_535, description="0 picks a free port.")
     max_body_bytes: int = Field(
         default=16 * 1024 * 1024, ge=1024, description="Larger request bodies get 413."
+    )
+    idle_exit_s: float = Field(
+        default=1800, ge=0, description="plait serve exits after this long without a hook; 0 never."
+    )
+
+
+ToolGroup = Literal[
+    "shell", "shell_more", "corpus", "corpus_more", "memory", "memory_curate", "reports"
+]
+DEFAULT_TOOL_GROUPS: tuple[ToolGroup, ...] = ("shell", "corpus", "memory", "memory_curate")
+
+
+class McpSettings(Section):
+    """``plait mcp``: which groups of tools the agent is offered."""
+
+    tools: list[ToolGroup] = Field(
+        default_factory=lambda: list(DEFAULT_TOOL_GROUPS),
+        description="Tool groups offered: shell (session_execute), shell_more (execute_file, "
+        "batch_execute), corpus (session_search, fetch_and_index), corpus_more (session_index), "
+        "memory (save, search, get, context), memory_curate (update, delete, timeline, stats, "
+        "session_summary, suggest_topic_key), reports (stats, doctor). The default groups keep "
+        "plait's tool schemas within 3 KB per request.",
     )
 
 
@@ -286,6 +315,7 @@ class Settings(BaseSettings):
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     observations: ObservationSettings = Field(default_factory=ObservationSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

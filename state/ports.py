@@ -182,6 +182,10 @@ class DrainQueue(Protocol):
         """Entries not yet acknowledged (pending or never delivered)."""
         ...
 
+    async def oldest_queued(self) -> datetime | None:
+        """When the oldest event still in the queue happened (None when the queue is empty)."""
+        ...
+
 
 class DeadLetters(Protocol):
     """Events that failed to drain, where a person can list, replay or drop them."""

@@ -25,9 +25,11 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
     result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
     assert result.exit_code == 0, result.output
     checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
-    assert set(checks) == {"hot tier", "checkpointer", "knowledge graph", "llm", "embedder"}
-    assert all(c["status"] == "ok" for c in checks.values())
+    parts = {"hot tier", "checkpointer", "knowledge graph", "llm", "embedder"}
+    assert parts | {"drain queue", "dead letters", "opencode"} == set(checks)
+    assert all(checks[part]["status"] == "ok" for part in parts | {"drain queue", "dead letters"})
     assert "embedded FalkorDB" in checks["hot tier"]["detail"]
+    assert "not installed" in checks["opencode"]["detail"]  # said, but no failure
 
 
 def test_doctor_fails_when_redis_url_points_at_a_dead_port(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -80,3 +82,62 @@ def test_embedded_server_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path
     blocker.write_text("not a directory")
     with pytest.raises(BackendUnavailable, match="data dir .* is not usable"):
         EmbeddedFalkorDB(blocker).start()
+
+
+def wait_gone(pid: int, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not pid_alive(pid)
+
+
+def holder(data_dir: Path) -> subprocess.Popen[str]:
+    """A process that starts (or joins) the server, says so, then sleeps: it never stops it."""
+    code = (
+        "import time; from pathlib import Path; "
+        "from plait.adapters.backends.embedded import EmbeddedFalkorDB; "
+        f"server = EmbeddedFalkorDB(Path({str(data_dir)!r})); server.start(); print('up', flush=True); "
+        "time.sleep(120)"
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stdout.readline().strip() == "up"
+    return process
+
+
+def test_embedded_server_stops_when_its_only_user_is_killed(tmp_data_dir: Path) -> None:
+    """A process that dies without stop() (SIGKILL) leaves nothing running: the reaper stops it."""
+    process = holder(tmp_data_dir)
+    recorded = json.loads((tmp_data_dir / "falkordb" / "server.json").read_text())
+    assert pid_alive(recorded["reaper"])
+    process.kill()
+    process.wait()
+    assert wait_gone(recorded["pid"]), "the server outlived the last process that used it"
+    assert wait_gone(recorded["reaper"])
+    assert not (tmp_data_dir / "falkordb" / "server.json").exists()
+
+
+def test_embedded_server_waits_for_every_user_and_replaces_a_dead_reaper(
+    tmp_data_dir: Path,
+) -> None:
+    first = holder(tmp_data_dir)
+    recorded = json.loads((tmp_data_dir / "falkordb" / "server.json").read_text())
+    os.kill(recorded["reaper"], signal.SIGKILL)
+    assert wait_gone(recorded["reaper"])
+    second = holder(tmp_data_dir)  # joins the server, and starts a new reaper
+    replaced = json.loads((tmp_data_dir / "falkordb" / "server.json").read_text())
+    assert replaced["pid"] == recorded["pid"] and replaced["reaper"] != recorded["reaper"]
+    first.kill()
+    first.wait()
+    time.sleep(1.5)
+    assert pid_alive(recorded["pid"]), "stopped while a process still used it"
+    second.kill()
+    second.wait()
+    assert wait_gone(recorded["pid"])
+
+
+def test_embedded_server_stop_by_the_last_user_ends_the_process(tmp_data_dir: Path) -> None:
+    server = EmbeddedFalkorDB(tmp_data_dir)
+    info = server.start()
+    server.stop()
+    assert not (tmp_data_dir / "falkordb" / "server.json").exists()
+    assert wait_gone(info.pid)

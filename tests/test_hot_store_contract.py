@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -159,3 +160,18 @@ async def test_hot_store_claim_returns_own_unacked_entries_first(store: HotStore
     again = await store.claim("w1", count=2)
     assert [e.event.summary for e in again] == ["a", "b"]
     assert again[0].entry_id == first[0].entry_id and again[0].deliveries == 2
+
+
+async def test_oldest_queued_is_the_first_event_waiting(store: HotStore) -> None:
+    assert await store.oldest_queued() is None
+    early, late = (
+        SessionEvent(
+            root_session_id="r", session_id="r", kind=EventKind.DECISION, summary=text, time=when
+        )
+        for text, when in (
+            ("early", datetime(2020, 1, 1, tzinfo=UTC)),
+            ("late", datetime(2021, 1, 1, tzinfo=UTC)),
+        )
+    )
+    await store.enqueue("g", [early, late])
+    assert await store.oldest_queued() == datetime(2020, 1, 1, tzinfo=UTC)

@@ -1,4 +1,9 @@
-"""``langgraph.json`` names plait's compiled graphs, and their shape matches the snapshots."""
+"""``langgraph.json`` names plait's graphs for LangGraph Server; their shapes match snapshots.
+
+The server's graphs (:mod:`plait.adapters.hosts.langgraph_server.graphs`) are plait's own
+graphs with a context the server can build and show; ``tests/test_langgraph_server.py`` runs
+them under a real ``langgraph dev``.
+"""
 
 from __future__ import annotations
 
@@ -18,41 +23,31 @@ def graph_specs() -> dict[str, str]:
     return json.loads((ROOT / "langgraph.json").read_text())["graphs"]
 
 
-def load_graph(spec: str) -> tuple[CompiledStateGraph, Path]:
-    """Load ``./graphs/x.py:graph`` the way LangGraph Server would, under its plait name.
-
-    The modules import ``plait.*``, so the file is imported as ``plait.graphs.x``; the test
-    checks that this module is that very file.
-    """
-    path_text, attribute = spec.rsplit(":", 1)
-    path = (ROOT / path_text).resolve()
-    module = importlib.import_module(f"plait.graphs.{path.stem}")
-    assert Path(module.__file__ or "").resolve() == path
-    return getattr(module, attribute), path
+def load_graph(spec: str) -> CompiledStateGraph:
+    """Load ``module:attribute`` the way LangGraph Server does."""
+    module_name, attribute = spec.rsplit(":", 1)
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 def test_langgraph_json_names_every_plait_graph() -> None:
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert set(config["graphs"]) == EXPECTED_GRAPHS
     assert config["dependencies"] == ["."]
-    for spec in config["graphs"].values():
-        path_text, attribute = spec.rsplit(":", 1)
-        assert path_text.startswith("./graphs/")
-        assert (ROOT / path_text).is_file()
-        assert attribute == "graph"
+    for name, spec in config["graphs"].items():
+        assert spec == f"plait.adapters.hosts.langgraph_server.graphs:{name}"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_GRAPHS))
-def test_langgraph_json_graph_is_compiled(name: str) -> None:
-    graph, path = load_graph(graph_specs()[name])
+def test_langgraph_json_graph_is_compiled_with_a_schema_the_server_can_show(name: str) -> None:
+    graph = load_graph(graph_specs()[name])
     assert isinstance(graph, CompiledStateGraph)
-    assert path.stem == name
-    assert len(graph.get_graph().nodes) > 2
+    assert set(graph.get_context_jsonschema()["properties"]) == {"project_dir", "data_dir"}
+    assert name in {n.split(":")[0] for n in graph.get_graph().nodes} or name == "hooks"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_GRAPHS))
-def test_langgraph_json_graph_shape_matches_snapshot(name: str) -> None:
-    graph, _ = load_graph(graph_specs()[name])
+def test_graph_shape_matches_snapshot(name: str) -> None:
+    graph = importlib.import_module(f"plait.graphs.{name}").graph
     mermaid = graph.get_graph().draw_mermaid()
     snapshot = SNAPSHOTS / f"{name}.mmd"
     if not snapshot.exists():

@@ -16,8 +16,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
 
-from plait import EventKind, Memory, SessionEvent, Settings
-from plait.adapters.hosts.mcp import build_server
+from plait import ConfigError, EventKind, Memory, SessionEvent, Settings
+from plait.adapters.hosts.mcp import build_server, catalog
 from plait.nodes.sessions import find_root
 
 SESSION_TOOLS = {
@@ -43,6 +43,7 @@ MEMORY_TOOLS = {
     "memory_suggest_topic_key",
 }
 TOOLS = SESSION_TOOLS | MEMORY_TOOLS
+REPORT_TOOLS = {"session_stats", "session_doctor"}
 
 
 @pytest.fixture
@@ -419,7 +420,7 @@ async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
     )
     async with Client(parameters, mode="legacy") as client:
         listed = await client.list_tools()
-        assert {tool.name for tool in listed.tools} == TOOLS
+        assert {tool.name for tool in listed.tools} == TOOLS - REPORT_TOOLS  # the default groups
         answer = await call(
             client, "session_execute", command="echo over-stdio; pwd", session_id=session
         )
@@ -431,3 +432,52 @@ async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
     async with Memory.open(worktree, settings=settings, start_background=False) as memory:
         events = await events_of(memory, session)
     assert any("echo over-stdio" in event.summary for event in events)
+
+
+async def test_mcp_catalog_lists_what_the_server_runs(server: MCPServer[Any]) -> None:
+    """The fast tool list (catalog) names the server's tools and parameters, less session_id."""
+    async with Client(server, mode="legacy") as client:
+        listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert {spec.name for spec in catalog.TOOLS} == set(listed)
+    for spec in catalog.TOOLS:
+        served = listed[spec.name]
+        assert set(spec.properties) == set(served.get("properties", {})) - {"session_id"}
+        assert set(spec.required) == set(served.get("required", []))
+
+
+def test_mcp_tool_groups_switch_tools_off(tmp_path: Path) -> None:
+    settings = Settings.load(tmp_path, mcp={"tools": ["memory"]})
+    names = {spec.name for spec in catalog.enabled_tools(settings.mcp.tools)}
+    assert names == MEMORY_TOOLS
+    with pytest.raises(ConfigError, match="mcp.tools"):
+        Settings.load(tmp_path, mcp={"tools": ["nonsense"]})
+
+
+def test_mcp_all_tool_schemas_fit_three_kilobytes() -> None:
+    """What a host sends per request for every plait tool, as OpenCode wraps it (measured e2e)."""
+    wrapped = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"plait_{spec.name}",
+                "description": spec.description,
+                "parameters": {**spec.listing()["inputSchema"], "additionalProperties": False},
+            },
+        }
+        for spec in catalog.TOOLS
+    ]
+    assert len(json.dumps(wrapped, separators=(",", ":"))) <= 3072
+
+
+async def test_mcp_every_output_is_searchable_and_never_by_its_command(
+    server: MCPServer[Any], session: str
+) -> None:
+    async with Client(server, mode="legacy") as client:
+        await call(client, "session_execute", command="echo quartzite-result", session_id=session)
+        found = await call(client, "session_search", query="quartzite", session_id=session)
+        assert "quartzite-result" in found and "1 result" in found
+        await call(
+            client, "session_execute", command="echo zebra; true # marmalade", session_id=session
+        )
+        by_command = await call(client, "session_search", query="marmalade", session_id=session)
+        assert by_command.startswith("no results"), by_command

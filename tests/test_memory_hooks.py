@@ -147,19 +147,41 @@ async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
     assert "sk-proj-abcdefghijklmnop" not in stored and "home address" not in stored
 
 
-async def test_memory_tool_policy(memory: Memory, tmp_path: Path) -> None:
-    session = SessionReplay(runner=memory)
-    await session.user("Look at the docs.")
-    denied = await session.tool("webfetch", {"url": "https://example.com"})
-    assert denied["plait"]["action"] == "deny"
-    redirected = await session.tool("bash", {"command": "curl -s https://example.com/a.json"})
-    assert redirected["plait"]["action"] == "redirect"
+async def test_memory_tool_policy_nudges_and_takes_no_tool_away(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """By default nothing is denied: each session gets one nudge, shown with the tool's output."""
+    fetching = SessionReplay(runner=memory)
+    await fetching.user("Look at the docs.")
+    fetched = await fetching.tool("webfetch", {"url": "https://example.com"})
+    assert fetched["plait"]["action"] == "nudge"
+    assert "session_fetch_and_index" in fetched["plait"]["message"]
+    assert "plait" not in await fetching.tool("webfetch", {"url": "https://example.com/b"})
+    downloading = SessionReplay(runner=memory)
+    await downloading.user("Get the file.")
+    curl = await downloading.tool("bash", {"command": "curl -s https://example.com/a.json"})
+    assert curl["plait"]["action"] == "nudge"
+    reading = SessionReplay(runner=memory)
+    await reading.user("Read the log.")
     big = tmp_path / "big.log"
     big.write_text("y" * 200_000)
-    nudged = await session.tool("read", {"filePath": str(big)})
+    nudged = await reading.tool("read", {"filePath": str(big)})
     assert nudged["plait"]["action"] == "nudge"
-    assert "plait" not in await session.tool("read", {"filePath": str(big)})
-    assert "plait" not in await session.tool("bash", {"command": "ls"})
+    assert "plait" not in await reading.tool("read", {"filePath": str(big)})
+    assert "plait" not in await reading.tool("bash", {"command": "ls"})
+
+
+async def test_memory_tool_policy_denies_web_fetch_only_when_asked(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = Settings.load(
+        tmp_path, redis={"url": redis_url}, hooks={"deny_web_fetch": True}, data_dir=tmp_path
+    )
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as strict:
+        session = SessionReplay(runner=strict)
+        await session.user("Look at the docs.")
+        denied = await session.tool("webfetch", {"url": "https://example.com"})
+    assert denied["plait"]["action"] == "deny"
 
 
 async def test_memory_checkpoint_does_not_grow_with_session_length(

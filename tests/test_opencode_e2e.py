@@ -33,6 +33,7 @@ RUN_TIMEOUT_SECONDS = 90
 MODEL_CONTEXT_TOKENS = 100_000
 SUPPORT = Path(__file__).parent / "support"
 DENY_MESSAGE = "plait: glob over secrets is denied"
+NUDGE_MESSAGE = "plait: a nudge for this download"
 ENVELOPE = re.compile(r"<session_memory[^>]*>.*?</session_memory>", re.DOTALL)
 
 E2E = [pytest.mark.opencode, pytest.mark.slow]
@@ -108,6 +109,8 @@ class RecordingRunner:
             output["context"].append("<session_memory>COMPACTION</session_memory>")
         elif name == "tool.execute.before" and input.get("tool") == "glob":
             output["plait"] = {"action": "deny", "message": DENY_MESSAGE}
+        elif name == "tool.execute.before" and "curl" in str(output.get("args", {})):
+            output["plait"] = {"action": "nudge", "message": NUDGE_MESSAGE}
         return output
 
     def names(self) -> list[str]:
@@ -420,6 +423,8 @@ def test_plugin_puts_envelope_into_compaction_request(plugin_scenario: PluginSce
     assert compactions, "OpenCode did not compact"
     tail = after_conversation(compactions[0].last_user_text())
     assert "<session_memory>COMPACTION</session_memory>" in tail
+    # exactly once: not also inside the conversation it summarizes (a transform runs for it)
+    assert compactions[0].text().count("<session_memory>") == 1
     assert plugin_scenario.runner.of("experimental.session.compacting")[0][0] == {
         "sessionID": plugin_scenario.first_session
     }
@@ -563,6 +568,7 @@ def test_memory_envelope_goes_into_compaction(memory_scenario: MemoryScenario):
     found = ENVELOPE.search(after_conversation(compactions[0].last_user_text()))
     assert found is not None, compactions[0].last_user_text()[-2000:]
     assert "PostgreSQL" in found.group(0)
+    assert len(ENVELOPE.findall(compactions[0].text())) == 1  # the summarizer gets it once
 
 
 @e2e
@@ -657,51 +663,57 @@ def cli_command_names() -> set[str]:
     return {name.replace("_", "-") for name in commands | groups}
 
 
-# -- the installer ---------------------------------------------------------------------------------
-def test_install_writes_plugin_settings_and_mcp_entry(tmp_path: Path):
-    (tmp_path / "opencode.json").write_text(
-        json.dumps({"model": "a/b", "mcp": {"other": {"type": "remote", "url": "http://x"}}})
-    )
-    written = install_opencode(tmp_path, data_dir=tmp_path / "data", command=["/bin/plait"])
-    plugin, settings, config_file = written
-    assert plugin == tmp_path / ".opencode" / "plugins" / "plait.ts"
-    assert "PlaitPlugin" in plugin.read_text()
-    assert json.loads(settings.read_text()) == {
-        "dataDir": str(tmp_path / "data"),
-        "serve": ["/bin/plait", "serve"],
-    }
-    config = json.loads(config_file.read_text())
-    assert config["model"] == "a/b"
-    assert config["mcp"]["other"] == {"type": "remote", "url": "http://x"}
-    assert config["mcp"]["plait"] == {
-        "type": "local",
-        "command": ["/bin/plait", "mcp", "--project", str(tmp_path.resolve())],
-        "enabled": True,
-    }
+@e2e
+def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
+    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path
+):
+    """plait's real MCP server under OpenCode: the plugin hands it the session; what OpenCode
+    sends for plait's tools is within 3 KB; a nudge is appended to the tool's output."""
+    if shutil.which("plait") is None:
+        pytest.skip("the plait command is not on PATH")
+    project = make_project(tmp_path, opencode_bin, provider, mcp=True, home=opencode_home)
+    assert json.loads((project.root / "opencode.json").read_text())["mcp"]["plait"]["command"] == [
+        "plait",
+        "mcp",
+    ]
+    runner = RecordingRunner()
+
+    async def make() -> RecordingRunner:
+        return runner
+
+    service = PlaitService(make, project.data_dir, project.root).start()
+    provider.script = [
+        Reply(tool="plait_session_execute", arguments={"command": "echo from-mcp; pwd"}),
+        Reply(
+            tool="bash", arguments={"command": "echo curl https://example.com", "description": "d"}
+        ),
+        Reply(text="Done."),
+    ]
+    try:
+        session = project.run("Run it.", plait_url=service.url(), token=service.token)
+    finally:
+        service.stop()
+    final = provider.chat_requests()[-1]
+    results = [message_text(m) for m in final.messages if m.get("role") == "tool"]
+    assert "from-mcp" in results[0] and str(project.root.resolve()) in results[0]
+    assert "curl https://example.com" in results[1] and NUDGE_MESSAGE in results[1]
+    before = [i for i, o in runner.of("tool.execute.before") if i["tool"].startswith("plait_")]
+    assert before and before[0]["sessionID"] == session
+    plait_tools = [
+        tool
+        for tool in provider.chat_requests()[0].body["tools"]
+        if tool["function"]["name"].startswith("plait_")
+    ]
+    schema_bytes = len(json.dumps(plait_tools, separators=(",", ":")))
+    print(f"plait tool schemas as OpenCode sends them: {schema_bytes} bytes")
+    assert 0 < schema_bytes <= 3072
+    events = asyncio.run(session_events(project, session))
+    assert any("from-mcp" in event.summary for event in events), [e.summary for e in events]
 
 
-def test_install_twice_gives_the_same_files(tmp_path: Path):
-    first = install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    contents = [path.read_text() for path in first]
-    second = install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    assert [path.read_text() for path in second] == contents
+async def session_events(project: Project, session: str) -> list[Any]:
+    from plait.memory import Memory
+    from plait.nodes.sessions import find_root
 
-
-def test_install_global_uses_user_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    written = install_opencode(
-        tmp_path / "project", global_=True, data_dir=tmp_path / "d", command=["plait"]
-    )
-    base = tmp_path / "config" / "opencode"
-    assert written == [base / "plugins" / "plait.ts", base / "plait.json", base / "opencode.json"]
-    command = json.loads(written[2].read_text())["mcp"]["plait"]["command"]
-    assert command == ["plait", "mcp"]
-
-
-def test_install_refuses_a_broken_opencode_json(tmp_path: Path):
-    from plait.errors import ConfigError
-
-    (tmp_path / "opencode.json").write_text("{ nope")
-    with pytest.raises(ConfigError, match="not valid JSON"):
-        install_opencode(tmp_path, data_dir=tmp_path / "d", command=["plait"])
-    assert (tmp_path / "opencode.json").read_text() == "{ nope"
+    async with Memory.open(project.root, project.data_dir, start_background=False) as memory:
+        return await memory.store.read_events(await find_root(memory.store, session))

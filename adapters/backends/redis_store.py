@@ -19,6 +19,7 @@ Per-session keys expire ``session_ttl_seconds`` after the last write.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -262,6 +263,14 @@ class RedisHotStore:
     async def queue_depth(self) -> int:
         """XLEN: acked entries are deleted, so what remains is pending or new."""
         return int(await self.client.xlen(self._key("drain")))
+
+    async def oldest_queued(self) -> datetime | None:
+        """The time of the first event in the stream (acked entries are deleted)."""
+        first = await self.client.xrange(self._key("drain"), count=1)
+        if not first:
+            return None
+        _, fields = first[0]
+        return load_event((fields or {}).get(b"event")).time
 
     async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
         """XADD to the dead-letter stream and ack the entry, atomically."""

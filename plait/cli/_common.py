@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
-from rich.console import Console
 
 from plait.errors import PlaitError
-from plait.settings import Settings
 
 if TYPE_CHECKING:
-    pass
+    from plait.settings import Settings
 
 app = typer.Typer(
     name="plait",
@@ -20,8 +19,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
-console = Console()
+
+
+class LazyConsole:
+    """rich's ``Console``, made on first use: ``plait --help`` never loads rich."""
+
+    def __init__(self) -> None:
+        self._console: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console()
+        return getattr(self._console, name)
+
+
+console: Any = LazyConsole()
 
 ProjectOption = Annotated[
     Path | None, typer.Option("--project", "-p", help="Project directory (default: here).")
@@ -34,11 +50,20 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 def load_settings(project: Path | None, data_dir: Path | None) -> Settings:
     """Settings for the command, or exit 2 with the one-line reason."""
+    from plait.settings import Settings
+
     overrides = {"data_dir": data_dir} if data_dir is not None else {}
     try:
         return Settings.load(project, **overrides)
     except PlaitError as error:
         fail(str(error), code=2)
+
+
+def run[T](work: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run``, imported when a command runs (not for ``--help``)."""
+    import asyncio
+
+    return asyncio.run(work)
 
 
 def fail(message: str, *, code: int = 1) -> NoReturn:
@@ -55,4 +80,5 @@ __all__ = [
     "console",
     "fail",
     "load_settings",
+    "run",
 ]

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from plait.cli._common import (
     DataDirOption,
@@ -19,6 +17,7 @@ from plait.cli._common import (
     fail,
     load_settings,
 )
+from plait.cli._common import run as _run
 from plait.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -29,14 +28,23 @@ if TYPE_CHECKING:
 def doctor(
     project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
 ) -> None:
-    """Report hot tier, checkpointer, knowledge graph, LLM and embedder."""
+    """Check plait's parts and its OpenCode integration; exit 1 when something is wrong.
+
+    Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
+    then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox.
+    """
+    from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
 
     settings = load_settings(project, data_dir)
-    checks = asyncio.run(run_checks(settings))
+    checks = _run(run_checks(settings))
+    directory = (project or Path.cwd()).resolve()
+    checks += opencode_checks(settings.resolved_data_dir(), directory)
     if json_output:
         typer.echo(json.dumps({"checks": [c.as_dict() for c in checks]}, indent=2))
     else:
+        from rich.table import Table
+
         table = Table("component", "status", "detail", title="plait doctor")
         colours = {"ok": "green", "degraded": "yellow", "unavailable": "red"}
         for check in checks:
@@ -52,7 +60,7 @@ def demo(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     from plait.demo import run_demo
 
     load_settings(project, data_dir)
-    ok = asyncio.run(run_demo(console, data_dir=data_dir, project_dir=project))
+    ok = _run(run_demo(console, data_dir=data_dir, project_dir=project))
     raise typer.Exit(0 if ok else 1)
 
 
@@ -76,12 +84,14 @@ def recall(
             return await memory.search(query, limit)
 
     try:
-        hits = asyncio.run(search())
+        hits = _run(search())
     except PlaitError as error:
         fail(str(error))
     if json_output:
         typer.echo(json.dumps([hit.model_dump(mode="json") for hit in hits], indent=2))
         return
+    from rich.table import Table
+
     table = Table("kind", "score", "since", "text", title=f"long-term memory: {query}")
     for hit in hits:
         since = f"{hit.valid_at:%Y-%m-%d}" if hit.valid_at else ""

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from plait.cli._common import (
     DataDirOption,
@@ -20,10 +18,11 @@ from plait.cli._common import (
     fail,
     load_settings,
 )
+from plait.cli._common import run as _run
 from plait.errors import PlaitError
-from plait.settings import Settings
 
 if TYPE_CHECKING:
+    from plait.settings import Settings
     from plait.state.ports import HotStore
 
 dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)
@@ -48,7 +47,7 @@ def _run_store[T](
 ) -> T:
     settings = load_settings(project, data_dir)
     try:
-        return asyncio.run(_with_store(settings, action))
+        return _run(_with_store(settings, action))
     except PlaitError as error:
         fail(str(error))
 
@@ -72,6 +71,8 @@ def dlq_list(
         ]
         typer.echo(json.dumps(rows, indent=2))
         return
+    from rich.table import Table
+
     table = Table("id", "group", "kind", "summary", "attempts", "reason", title="dead letters")
     for d in letters:
         table.add_row(

@@ -23,13 +23,16 @@ Environment (read by the plugin): ``PLAIT_URL`` and ``PLAIT_TOKEN`` override bot
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import secrets
+import signal
 import socket
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import asdict, dataclass
@@ -43,6 +46,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.backends.embedded import pid_alive
+from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.boundary import fail_open
@@ -523,6 +527,35 @@ def announced(data_dir: Path | str, info: ServiceInfo) -> Iterator[Path]:
         remove_service_file(data_dir, info)
 
 
+def quiet_server(config: Any) -> Any:
+    """A uvicorn server that stops on SIGTERM or SIGINT and then returns normally.
+
+    uvicorn re-raises the signal once it has stopped, which ends the process before the code
+    around :func:`serve` can close the memory and release the embedded server; this one
+    does not, so ``plait serve`` cleans up and exits 0.
+    """
+    import uvicorn
+
+    class QuietServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+    return QuietServer(config)
+
+
+async def exit_when_idle(server: Any, clock: IdleClock, idle_exit_s: float) -> None:
+    """Ask ``server`` to stop once no request has come for ``idle_exit_s`` seconds."""
+    while not server.should_exit:
+        idle = clock.idle_for()
+        if idle >= idle_exit_s:
+            logger.info("plait: no hook for %.0f s; stopping", idle)
+            server.should_exit = True
+            return
+        await asyncio.sleep(min(idle_exit_s - idle, 5.0) + 0.05)
+
+
 async def serve(
     runner: HookRunner,
     host: str = DEFAULT_HOST,
@@ -533,8 +566,12 @@ async def serve(
     project_dir: Path | str,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "warning",
+    idle_exit_s: float = 0,
 ) -> None:
-    """Serve the app with uvicorn until interrupted; announce it in the data dir meanwhile.
+    """Serve the app with uvicorn until stopped; announce it in the data dir meanwhile.
+
+    It stops on SIGTERM or SIGINT (returning normally) and, with ``idle_exit_s``, after that
+    many seconds without a request other than the health check.
 
     Args:
         runner: what runs the hooks: ``OpenCodeHooks(memory)`` over an open
@@ -546,6 +583,7 @@ async def serve(
         project_dir: the project served.
         max_body_bytes: the request body limit.
         log_level: uvicorn's log level.
+        idle_exit_s: stop after this long without a hook; 0 never stops.
     """
     import uvicorn
 
@@ -554,9 +592,11 @@ async def serve(
         logger.warning("plait: serving on %s, reachable beyond this machine", host)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(runner, token=token, max_body_bytes=max_body_bytes)
-    config = uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
+    clock = IdleClock(
+        create_app(runner, token=token, max_body_bytes=max_body_bytes), quiet_paths=PUBLIC_PATHS
+    )
+    config = uvicorn.Config(clock, log_level=log_level, lifespan="off", access_log=False)
+    server = quiet_server(config)
     url_host = f"[{host}]" if ":" in host else host
     info = ServiceInfo(
         url=f"http://{url_host}:{bound_port}",
@@ -565,8 +605,12 @@ async def serve(
         pid=os.getpid(),
         project_dir=os.path.realpath(os.fspath(project_dir)),
     )
-    with announced(data_dir, info):
-        await server.serve(sockets=[sock])
+    watchdog = asyncio.ensure_future(exit_when_idle(server, clock, idle_exit_s or math.inf))
+    try:
+        with announced(data_dir, info):
+            await server.serve(sockets=[sock])
+    finally:
+        watchdog.cancel()
 
 
 __all__ = [

@@ -3,12 +3,19 @@
 ``SessionMemoryMiddleware`` plugs into :func:`langchain.agents.create_agent`. Before every model
 call it records the conversation's new messages as plait events and hands the request a copy of
 its messages with the ``<session_memory>`` envelope at the head of the last user message. The
-agent's state never holds the envelope, so a summarizer never summarizes it away and a request
-never carries it twice. After a ``SummarizationMiddleware`` run the summary is recorded as a
-``compaction_summary`` event; the decisions, tasks, files and errors from before it still come
-back in the envelope.
+agent's state never holds the envelope, so a request never carries it twice. Summaries get it
+once: :meth:`SessionMemoryMiddleware.summarization` makes a ``SummarizationMiddleware`` whose
+summary prompt ends with the envelope (a plain ``SummarizationMiddleware`` cannot be given it:
+its summary call does not pass through other middleware). After a summarization the summary is
+recorded as a ``compaction_summary`` event; the decisions, tasks, files and errors from before
+it still come back in the envelope.
 
-:func:`memory_tools` gives an agent ``remember`` and ``recall`` over the project's long-term memory.
+It works under ``invoke``/``stream`` (with :meth:`plait.Memory.open_sync`) and
+``ainvoke``/``astream``. A run needs a session: the middleware's ``session_id``, else the run's
+``thread_id``, else (no checkpointer, no thread) a session of its own for that conversation,
+named after its first message; never a session shared with other conversations.
+
+:func:`plait.adapters.hosts.langchain.tools.memory_tools` gives an agent the ``memory_*`` tools.
 The node and pre-model hook for hand-built graphs live in
 :mod:`plait.adapters.hosts.langchain.node`.
 """
@@ -18,19 +25,21 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage, BaseMessage, HumanMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig, RunnableLambda
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.boundary import fail_open
-from plait.memory import Memory
+from plait.errors import UsageError
+from plait.memory import Memory, SyncMemory
 from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.intents import CompactionSummary, Intent
 
@@ -42,8 +51,11 @@ logger = logging.getLogger("plait")
 SUMMARY_SOURCE = "summarization"
 RECENT_KEYS_KEPT = 256
 SUMMARY_KEYS_KEPT = 16
-DEFAULT_SESSION = "project"
 SUMMARY_PREFIX = "Here is a summary of the conversation to date:"
+NO_SESSION = (
+    "plait: no session for this run: pass config={'configurable': {'thread_id': ...}} "
+    "or give the middleware (or memory_tools) a session_id"
+)
 
 # -- pure helpers ---------------------------------------------------------------------------------
 
@@ -208,6 +220,18 @@ def thread_id_of(config: RunnableConfig | None) -> str | None:
     return str(thread_id) if thread_id else None
 
 
+def unwrap(memory: Memory | SyncMemory) -> Memory:
+    """The :class:`Memory` behind a handle from :meth:`Memory.open_sync` (or itself)."""
+    return memory.memory if isinstance(memory, SyncMemory) else memory
+
+
+def own_session(messages: Sequence[BaseMessage]) -> str:
+    """The session of a conversation run without a thread: named after its first message."""
+    if not messages:
+        raise UsageError(NO_SESSION)
+    return f"run-{message_key(messages[0])}"
+
+
 def current_thread_id() -> str | None:
     """The ``thread_id`` of the LangGraph run this code runs in, if any."""
     try:
@@ -232,9 +256,17 @@ class SessionRecorder:
         self.memory = memory
         self.session_id = session_id
 
-    def resolve_session(self, config: RunnableConfig | None = None) -> str:
-        """The session: the constructor's, else the run's ``thread_id``, else ``project``."""
-        return self.session_id or thread_id_of(config) or current_thread_id() or DEFAULT_SESSION
+    def resolve_session(
+        self,
+        config: RunnableConfig | None = None,
+        messages: Sequence[BaseMessage] | None = None,
+    ) -> str:
+        """The session: the constructor's, else the run's ``thread_id``, else its own.
+
+        Raises :class:`~plait.errors.UsageError` when there is none of them (no messages).
+        """
+        found = self.session_id or thread_id_of(config) or current_thread_id()
+        return found or own_session(messages or [])
 
     def _recorded_key(self, session_id: str) -> str:
         return f"langchain:recorded:{self.memory.group_id}:{session_id}"
@@ -278,31 +310,35 @@ class SessionMemoryMiddleware(AgentMiddleware):
     Example:
         ```python
         async with Memory.open(project_dir) as memory:
+            session_memory = SessionMemoryMiddleware(memory)
             agent = create_agent(
                 model,
                 tools=[*tools, *memory_tools(memory)],
                 middleware=[
-                    SummarizationMiddleware(model, trigger=("tokens", 4000)),
-                    SessionMemoryMiddleware(memory),
+                    session_memory.summarization(model, trigger=("tokens", 4000)),
+                    session_memory,
                 ],
             )
             await agent.ainvoke({"messages": [...]}, {"configurable": {"thread_id": "t1"}})
         ```
 
-    It works through the async API (``ainvoke``, ``astream``); a sync run goes ahead without
-    memory and logs a warning. Any failure inside plait is logged and the model call goes
-    ahead unchanged.
+    Synchronous runs (``invoke``, ``stream``) need a memory opened with
+    :meth:`plait.Memory.open_sync`. Any failure inside plait is logged and the model call goes
+    ahead unchanged; a run with no session at all (see the module) is an error.
     """
 
-    def __init__(self, memory: Memory, *, session_id: str | None = None) -> None:
+    def __init__(self, memory: Memory | SyncMemory, *, session_id: str | None = None) -> None:
         """Use ``memory``; ``session_id`` overrides the run's ``thread_id``."""
         super().__init__()
-        self.recorder = SessionRecorder(memory, session_id=session_id)
+        self.memory: Memory = unwrap(memory)
+        self.recorder = SessionRecorder(self.memory, session_id=session_id)
 
-    def _session(self, runtime: Runtime[Any] | None) -> str:
+    def _session(self, runtime: Runtime[Any] | None, messages: Sequence[BaseMessage]) -> str:
         info = getattr(runtime, "execution_info", None)
         thread_id = getattr(info, "thread_id", None)
-        return self.recorder.session_id or thread_id or self.recorder.resolve_session()
+        if self.recorder.session_id or thread_id:
+            return self.recorder.session_id or str(thread_id)
+        return self.recorder.resolve_session(None, messages)
 
     async def awrap_model_call(
         self,
@@ -310,32 +346,111 @@ class SessionMemoryMiddleware(AgentMiddleware):
         handler: Callable[[ModelRequest], Awaitable[ModelResponse]],
     ) -> ModelCallResult:
         """Record new messages, then call the model with the envelope in its messages."""
-        prepared = await fail_open(
-            "session memory for a model call", self._with_memory(request), request
-        )
+        session = self._session(request.runtime, request.messages)
+        work = self._with_memory(session, request)
+        prepared = await fail_open("session memory for a model call", work, request)
         return await handler(prepared)
-
-    async def _with_memory(self, request: ModelRequest) -> ModelRequest:
-        session = self._session(request.runtime)
-        envelope = await self.recorder.turn(session, request.messages)
-        return request.override(messages=inject_envelope(request.messages, envelope))
 
     def wrap_model_call(
         self,
         request: ModelRequest,
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> ModelCallResult:
-        """Sync runs go ahead without session memory (plait's I/O is async)."""
-        logger.warning("plait: SessionMemoryMiddleware needs ainvoke/astream; memory is off")
-        return handler(request)
+        """The same for ``invoke``/``stream``, through the memory's own event loop."""
+        session = self._session(request.runtime, request.messages)
+        work = self._with_memory(session, request)
+        prepared = self._sync("session memory for a model call", work, request)
+        return handler(prepared)
+
+    async def _with_memory(self, session: str, request: ModelRequest) -> ModelRequest:
+        envelope = await self.recorder.turn(session, request.messages)
+        return request.override(messages=inject_envelope(request.messages, envelope))
+
+    def _sync[T](self, what: str, work: Coroutine[Any, Any, T], fallback: T) -> T:
+        """Run plait's coroutine from synchronous code; fail open (with a warning) if it cannot."""
+        try:
+            return self.memory.run_sync(fail_open(what, work, fallback))
+        except UsageError as error:
+            logger.warning("plait: %s skipped: %s", what, error)
+            return fallback
 
     async def aafter_agent(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Record the run's last messages (the final answer) so the next run need not."""
-        work = self.recorder.record(self._session(runtime), state["messages"])
+        messages = state["messages"]
+        work = self.recorder.record(self._session(runtime, messages), messages)
         await fail_open("recording the agent's last messages", work, 0)
         return None
+
+    def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        """The same for ``invoke``/``stream``."""
+        messages = state["messages"]
+        work = self.recorder.record(self._session(runtime, messages), messages)
+        self._sync("recording the agent's last messages", work, 0)
+        return None
+
+    def summarizer(
+        self, model: BaseChatModel, *, prompt: str | None = None
+    ) -> Runnable[list[AnyMessage], str]:
+        """A ``summarizer`` for ``SummarizationMiddleware`` that gives the model the envelope once.
+
+        The summary prompt (LangChain's default unless ``prompt``) is followed by the
+        session's ``<session_memory>`` envelope, so what the session decided, its open tasks,
+        files and errors reach the summary; the messages summarized never carry it.
+        """
+        from langchain.agents.middleware.summarization import DEFAULT_SUMMARY_PROMPT
+
+        template = prompt or DEFAULT_SUMMARY_PROMPT
+
+        async def summarize(messages: list[AnyMessage]) -> str:
+            envelope = await fail_open(
+                "session memory for a summary", self._summary_envelope(messages), ""
+            )
+            return await ainvoke_text(model, summary_prompt(template, messages, envelope))
+
+        def summarize_sync(messages: list[AnyMessage]) -> str:
+            work = self._summary_envelope(messages)
+            envelope = self._sync("session memory for a summary", work, "")
+            return invoke_text(model, summary_prompt(template, messages, envelope))
+
+        return RunnableLambda(summarize_sync, afunc=summarize, name="plait_summarizer")
+
+    async def _summary_envelope(self, messages: Sequence[BaseMessage]) -> str:
+        session = self.recorder.session_id or current_thread_id() or own_session(messages)
+        return await self.memory.compaction_before(session)
+
+    def summarization(self, model: BaseChatModel, **options: Any) -> AgentMiddleware:
+        """A ``SummarizationMiddleware`` over ``model`` whose summaries get the envelope once.
+
+        ``options`` go to ``SummarizationMiddleware`` (``trigger``, ``keep``, ...); put it
+        before this middleware in ``create_agent(middleware=[...])``.
+        """
+        from langchain.agents.middleware import SummarizationMiddleware
+
+        prompt = options.pop("summary_prompt", None)
+        return SummarizationMiddleware(
+            model, summarizer=self.summarizer(model, prompt=prompt), **options
+        )
+
+
+def summary_prompt(template: str, messages: Sequence[BaseMessage], envelope: str) -> str:
+    """LangChain's summary prompt over ``messages``, with the envelope after it (if any)."""
+    from langchain_core.messages import get_buffer_string
+
+    cleaned = [_without_envelope(message) for message in messages]
+    text = template.format(messages=get_buffer_string(cleaned, format="xml")).rstrip()
+    return f"{text}\n\n{envelope}" if envelope else text
+
+
+async def ainvoke_text(model: BaseChatModel, prompt: str) -> str:
+    """The model's answer to ``prompt`` as text."""
+    return (await model.ainvoke(prompt)).text.strip()
+
+
+def invoke_text(model: BaseChatModel, prompt: str) -> str:
+    """The model's answer to ``prompt`` as text (synchronously)."""
+    return model.invoke(prompt).text.strip()
 
 
 __all__ = [
@@ -348,6 +463,7 @@ __all__ = [
     "is_summary",
     "latest_request",
     "message_key",
+    "own_session",
     "select_unrecorded",
     "summary_intent",
     "thread_id_of",

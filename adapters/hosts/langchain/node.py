@@ -45,7 +45,7 @@ async def _envelope(
     recorder: SessionRecorder, messages: Sequence[AnyMessage], config: RunnableConfig
 ) -> str:
     """Record and compose, failing open to no envelope."""
-    work = recorder.turn(recorder.resolve_session(config), messages)
+    work = recorder.turn(recorder.resolve_session(config, messages), messages)
     return await fail_open("session memory for a model call", work, "")
 
 

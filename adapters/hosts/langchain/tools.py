@@ -10,20 +10,20 @@ preference or rule, ``memory_search`` finds it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from plait.adapters.hosts.langchain.middleware import current_thread_id, thread_id_of
+from plait.adapters.hosts.langchain.middleware import current_thread_id, thread_id_of, unwrap
 from plait.errors import PlaitError
 from plait.observation_tools import MemoryToolbox, answer_text
 from plait.state.observations import OBSERVATION_TYPES
 
 if TYPE_CHECKING:
-    from plait.memory import Memory
+    from plait.memory import Memory, SyncMemory
 
 HOST = "langchain"
 DEFAULT_SESSION = "project"
@@ -112,7 +112,7 @@ def session_of(config: RunnableConfig | None, session_id: str | None) -> str:
 
 def tool_function(
     toolbox: MemoryToolbox, name: str, session_id: str | None
-) -> Callable[..., Awaitable[tuple[str, dict[str, Any]]]]:
+) -> Callable[..., Coroutine[Any, Any, tuple[str, dict[str, Any]]]]:
     """The coroutine behind one tool: JSON text and the answer as artifact."""
 
     async def run(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
@@ -125,20 +125,34 @@ def tool_function(
     return run
 
 
-def memory_tools(memory: Memory, *, session_id: str | None = None) -> list[BaseTool]:
-    """The ten ``memory_*`` tools over the project's observations.
+def synchronous(
+    memory: Memory, run: Callable[..., Coroutine[Any, Any, tuple[str, dict[str, Any]]]]
+) -> Callable[..., tuple[str, dict[str, Any]]]:
+    """A tool coroutine for ``invoke``/``stream``: run on the memory's own loop."""
+
+    def call(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
+        return memory.run_sync(run(config, **arguments))
+
+    return call
+
+
+def memory_tools(memory: Memory | SyncMemory, *, session_id: str | None = None) -> list[BaseTool]:
+    """The ten ``memory_*`` tools over the project's observations (sync and async).
 
     Args:
-        memory: The open plait memory of the project.
+        memory: The open plait memory of the project (``Memory.open`` or ``Memory.open_sync``).
         session_id: The session saves belong to; default the run's ``thread_id``.
 
     Returns:
         The tools, ready for ``create_agent(tools=...)`` or a ``ToolNode``.
     """
-    toolbox = MemoryToolbox(memory.observations, host=HOST)
+    opened = unwrap(memory)
+    toolbox = MemoryToolbox(opened.observations, host=HOST)
+    runs = {name: tool_function(toolbox, name, session_id) for name, _, _ in TOOLS}
     return [
         StructuredTool.from_function(
-            coroutine=tool_function(toolbox, name, session_id),
+            func=synchronous(opened, runs[name]),
+            coroutine=runs[name],
             name=name,
             description=description,
             args_schema=schema,

@@ -2,11 +2,34 @@
 
 Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
 carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
-The server is built in :mod:`plait.adapters.hosts.mcp.server`; ``plait mcp`` serves it on stdio.
+``plait mcp`` serves them on stdio through :mod:`.stdio` (fast handshake, tools loaded behind
+it); :mod:`.server` builds the MCP SDK's server; :mod:`.catalog` says what the tools are.
+Names load on first use, so the stdio front starts without the MCP SDK or LangGraph.
 """
 
-from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools, session_for
-from plait.adapters.hosts.mcp.server import build_server, run_stdio
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from plait.adapters.hosts.mcp._tools import (
+        BatchStep,
+        EventRecorder,
+        SessionTools,
+        session_for,
+    )
+    from plait.adapters.hosts.mcp.server import build_server
+    from plait.adapters.hosts.mcp.stdio import run_stdio
+
+_HOMES = {
+    "BatchStep": "plait.adapters.hosts.mcp._tools",
+    "EventRecorder": "plait.adapters.hosts.mcp._tools",
+    "SessionTools": "plait.adapters.hosts.mcp._tools",
+    "session_for": "plait.adapters.hosts.mcp._tools",
+    "build_server": "plait.adapters.hosts.mcp.server",
+    "run_stdio": "plait.adapters.hosts.mcp.stdio",
+}
 
 __all__ = [
     "BatchStep",
@@ -16,3 +39,13 @@ __all__ = [
     "run_stdio",
     "session_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Load a public name from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value

@@ -181,12 +181,19 @@ class SessionTools:
     async def fit(
         self, session: str, header: str, text: str, source: str, budget: int
     ) -> tuple[str, str]:
-        """The answer within budget, and the corpus reference if the full text had to go there."""
+        """The answer within budget, and the corpus reference of the full text.
+
+        Every output is indexed, so ``session_search`` finds it later however short it was; the
+        answer carries the text itself when it fits, else an excerpt and the reference. The
+        command is the source's name only: its words are not indexed with the output.
+        """
         answer = f"{header}\n{text}" if text else header
+        reference = ""
+        if text.strip():
+            reference = (await self.index_text(session, source, text, label="output")).reference
         if fits(answer, budget):
-            return answer, ""
-        indexed = await self.index_text(session, source, text, label="output")
-        return overflow_answer(header, text, indexed.reference, budget), indexed.reference
+            return answer, reference
+        return overflow_answer(header, text, reference, budget), reference
 
     def answered(self, tool: str, answer: str) -> str:
         """Count a tool's answer (for ``session_stats``) and hand it back."""

@@ -5,8 +5,8 @@
 it, and can be left out of a host's tool list to save schema bytes on every request.
 
 A host sends every tool's schema with every model request, so these are lean: one-line
-descriptions and only the parameters a model needs (:mod:`.memory_catalog`, plain data a
-catalog can list without loading the SDK). The functions registered behind them accept a little
+descriptions and only the parameters a model needs (:mod:`.catalog`, plain data
+listed without loading the SDK). The functions registered behind them accept a little
 more than they list — ``session_id`` (the OpenCode plugin adds it; else ``$PLAIT_SESSION_ID``),
 ``files``, ``scope`` and ``all`` for search — and the host-neutral
 :class:`~plait.observation_tools.MemoryToolbox` checks everything, naming the field it refuses.
@@ -26,13 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from plait.adapters.hosts.mcp._tools import session_for
-from plait.adapters.hosts.mcp.memory_catalog import (
-    CURATION_GROUP,
-    MEMORY_GROUP,
-    MEMORY_GROUPS,
-    MEMORY_TOOL_SPECS,
-    MemoryToolSpec,
-)
+from plait.adapters.hosts.mcp.catalog import CURATE, MEMORY, TOOLS
 from plait.errors import PlaitError
 from plait.observation_tools import MemoryToolbox, answer_text
 
@@ -40,6 +34,8 @@ if TYPE_CHECKING:
     from plait.observations import Observations
 
 HOST = "mcp"
+MEMORY_GROUPS = (MEMORY, CURATE)
+MEMORY_TOOL_SPECS = tuple(spec for spec in TOOLS if spec.group in MEMORY_GROUPS)
 
 
 def tool_answer(answer: dict[str, Any]) -> CallToolResult:
@@ -181,11 +177,8 @@ def register_memory_tools(
 
 
 __all__ = [
-    "CURATION_GROUP",
-    "MEMORY_GROUP",
     "MEMORY_GROUPS",
     "MEMORY_TOOL_SPECS",
-    "MemoryToolSpec",
     "register_memory_tools",
     "tool_answer",
 ]

@@ -1,17 +1,15 @@
 """plait's MCP server: session tools (sandboxed shell, per-session corpus, stats, doctor), memory.
 
-The memory group (``memory_save`` … ``memory_suggest_topic_key``) lives in
-:mod:`.memory_tools`.
-
 Every answer fits an 8 KB budget; larger output goes into the session's corpus and the answer
 carries a ``corpus:<source>#<chunk>`` reference. What the tools did is recorded as session events.
 ``plait mcp`` serves it on stdio (:func:`run_stdio`); tests connect to :func:`build_server` in
-process or launch ``plait mcp`` and talk to it over stdio.
+process or launch ``plait mcp`` and talk to it over stdio. The memory tools (``memory_save`` …
+``memory_suggest_topic_key``) live in :mod:`.memory_tools`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import wraps
 from pathlib import Path
@@ -23,28 +21,31 @@ from pydantic import Field
 
 from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools
+from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, spec_of
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
 from plait.errors import PlaitError
 from plait.settings import Settings
 from plait.state.ports import HotStore
 
 SERVER_NAME = "plait"
-INSTRUCTIONS = (
-    "Session tools of plait. Run shell commands in the worktree with session_execute; answers "
-    "are capped at 8 KB and longer output is indexed into this session's corpus (a "
-    "corpus:<source>#<chunk> reference is given) -- use session_search to find the part you "
-    "need instead of re-running the command. memory_save keeps what later sessions should know "
-    "(a decision, a bug fixed, a pattern …; a known topic_key updates it); memory_search and "
-    "memory_context find what earlier sessions saved."
-)
 
 SessionId = Annotated[
     str | None,
     Field(description="The agent session; defaults to $PLAIT_SESSION_ID, else 'mcp'."),
 ]
-Timeout = Annotated[
-    float | None, Field(description="Seconds before the command is killed (default 30, max 120).")
-]
+Timeout = Annotated[float | None, Field(description="seconds (default 30, max 120)")]
+
+
+def described(server: MCPServer[Any], enabled: set[str]) -> Callable[[Callable[..., Any]], Any]:
+    """Register a tool under its function name with the catalog's description, if enabled."""
+
+    def register(tool: Callable[..., Any]) -> Any:
+        spec = spec_of(tool.__name__)
+        if spec is None or spec.group not in enabled:
+            return tool
+        return server.tool(description=spec.description, structured_output=False)(tool)
+
+    return register
 
 
 def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
@@ -60,10 +61,11 @@ def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[st
     return guarded
 
 
-def register_commands(server: MCPServer[Any], tools: SessionTools) -> None:
+def register_commands(server: MCPServer[Any], tools: SessionTools, enabled: set[str]) -> None:
     """``session_execute``, ``session_execute_file`` and ``session_batch_execute``."""
+    tool = described(server, enabled)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_execute(
         command: Annotated[str, Field(description="Shell command, run by bash in the worktree.")],
@@ -73,7 +75,7 @@ def register_commands(server: MCPServer[Any], tools: SessionTools) -> None:
         """Run a shell command in the worktree; output over 8 KB goes to the session corpus."""
         return await tools.execute(command, timeout, session_id)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_execute_file(
         path: Annotated[str, Field(description="A file inside the worktree.")],
@@ -86,7 +88,7 @@ def register_commands(server: MCPServer[Any], tools: SessionTools) -> None:
         """Process a worktree file with a command, without pulling the whole file into context."""
         return await tools.execute_file(path, command, timeout, session_id)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_batch_execute(
         steps: Annotated[
@@ -98,10 +100,11 @@ def register_commands(server: MCPServer[Any], tools: SessionTools) -> None:
         return await tools.batch(steps, session_id)
 
 
-def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
+def register_corpus(server: MCPServer[Any], tools: SessionTools, enabled: set[str]) -> None:
     """``session_index``, ``session_search`` and ``session_fetch_and_index``."""
+    tool = described(server, enabled)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_index(
         content: Annotated[str | None, Field(description="Text to index.")] = None,
@@ -115,7 +118,7 @@ def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
         """Index text or a worktree file into this session's search corpus."""
         return await tools.index(content, path, source, label, session_id)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_search(
         query: Annotated[
@@ -129,7 +132,7 @@ def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
         """Search this session's corpus (BM25, stemming, typos); a corpus: reference reads it."""
         return await tools.search(query, limit, source, session_id)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_fetch_and_index(
         url: Annotated[str, Field(description="An http(s) URL.")],
@@ -141,20 +144,59 @@ def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
         return await tools.fetch_and_index(url, source, label, session_id)
 
 
-def register_reports(server: MCPServer[Any], tools: SessionTools) -> None:
+def register_reports(server: MCPServer[Any], tools: SessionTools, enabled: set[str]) -> None:
     """``session_stats`` and ``session_doctor``."""
+    tool = described(server, enabled)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_stats(session_id: SessionId = None) -> str:
         """Corpus size and sources, events recorded, and what this server kept out of context."""
         return await tools.stats(session_id)
 
-    @server.tool(structured_output=False)
+    @tool
     @refusing
     async def session_doctor() -> str:
         """Health of plait's parts: hot tier, checkpointer, knowledge graph, providers, corpus."""
         return await tools.doctor()
+
+
+def session_tools(
+    recorder: EventRecorder,
+    *,
+    worktree: Path,
+    data_dir: Path,
+    store: HotStore | None = None,
+    settings: Settings | None = None,
+) -> SessionTools:
+    """The session tools over ``worktree`` and the data dir's corpus (the caller closes it)."""
+    settings = settings if settings is not None else getattr(recorder, "settings", None)
+    ttl_days = settings.corpus.ttl_days if settings is not None else 0
+    return SessionTools(
+        recorder=recorder,
+        worktree=worktree.resolve(),
+        corpus=SqliteCorpus.in_data_dir(data_dir, ttl_days=ttl_days),
+        store=store if store is not None else getattr(recorder, "store", None),
+        settings=settings,
+    )
+
+
+def server_over(
+    tools: SessionTools,
+    *,
+    groups: Sequence[str] | None = None,
+    lifespan: Callable[[MCPServer[Any]], Any] | None = None,
+) -> MCPServer[Any]:
+    """The MCP SDK's server offering ``tools`` of the enabled ``groups`` (default: all)."""
+    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+    enabled = set(GROUPS if groups is None else groups)
+    register_commands(server, tools, enabled)
+    register_corpus(server, tools, enabled)
+    register_reports(server, tools, enabled)
+    observations = getattr(tools.recorder, "observations", None)
+    if observations is not None:
+        register_memory_tools(server, observations, groups=enabled)
+    return server
 
 
 def build_server(
@@ -164,20 +206,16 @@ def build_server(
     data_dir: Path,
     store: HotStore | None = None,
     settings: Settings | None = None,
+    groups: Sequence[str] | None = None,
 ) -> MCPServer[Any]:
     """The MCP server with the session tools; ``store`` and ``settings`` default to the recorder's.
 
     With a ``plait.Memory`` as recorder, roots are resolved on its hot store and the doctor uses
-    its settings.
+    its settings. ``groups`` are the tool groups offered (default: every group). The corpus
+    closes when the server's session ends.
     """
-    settings = settings if settings is not None else getattr(recorder, "settings", None)
-    ttl_days = settings.corpus.ttl_days if settings is not None else 0
-    tools = SessionTools(
-        recorder=recorder,
-        worktree=worktree.resolve(),
-        corpus=SqliteCorpus.in_data_dir(data_dir, ttl_days=ttl_days),
-        store=store if store is not None else getattr(recorder, "store", None),
-        settings=settings,
+    tools = session_tools(
+        recorder, worktree=worktree, data_dir=data_dir, store=store, settings=settings
     )
 
     @asynccontextmanager
@@ -187,23 +225,51 @@ def build_server(
         finally:
             tools.corpus.close()
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
-    register_commands(server, tools)
-    register_corpus(server, tools)
-    register_reports(server, tools)
-    observations = getattr(recorder, "observations", None)
-    if observations is not None:
-        register_memory_tools(server, observations)
-    return server
+    return server_over(tools, groups=groups, lifespan=lifespan)
 
 
-async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
-    """Serve the session tools on stdio for a project until stdin closes."""
+class ServerBackend:
+    """Runs tool calls through the MCP SDK's server (argument checks included) over a Memory."""
+
+    def __init__(self, server: MCPServer[Any], closing: Callable[[], Awaitable[None]]) -> None:
+        """Call ``server``'s tools; ``closing`` releases what it runs on."""
+        self.server = server
+        self._closing = closing
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
+        """Run one tool: its text and whether it failed (a refusal names the reason)."""
+        try:
+            result = await self.server.call_tool(name, arguments)
+        except ToolError as error:
+            return str(error), True
+        texts = [getattr(block, "text", "") for block in getattr(result, "content", [])]
+        return "\n".join(texts), bool(getattr(result, "is_error", False))
+
+    async def aclose(self) -> None:
+        """Close the corpus and the memory."""
+        await self._closing()
+
+
+async def open_tool_backend(project_dir: Path, settings: Settings) -> ServerBackend:
+    """Open the project's memory and the MCP server over it, for :mod:`.stdio`'s front."""
     from plait.memory import Memory
 
-    async with Memory.open(project_dir, settings=settings, start_background=False) as memory:
-        server = build_server(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
-        await server.run_stdio_async()
+    memory = await Memory.open(project_dir, settings=settings, start_background=False)
+    tools = session_tools(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
+
+    async def closing() -> None:
+        tools.corpus.close()
+        await memory.aclose()
+
+    return ServerBackend(server_over(tools, groups=settings.mcp.tools), closing)
 
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server", "run_stdio"]
+__all__ = [
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "ServerBackend",
+    "build_server",
+    "open_tool_backend",
+    "server_over",
+    "session_tools",
+]

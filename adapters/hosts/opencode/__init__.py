@@ -1,5 +1,9 @@
 """The OpenCode adapter: the TypeScript plugin (``plait.ts``) and its installer."""
 
-from plait.adapters.hosts.opencode.install import install_opencode
+from plait.adapters.hosts.opencode.install import (
+    InstallReport,
+    install_opencode,
+    uninstall_opencode,
+)
 
-__all__ = ["install_opencode"]
+__all__ = ["InstallReport", "install_opencode", "uninstall_opencode"]

@@ -4,14 +4,24 @@
  * Contract (see adapters/hosts/http/service.py):
  * - service URL: env PLAIT_URL, else `url` in <dataDir>/services/<projectKey>.json
  * - token:       env PLAIT_TOKEN, else <dataDir>/token
- * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` in ../plait.json (written by
- *                `plait opencode install`), else the platform's user data dir + "/plait"
+ * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` of a plait.json (below), else the
+ *                platform's user data dir + "/plait"
+ * - plait.json:  user-level settings, never machine paths in a project: `../plait.json` beside
+ *                the plugin folder when that is OpenCode's user config dir (global install),
+ *                else $XDG_CONFIG_HOME/opencode/plait.json; {"dataDir"?, "serve"?: [...]}
  * - projectKey:  first 16 hex digits of sha256(realpath(project dir))
  * Every call gives up after 250 ms (PLAIT_TIMEOUT_MS) and OpenCode goes on (fail open).
  * Hooks that record something (event, chat.message, tool.execute.after) are appended to an
  * outbox (<dataDir>/outbox/<projectKey>.jsonl) when they cannot be delivered and are sent,
  * in order, after the next successful call. When the service is unreachable the plugin
- * starts `plait serve` detached (command from plait.json `serve`, or PLAIT_SERVE_COMMAND).
+ * starts `plait serve` detached (PLAIT_SERVE_COMMAND, else plait.json `serve`, else `plait
+ * serve` found through PATH), and it does so once when it loads, so the service is up by the
+ * first model call.
+ * Calls of plait's own MCP tools (`plait_*`) get the OpenCode session as `session_id`, so the
+ * tools act in the session that called them. A policy answer of `nudge` or `redirect` is
+ * appended to that tool call's output; `deny` fails the call with the message.
+ * A compaction gets the envelope once: at the end of its prompt (session.compacting), never
+ * also inside the conversation it summarizes.
  */
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
 import { spawn } from "node:child_process"
@@ -38,6 +48,8 @@ const FLUSH_BATCH = 200
 const OFFLINE_BACKOFF_MS = 2_000
 const SPAWN_INTERVAL_MS = 30_000
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
+const MCP_PREFIX = "plait_"
+const NOTES_KEPT = 256
 const DURABLE = new Set(["event", "chat.message", "tool.execute.after"])
 const EVENT_TYPES = new Set([
   "session.created",
@@ -80,9 +92,13 @@ function serveCommand(file: Json): string[] {
   return ["plait", "serve"]
 }
 
+function userConfigDir(): string {
+  return join(process.env.XDG_CONFIG_HOME || join(homedir(), ".config"), "opencode")
+}
+
 function pluginSettings(project: string): Settings {
   const here = dirname(fileURLToPath(import.meta.url))
-  const file = readJson(join(here, "..", "plait.json")) ?? {}
+  const file = readJson(join(here, "..", "plait.json")) ?? readJson(join(userConfigDir(), "plait.json")) ?? {}
   const dataDir = process.env.PLAIT_DATA_DIR || file.dataDir || defaultDataDir()
   return { dataDir, serve: [...serveCommand(file), "--project", project] }
 }
@@ -248,6 +264,20 @@ class PlaitClient {
     }
   }
 
+  /** Make sure the service runs by the time it is needed: start it now if it does not answer. */
+  warmUp(): void {
+    if (process.env.PLAIT_URL || process.env.PLAIT_NO_SPAWN) return
+    if (!this.locate()) {
+      this.startService()
+      return
+    }
+    fetch(`${this.url}/v1/health`, { signal: AbortSignal.timeout(1_000) })
+      .then((response) => {
+        if (!response.ok) this.startService()
+      })
+      .catch(() => this.startService())
+  }
+
   /** Start `plait serve` detached, at most once per interval. */
   startService(): void {
     if (process.env.PLAIT_URL || process.env.PLAIT_NO_SPAWN) return
@@ -266,12 +296,22 @@ function projectDir(input: PluginInput): string {
   return input.worktree && input.worktree !== "/" ? input.worktree : input.directory
 }
 
-function applyPolicy(output: Json, returned: Json | undefined): void {
+/** Apply the service's answer to a tool call; a nudge's message is returned for the output. */
+function applyPolicy(output: Json, returned: Json | undefined): string | undefined {
   const policy = returned?.plait
-  if (!returned) return
+  if (!returned) return undefined
   delete returned.plait
   mergeInto(output, returned)
   if (policy?.action === "deny") throw new Error(policy.message || "plait: this tool call is denied")
+  if ((policy?.action === "nudge" || policy?.action === "redirect") && policy.message) return String(policy.message)
+  return undefined
+}
+
+/** plait's own MCP tools act in the OpenCode session that calls them. */
+function giveSession(tool: unknown, sessionID: unknown, output: Json): void {
+  if (typeof tool !== "string" || !tool.startsWith(MCP_PREFIX) || typeof sessionID !== "string") return
+  if (!isObject(output.args)) output.args = {}
+  output.args.session_id = sessionID
 }
 
 /** Events in flight, delivered in order off OpenCode's path; kept on disk if the process exits. */
@@ -302,10 +342,47 @@ class EventQueue {
   }
 }
 
+/** What the plugin remembers between hooks of one call or one compaction. */
+class CallNotes {
+  private notes = new Map<string, string>()
+  private compacting = new Set<string>()
+
+  note(callID: unknown, message: string | undefined): void {
+    if (typeof callID !== "string" || !message) return
+    this.notes.set(callID, message)
+    if (this.notes.size > NOTES_KEPT) this.notes.delete(this.notes.keys().next().value as string)
+  }
+
+  take(callID: unknown): string | undefined {
+    if (typeof callID !== "string") return undefined
+    const message = this.notes.get(callID)
+    this.notes.delete(callID)
+    return message
+  }
+
+  startCompacting(sessionID: unknown): void {
+    if (typeof sessionID === "string") this.compacting.add(sessionID)
+  }
+
+  /** Whether this transform builds a compaction's conversation (true once per compaction). */
+  isCompacting(output: Json): boolean {
+    const sessionID = lastUserMessage(output)?.info?.sessionID
+    return typeof sessionID === "string" && this.compacting.delete(sessionID)
+  }
+}
+
+function appendNote(output: Json, note: string | undefined): void {
+  if (!note) return
+  const text = typeof output.output === "string" ? output.output : ""
+  output.output = text ? `${text}\n\n${note}` : note
+}
+
 const PlaitPlugin: Plugin = async (input) => {
   const project = projectDir(input)
   const client = new PlaitClient(project, pluginSettings(project))
   const events = new EventQueue(client)
+  const notes = new CallNotes()
+  client.warmUp()
 
   const hooks: Hooks = {
     dispose: async () => {
@@ -320,7 +397,7 @@ const PlaitPlugin: Plugin = async (input) => {
     },
     "experimental.chat.messages.transform": async (hookInput, output) => {
       const last = lastUserMessage(output as Json)
-      if (!last) return
+      if (!last || notes.isCompacting(output as Json)) return
       const returned = await client.call("experimental.chat.messages.transform", hookInput as Json, {
         messages: [last],
       })
@@ -328,15 +405,19 @@ const PlaitPlugin: Plugin = async (input) => {
       if (message) mergeInto(last, message)
     },
     "experimental.session.compacting": async (hookInput, output) => {
+      notes.startCompacting((hookInput as Json).sessionID)
       const returned = await client.call("experimental.session.compacting", hookInput as Json, output as Json)
       if (returned) mergeInto(output, returned)
     },
     "tool.execute.before": async (hookInput, output) => {
-      applyPolicy(output as Json, await client.call("tool.execute.before", hookInput as Json, output as Json))
+      giveSession(hookInput.tool, hookInput.sessionID, output as Json)
+      const returned = await client.call("tool.execute.before", hookInput as Json, output as Json)
+      notes.note(hookInput.callID, applyPolicy(output as Json, returned))
     },
     "tool.execute.after": async (hookInput, output) => {
       const returned = await client.call("tool.execute.after", hookInput as Json, output as Json)
       if (returned) mergeInto(output, returned)
+      appendNote(output as Json, notes.take(hookInput.callID))
     },
   }
   return hooks

@@ -1,0 +1,181 @@
+"""LangChain agents with plait under invoke, stream, ainvoke and astream; sessions; summaries.
+
+A real ``create_agent`` with the scripted chat model, on a real Memory (embedded FalkorDB).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from support.scripted_model import ScriptedChatModel
+
+from plait import Memory, Settings, UsageError
+from plait.adapters.hosts.langchain import SessionMemoryMiddleware, memory_tools
+from plait.memory import SyncMemory
+
+ENVELOPE = re.compile(r"<session_memory[^>]*>.*?</session_memory>", re.DOTALL)
+
+
+@pytest.fixture
+def sync_memory(tmp_path: Path, redis_url: str) -> Iterator[SyncMemory]:
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    with Memory.open_sync(tmp_path, settings=settings, start_background=False) as memory:
+        yield memory
+
+
+def text_of(messages: list[BaseMessage]) -> str:
+    return "\n".join(str(message.content) for message in messages)
+
+
+def replies(*texts: str) -> list[AIMessage]:
+    return [AIMessage(text) for text in texts]
+
+
+def test_open_sync_is_a_handle_with_close_and_a_context_manager(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    memory = Memory.open_sync(tmp_path, settings=settings, start_background=False)
+    try:
+        memory.user_turn("sync-1", "Rule: all money amounts are Decimal.")
+        assert "Decimal" in memory.envelope("sync-1")
+        assert memory.group_id.startswith("plait")
+    finally:
+        memory.close()
+    memory.close()  # twice is fine
+
+
+@pytest.mark.parametrize("mode", ["invoke", "stream"])
+def test_sync_agent_gets_the_envelope(sync_memory: SyncMemory, mode: str) -> None:
+    model = ScriptedChatModel(responses=replies("Noted.", "Adding it."))
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[SessionMemoryMiddleware(sync_memory)],
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": f"sync-{mode}"}}
+    first = {"messages": [("user", "We decided to use Redis for the cache.")]}
+    second = {"messages": [("user", "Now add the orders migration.")]}
+    if mode == "invoke":
+        agent.invoke(first, config)
+        agent.invoke(second, config)
+    else:
+        list(agent.stream(first, config))
+        list(agent.stream(second, config))
+    last_call = text_of(model.received[-1])
+    assert len(ENVELOPE.findall(last_call)) == 1 and "Redis" in last_call
+
+
+@pytest.mark.parametrize("mode", ["ainvoke", "astream"])
+async def test_async_agent_gets_the_envelope(tmp_path: Path, redis_url: str, mode: str) -> None:
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        model = ScriptedChatModel(responses=replies("Noted.", "Adding it."))
+        agent = create_agent(
+            model,
+            tools=[],
+            middleware=[SessionMemoryMiddleware(memory)],
+            checkpointer=InMemorySaver(),
+        )
+        config = {"configurable": {"thread_id": f"async-{mode}"}}
+        for text in ("We decided to use Redis for the cache.", "Now add the migration."):
+            payload = {"messages": [("user", text)]}
+            if mode == "ainvoke":
+                await agent.ainvoke(payload, config)
+            else:
+                [chunk async for chunk in agent.astream(payload, config)]
+    last_call = text_of(model.received[-1])
+    assert len(ENVELOPE.findall(last_call)) == 1 and "Redis" in last_call
+
+
+def test_runs_without_a_thread_never_share_a_session(sync_memory: SyncMemory) -> None:
+    """Two unrelated conversations with no thread id: neither sees the other's rule."""
+    model = ScriptedChatModel(responses=replies("Noted.", "Sure.", "Sure."))
+    agent = create_agent(model, tools=[], middleware=[SessionMemoryMiddleware(sync_memory)])
+    agent.invoke({"messages": [("user", "Rule: never use tabs in this codebase.")]})
+    agent.invoke({"messages": [("user", "Write a haiku about autumn.")]})
+    assert "tabs" not in text_of(model.received[-1])
+
+
+def test_tools_without_a_session_say_so(sync_memory: SyncMemory) -> None:
+    remember, _ = memory_tools(sync_memory)
+    with pytest.raises(UsageError, match="thread_id"):
+        remember.invoke({"text": "Prefer pytest."})
+
+
+def test_memory_tools_work_synchronously(sync_memory: SyncMemory) -> None:
+    remember, recall = memory_tools(sync_memory, session_id="tools-sync")
+    assert "Prefer pytest" in remember.invoke({"text": "Prefer pytest.", "kind": "preference"})
+    assert isinstance(recall.invoke({"query": "pytest"}), str)
+
+
+def summarizing_agent(memory: object, summarizer_model: ScriptedChatModel) -> tuple:
+    model = ScriptedChatModel(responses=replies(*(f"Answer {n}." for n in range(8))))
+    session_memory = SessionMemoryMiddleware(memory)  # type: ignore[arg-type]
+    agent = create_agent(
+        model,
+        tools=[],
+        middleware=[
+            session_memory.summarization(
+                summarizer_model, trigger=("messages", 4), keep=("messages", 2)
+            ),
+            session_memory,
+        ],
+        checkpointer=InMemorySaver(),
+    )
+    return agent, model
+
+
+TURNS = (
+    "We decided to use PostgreSQL 16 as the only database.",
+    "Add the orders table.",
+    "Add an index on created_at.",
+)
+
+
+def test_summarization_gets_the_envelope_exactly_once_under_invoke(
+    sync_memory: SyncMemory,
+) -> None:
+    summarizer = ScriptedChatModel(responses=replies("Summary: orders table added."))
+    agent, _ = summarizing_agent(sync_memory, summarizer)
+    config = {"configurable": {"thread_id": "summary-sync"}}
+    for text in TURNS:
+        agent.invoke({"messages": [("user", text)]}, config)
+    assert summarizer.received, "no summarization happened"
+    prompt = text_of(summarizer.received[0])
+    assert len(ENVELOPE.findall(prompt)) == 1
+    assert "PostgreSQL 16" in ENVELOPE.findall(prompt)[0]
+
+
+async def test_summarization_gets_the_envelope_exactly_once_under_ainvoke(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    summarizer = ScriptedChatModel(responses=replies("Summary: orders table added."))
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        agent, model = summarizing_agent(memory, summarizer)
+        config = {"configurable": {"thread_id": "summary-async"}}
+        for text in TURNS:
+            await agent.ainvoke({"messages": [("user", text)]}, config)
+    assert summarizer.received, "no summarization happened"
+    prompts = [text_of(received) for received in summarizer.received]
+    assert all(len(ENVELOPE.findall(prompt)) == 1 for prompt in prompts)
+    assert "PostgreSQL 16" in prompts[0]
+    for call in model.received:  # the agent's own calls still carry it once each
+        assert len(ENVELOPE.findall(text_of(call))) == 1
+
+
+async def test_run_sync_from_the_memory_loop_is_a_clear_error(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        with pytest.raises(UsageError, match="async API"):
+            memory.run_sync(memory.envelope("x"))

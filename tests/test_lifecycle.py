@@ -1,0 +1,203 @@
+"""Nothing left running: one ``plait serve`` per project, stopped by signals, idleness, ``plait stop``.
+
+Real processes: ``plait serve`` with its embedded FalkorDB server in a temporary data dir. After
+each test nothing it started may still run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from plait.adapters.backends.embedded import pid_alive
+from plait.adapters.hosts.http import service_file
+from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
+
+PLAIT = str(Path(sys.executable).parent / "plait")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    return {**clean, "PLAIT_DATA_DIR": str(data_dir), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+
+@pytest.fixture
+def started() -> Iterator[list[subprocess.Popen[str]]]:
+    """Processes a test starts; killed at the end whatever happened."""
+    processes: list[subprocess.Popen[str]] = []
+    yield processes
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def wait_for(condition, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return bool(condition())
+
+
+def healthy(data_dir: Path, project: Path) -> bool:
+    try:
+        info = json.loads(service_file(data_dir, project).read_text())
+        with urllib.request.urlopen(info["url"] + "/v1/health", timeout=0.5) as answer:
+            return answer.status == 200
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def serve(
+    project: Path, env: dict[str, str], started: list[subprocess.Popen[str]]
+) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [PLAIT, "serve", "--project", str(project)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    started.append(process)
+    return process
+
+
+def server_pids(data_dir: Path) -> tuple[int, int]:
+    recorded = json.loads((data_dir / "falkordb" / "server.json").read_text())
+    return recorded["pid"], recorded["reaper"]
+
+
+def nothing_left(data_dir: Path, pids: tuple[int, ...]) -> bool:
+    return not any(pid_alive(pid) for pid in pids) and not list(
+        (data_dir / "services").glob("*.json")
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_stops_on_a_signal_with_its_embedded_server(
+    project: Path, data_dir: Path, env: dict[str, str], started: list, sig: int
+) -> None:
+    process = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project)), process.stderr
+    pids = server_pids(data_dir)
+    process.send_signal(sig)
+    assert process.wait(timeout=30) == 0
+    assert wait_for(lambda: nothing_left(data_dir, (process.pid, *pids)), 10)
+
+
+def test_second_serve_finds_the_first(
+    project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    first = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    second = subprocess.run(
+        [PLAIT, "serve", "--project", str(project)], env=env, capture_output=True, text=True
+    )
+    assert second.returncode == 0
+    assert "already running for this project at http://127.0.0.1" in second.stdout
+    assert str(first.pid) in second.stdout
+    assert first.poll() is None
+
+
+def test_a_hung_service_is_replaced_not_joined(
+    project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    """A process holds the project's lock and never answers: the next serve ends it."""
+    lock = lock_path(service_file(data_dir, project))
+    code = (
+        "import json, sys, time; from pathlib import Path; "
+        "from plait.adapters.hosts.http.lifecycle import ServiceLock; "
+        f"lock = ServiceLock(Path({str(lock)!r})); assert lock.try_acquire(); "
+        "lock._handle.seek(0); lock._handle.truncate(); "
+        "lock._handle.write(json.dumps({'pid': __import__('os').getpid(), 'started': 0})); "
+        "lock._handle.flush(); print('holding', flush=True); time.sleep(600)"
+    )
+    hung = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    started.append(hung)
+    assert hung.stdout is not None and hung.stdout.readline().strip() == "holding"
+    replacement = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    assert hung.wait(timeout=30) != 0
+    announced = json.loads(service_file(data_dir, project).read_text())
+    assert announced["pid"] == replacement.pid
+
+
+def test_serve_exits_when_idle(
+    project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    process = serve(project, {**env, "PLAIT_SERVICE__IDLE_EXIT_S": "1"}, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    pids = server_pids(data_dir)
+    assert process.wait(timeout=30) == 0
+    assert wait_for(lambda: nothing_left(data_dir, (process.pid, *pids)), 10)
+
+
+def test_a_stale_service_file_and_lock_do_not_stop_a_start(
+    project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    announced = service_file(data_dir, project)
+    announced.parent.mkdir(parents=True)
+    dead = {"url": "http://127.0.0.1:9", "host": "127.0.0.1", "port": 9, "pid": 999_999}
+    announced.write_text(json.dumps({**dead, "project_dir": str(project), "version": "1"}))
+    lock_path(announced).write_text('{"pid": 999999, "started": 0}')
+    process = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    assert json.loads(announced.read_text())["pid"] == process.pid
+
+
+def test_status_and_stop(project: Path, data_dir: Path, env: dict[str, str], started: list) -> None:
+    process = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    pids = server_pids(data_dir)
+    status = subprocess.run(
+        [PLAIT, "status", "--json"], env=env, capture_output=True, text=True, check=True
+    )
+    report = json.loads(status.stdout)
+    assert [s["pid"] for s in report["services"] if s["running"]] == [process.pid]
+    assert report["embedded"]["running"] and report["embedded"]["in_use"]
+    stopped = subprocess.run(
+        [PLAIT, "stop", "--project", str(project)], env=env, capture_output=True, text=True
+    )
+    assert stopped.returncode == 0 and "stopped 1 service" in stopped.stdout
+    assert process.wait(timeout=30) == 0
+    assert wait_for(lambda: nothing_left(data_dir, (process.pid, *pids)), 10)
+    again = json.loads(
+        subprocess.run(
+            [PLAIT, "status", "--json"], env=env, capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert not any(s["running"] for s in again["services"])
+    assert not again["embedded"]["running"]
+
+
+def test_lock_can_be_taken_once(tmp_path: Path) -> None:
+    first, second = ServiceLock(tmp_path / "x.lock"), ServiceLock(tmp_path / "x.lock")
+    assert first.try_acquire()
+    assert not second.try_acquire()
+    first.release()
+    assert second.try_acquire()
+    second.release()
