@@ -834,7 +834,7 @@ class RedactingFilter(logging.Filter):
         """Redact the formatted message in place (arguments are folded into it)."""
         try:
             message = record.getMessage()
-        except Exception:  # a broken format string: keep its parts apart, each redacted
+        except (TypeError, ValueError, KeyError):  # a broken format: its parts apart, redacted
             message = f"{record.msg} {record.args}"
         record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:

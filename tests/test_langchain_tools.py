@@ -49,7 +49,7 @@ async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIte
 
 
 async def test_memory_tools_are_the_ten_with_schemas_that_hide_the_config(memory: Memory) -> None:
-    tools = by_name(memory_tools(memory))
+    tools = by_name(memory_tools(memory, session_id="tools-test"))
     assert tuple(tools) == TOOL_NAMES
     save = tools["memory_save"].tool_call_schema.model_json_schema()
     assert set(save["properties"]) == {"title", "content", "type", "topic_key", "scope"}
@@ -59,7 +59,7 @@ async def test_memory_tools_are_the_ten_with_schemas_that_hide_the_config(memory
 
 async def test_memory_save_answers_json_with_the_id_and_search_finds_it(memory: Memory) -> None:
     thread_id = f"tools-{uuid.uuid4().hex[:8]}"
-    tools = by_name(memory_tools(memory))
+    tools = by_name(memory_tools(memory, session_id="tools-test"))
     config = {"configurable": {"thread_id": thread_id}}
     message = await tools["memory_save"].ainvoke(
         {
@@ -80,7 +80,7 @@ async def test_memory_save_answers_json_with_the_id_and_search_finds_it(memory: 
 
 
 async def test_memory_tool_errors_name_the_field_and_store_nothing(memory: Memory) -> None:
-    tools = by_name(memory_tools(memory))
+    tools = by_name(memory_tools(memory, session_id="tools-test"))
     wrong = await tools["memory_save"].ainvoke({"title": "x", "content": "y", "type": "mood"})
     missing = await tools["memory_get"].ainvoke({"id": "o000000000000"})
     assert "type" in wrong and "mood" in wrong

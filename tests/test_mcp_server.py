@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
@@ -44,6 +45,8 @@ MEMORY_TOOLS = {
 }
 TOOLS = SESSION_TOOLS | MEMORY_TOOLS
 REPORT_TOOLS = {"session_stats", "session_doctor"}
+MORE_TOOLS = {"session_execute_file", "session_batch_execute", "session_index"}
+DEFAULT_TOOLS = TOOLS - REPORT_TOOLS - MORE_TOOLS
 
 
 @pytest.fixture
@@ -420,7 +423,7 @@ async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
     )
     async with Client(parameters, mode="legacy") as client:
         listed = await client.list_tools()
-        assert {tool.name for tool in listed.tools} == TOOLS - REPORT_TOOLS  # the default groups
+        assert {tool.name for tool in listed.tools} == DEFAULT_TOOLS
         answer = await call(
             client, "session_execute", command="echo over-stdio; pwd", session_id=session
         )
@@ -435,26 +438,31 @@ async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
 
 
 async def test_mcp_catalog_lists_what_the_server_runs(server: MCPServer[Any]) -> None:
-    """The fast tool list (catalog) names the server's tools and parameters, less session_id."""
+    """The fast tool list (catalog) is what the server lists, and every listed parameter is one
+    the tool's function takes."""
     async with Client(server, mode="legacy") as client:
         listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
     assert {spec.name for spec in catalog.TOOLS} == set(listed)
     for spec in catalog.TOOLS:
-        served = listed[spec.name]
-        assert set(spec.properties) == set(served.get("properties", {})) - {"session_id"}
-        assert set(spec.required) == set(served.get("required", []))
+        assert listed[spec.name] == spec.input_schema()
+        function = server._tool_manager.get_tool(spec.name).fn
+        accepted = set(inspect.signature(function).parameters)
+        assert set(spec.properties) <= accepted, spec.name
 
 
 def test_mcp_tool_groups_switch_tools_off(tmp_path: Path) -> None:
     settings = Settings.load(tmp_path, mcp={"tools": ["memory"]})
     names = {spec.name for spec in catalog.enabled_tools(settings.mcp.tools)}
-    assert names == MEMORY_TOOLS
+    assert names == {"memory_save", "memory_search", "memory_get", "memory_context"}
+    curating = Settings.load(tmp_path, mcp={"tools": ["memory", "memory_curate"]})
+    assert {spec.name for spec in catalog.enabled_tools(curating.mcp.tools)} == MEMORY_TOOLS
     with pytest.raises(ConfigError, match="mcp.tools"):
         Settings.load(tmp_path, mcp={"tools": ["nonsense"]})
 
 
-def test_mcp_all_tool_schemas_fit_three_kilobytes() -> None:
-    """What a host sends per request for every plait tool, as OpenCode wraps it (measured e2e)."""
+def test_mcp_default_tool_schemas_fit_three_kilobytes() -> None:
+    """What a host sends per request for plait's default tools, as OpenCode wraps it (measured
+    e2e in test_opencode_e2e); the other groups are for people who want them."""
     wrapped = [
         {
             "type": "function",
@@ -464,7 +472,7 @@ def test_mcp_all_tool_schemas_fit_three_kilobytes() -> None:
                 "parameters": {**spec.listing()["inputSchema"], "additionalProperties": False},
             },
         }
-        for spec in catalog.TOOLS
+        for spec in catalog.enabled_tools(catalog.DEFAULT_GROUPS)
     ]
     assert len(json.dumps(wrapped, separators=(",", ":"))) <= 3072
 

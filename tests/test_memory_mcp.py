@@ -147,11 +147,9 @@ async def test_an_agent_drives_every_memory_tool_over_stdio(tmp_path: Path, redi
     assert context["sessions"][0]["next_steps"] == ["Backfill old entries"]
 
 
-def test_the_catalog_lists_the_models_types_and_scopes() -> None:
-    from plait.adapters.hosts.mcp import memory_catalog
-    from plait.state.observations import OBSERVATION_TYPES, SCOPES
+def test_the_catalog_lists_every_memory_tool_in_two_groups() -> None:
+    from plait.adapters.hosts.mcp.memory_tools import MEMORY_TOOL_SPECS
 
-    assert memory_catalog.TYPES == OBSERVATION_TYPES and memory_catalog.SCOPES == SCOPES
-    assert [spec.name for spec in memory_catalog.MEMORY_TOOL_SPECS] == list(TOOL_NAMES)
-    core = [s.name for s in memory_catalog.MEMORY_TOOL_SPECS if s.group == "memory"]
+    assert {spec.name for spec in MEMORY_TOOL_SPECS} == set(TOOL_NAMES)
+    core = [s.name for s in MEMORY_TOOL_SPECS if s.group == "memory"]
     assert core == ["memory_save", "memory_search", "memory_get", "memory_context"]

@@ -17,8 +17,13 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from plait.adapters.hosts.langchain.middleware import current_thread_id, thread_id_of, unwrap
-from plait.errors import PlaitError
+from plait.adapters.hosts.langchain.middleware import (
+    NO_SESSION,
+    current_thread_id,
+    thread_id_of,
+    unwrap,
+)
+from plait.errors import PlaitError, UsageError
 from plait.observation_tools import MemoryToolbox, answer_text
 from plait.state.observations import OBSERVATION_TYPES
 
@@ -26,7 +31,6 @@ if TYPE_CHECKING:
     from plait.memory import Memory, SyncMemory
 
 HOST = "langchain"
-DEFAULT_SESSION = "project"
 TYPES = ", ".join(OBSERVATION_TYPES)
 
 
@@ -106,8 +110,11 @@ TOOLS: tuple[tuple[str, str, type[BaseModel]], ...] = (
 
 
 def session_of(config: RunnableConfig | None, session_id: str | None) -> str:
-    """The session a call belongs to: the given one, else the run's thread, else ``project``."""
-    return session_id or thread_id_of(config) or current_thread_id() or DEFAULT_SESSION
+    """The session a call belongs to: the given one, else the run's thread; never a shared one."""
+    session = session_id or thread_id_of(config) or current_thread_id()
+    if not session:
+        raise UsageError(NO_SESSION)
+    return session
 
 
 def tool_function(

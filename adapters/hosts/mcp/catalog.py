@@ -26,20 +26,6 @@ CURATE = "memory_curate"
 REPORTS = "reports"
 GROUPS = (SHELL, SHELL_MORE, CORPUS, CORPUS_MORE, MEMORY, CURATE, REPORTS)
 DEFAULT_GROUPS = (SHELL, CORPUS, MEMORY, CURATE)
-# plait.state.observations.OBSERVATION_TYPES and SCOPES (a test holds them equal).
-TYPES = (
-    "decision",
-    "architecture",
-    "bugfix",
-    "discovery",
-    "pattern",
-    "config",
-    "preference",
-    "learning",
-    "session_summary",
-    "progress",
-)
-SCOPES = ("project", "personal")
 _TEXT: dict[str, Any] = {"type": "string"}
 HIDDEN_ARGUMENT = "session_id"
 
@@ -214,6 +200,20 @@ INSTRUCTIONS = (
     "again. memory_save keeps what later sessions should know; memory_search and memory_context "
     "find what earlier sessions saved."
 )
+
+
+def list_as_catalog(server: Any, function: Any, spec: ToolSpec) -> None:
+    """Register ``function`` with an MCP SDK server under ``spec``, listed as the catalog lists it.
+
+    The SDK would list the schema it derives from the signature (titles, ``anyOf``, parameters
+    the model need not see, such as ``session_id``); a model sees the spec's, the same whether
+    ``plait mcp`` answers from the catalog or the SDK's server answers. The function may accept
+    more than the spec lists.
+    """
+    server.add_tool(function, name=spec.name, description=spec.description, structured_output=False)
+    registered = server._tool_manager.get_tool(spec.name)
+    if registered is not None:
+        registered.parameters = spec.input_schema()
 
 
 def enabled_tools(groups: tuple[str, ...] | list[str]) -> list[ToolSpec]:

@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from plait.adapters.hosts.mcp._tools import session_for
-from plait.adapters.hosts.mcp.catalog import CURATE, MEMORY, TOOLS
+from plait.adapters.hosts.mcp.catalog import CURATE, MEMORY, TOOLS, list_as_catalog
 from plait.errors import PlaitError
 from plait.observation_tools import MemoryToolbox, answer_text
 
@@ -166,14 +166,7 @@ def register_memory_tools(
         spec = specs[function.__name__]
         if spec.group not in enabled:
             continue
-        server.add_tool(
-            function, name=spec.name, description=spec.description, structured_output=False
-        )
-        # The SDK lists the schema it derived from the signature (titles, anyOf, hidden
-        # parameters); what a model sees is the spec's, so list that instead.
-        registered = server._tool_manager.get_tool(spec.name)
-        if registered is not None:
-            registered.parameters = spec.input_schema()
+        list_as_catalog(server, function, spec)
 
 
 __all__ = [

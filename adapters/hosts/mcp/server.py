@@ -21,8 +21,9 @@ from pydantic import Field
 
 from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools
-from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, spec_of
+from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, list_as_catalog, spec_of
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
+from plait.adapters.hosts.mcp.stdio import ToolAnswer
 from plait.errors import PlaitError
 from plait.settings import Settings
 from plait.state.ports import HotStore
@@ -41,9 +42,9 @@ def described(server: MCPServer[Any], enabled: set[str]) -> Callable[[Callable[.
 
     def register(tool: Callable[..., Any]) -> Any:
         spec = spec_of(tool.__name__)
-        if spec is None or spec.group not in enabled:
-            return tool
-        return server.tool(description=spec.description, structured_output=False)(tool)
+        if spec is not None and spec.group in enabled:
+            list_as_catalog(server, tool, spec)
+        return tool
 
     return register
 
@@ -236,14 +237,18 @@ class ServerBackend:
         self.server = server
         self._closing = closing
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run one tool: its text and whether it failed (a refusal names the reason)."""
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """Run one tool: its text, whether it failed (a refusal names the reason), its data."""
         try:
             result = await self.server.call_tool(name, arguments)
         except ToolError as error:
-            return str(error), True
+            return ToolAnswer(text=str(error), is_error=True)
         texts = [getattr(block, "text", "") for block in getattr(result, "content", [])]
-        return "\n".join(texts), bool(getattr(result, "is_error", False))
+        return ToolAnswer(
+            text="\n".join(texts),
+            is_error=bool(getattr(result, "is_error", False)),
+            structured=getattr(result, "structured_content", None),
+        )
 
     async def aclose(self) -> None:
         """Close the corpus and the memory."""

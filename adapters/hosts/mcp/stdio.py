@@ -20,6 +20,7 @@ import json
 import sys
 import threading
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -42,8 +43,8 @@ INTERNAL_ERROR = -32603
 class ToolBackend(Protocol):
     """What runs a tool call: the real server, once loaded."""
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        """Run tool ``name``; its text answer and whether it is an error."""
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """Run tool ``name``: its answer."""
         ...
 
     async def aclose(self) -> None:
@@ -75,9 +76,24 @@ def initialize_result(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def tool_result(text: str, is_error: bool) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ToolAnswer:
+    """What a tool answered: its text, whether it failed, and its structured content if any."""
+
+    text: str
+    is_error: bool = False
+    structured: dict[str, Any] | None = None
+
+
+def tool_result(answer: ToolAnswer) -> dict[str, Any]:
     """The answer to ``tools/call``."""
-    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+    result: dict[str, Any] = {
+        "content": [{"type": "text", "text": answer.text}],
+        "isError": answer.is_error,
+    }
+    if answer.structured is not None:
+        result["structuredContent"] = answer.structured
+    return result
 
 
 def response(request_id: Any, result: Any) -> dict[str, Any]:
@@ -178,11 +194,17 @@ class StdioFront:
             message = f"unknown tool {name!r}" if name not in self.names else "bad arguments"
             self.send(error_response(request_id, INVALID_PARAMS, message))
             return
-        try:
-            text, is_error = await (await self.backend()).call(str(name), arguments)
-        except Exception as error:  # the backend failed to load or crashed: say so
-            text, is_error = f"plait: {type(error).__name__}: {error}", True
-        self.send(response(request_id, tool_result(text, is_error)))
+        from plait.boundary import attempt, describe  # the server is loaded or loading by now
+        from plait.errors import PlaitError
+
+        answer = await attempt(self.call_backend(str(name), arguments))
+        if isinstance(answer, PlaitError):  # the backend failed to load or crashed: say so
+            answer = ToolAnswer(text=f"plait: {describe(answer)}", is_error=True)
+        self.send(response(request_id, tool_result(answer)))
+
+    async def call_backend(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """Run a tool on the backend (loading it first if it is not loaded yet)."""
+        return await (await self.backend()).call(name, arguments)
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
         """Read lines until the client closes stdin, then finish the calls in flight."""
