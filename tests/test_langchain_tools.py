@@ -59,7 +59,7 @@ async def test_memory_tools_are_the_ten_with_schemas_that_hide_the_config(memory
 
 async def test_memory_save_answers_json_with_the_id_and_search_finds_it(memory: Memory) -> None:
     thread_id = f"tools-{uuid.uuid4().hex[:8]}"
-    tools = by_name(memory_tools(memory, session_id="tools-test"))
+    tools = by_name(memory_tools(memory))
     config = {"configurable": {"thread_id": thread_id}}
     message = await tools["memory_save"].ainvoke(
         {
@@ -75,7 +75,8 @@ async def test_memory_save_answers_json_with_the_id_and_search_finds_it(memory: 
     assert message.artifact == saved and saved["action"] == "created"
     stored = await memory.observations.get(saved["id"])
     assert stored.source.session_id == thread_id and stored.source.name == "langchain"
-    found = json.loads(await tools["memory_search"].ainvoke({"query": "Makefile indentation"}))
+    search = tools["memory_search"]
+    found = json.loads(await search.ainvoke({"query": "Makefile indentation"}, config))
     assert [hit["id"] for hit in found["results"]] == [saved["id"]]
 
 
