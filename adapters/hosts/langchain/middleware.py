@@ -356,7 +356,7 @@ def memory_tools(memory: Memory, *, session_id: str | None = None) -> list[BaseT
     async def remember(text: str, config: RunnableConfig, kind: MemoryKind = "decision") -> str:
         session = recorder.resolve_session(config)
         stored = await memory.remember(session, text, kind, source="langchain.remember")
-        return remembered(kind, stored)
+        return remembered(kind, stored, memory.degraded)
 
     async def recall(query: str, config: RunnableConfig) -> str:
         return recalled(await memory.recall(recorder.resolve_session(config), query))

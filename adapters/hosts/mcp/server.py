@@ -177,7 +177,8 @@ def register_memory(server: MCPServer[Any], memory: LongTermMemory) -> None:
     ) -> str:
         """Save a project decision, preference or rule so that later sessions recall it."""
         session = session_for(session_id)
-        return remembered(kind, await memory.remember(session, text, kind, source=REMEMBER_HOOK))
+        stored = await memory.remember(session, text, kind, source=REMEMBER_HOOK)
+        return remembered(kind, stored, getattr(memory, "degraded", ()))
 
     @server.tool(structured_output=False)
     @refusing
