@@ -201,6 +201,23 @@ class CorpusSettings(Section):
     ttl_days: float = Field(
         default=14, ge=0, description="Indexed text older than this is dropped; 0 keeps it."
     )
+    max_bytes_per_root: int = Field(
+        default=64 * 1024 * 1024,
+        ge=0,
+        description="Text a root session's corpus keeps; its oldest sources go first; 0: no cap.",
+    )
+
+
+class McpSettings(Section):
+    """``plait mcp``: the session tools."""
+
+    fetch_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Hosts session_fetch_and_index may fetch from although they are loopback, private, "
+            "link-local or metadata addresses (names or IPs, e.g. localhost)."
+        ),
+    )
 
 
 _project_dir: ContextVar[Path | None] = ContextVar("plait_project_dir", default=None)
@@ -256,6 +273,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -36,7 +36,12 @@ TOOLS = SESSION_TOOLS | MEMORY_TOOLS
 
 @pytest.fixture
 async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
-    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    settings = Settings.load(
+        tmp_path,
+        redis={"url": redis_url},
+        data_dir=tmp_path / "data",
+        mcp={"fetch_allow_hosts": ["127.0.0.1"]},  # the local web server below
+    )
     async with Memory.open(tmp_path, settings=settings, start_background=False) as opened:
         yield opened
 
@@ -65,6 +70,8 @@ def session() -> str:
 def web() -> Iterator[str]:
     """A local HTTP server (127.0.0.1) with an HTML page and a JSON document."""
     pages = {
+        "/to-metadata": ("redirect", "http://169.254.169.254/latest/meta-data/"),
+        "/to-localhost": ("redirect", "http://localhost:9/admin"),
         "/page": (
             "text/html",
             "<html><body><h1>Release notes</h1><p>Frobnicator fixed.</p>"
@@ -76,6 +83,11 @@ def web() -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             content_type, body = pages.get(self.path, ("text/plain", "missing"))
+            if content_type == "redirect":
+                self.send_response(302)
+                self.send_header("location", body)
+                self.end_headers()
+                return
             self.send_response(200 if self.path in pages else 404)
             self.send_header("content-type", content_type)
             self.end_headers()
@@ -268,6 +280,45 @@ async def test_mcp_fetch_and_index_converts_html_and_json(
         assert sum(e.kind is EventKind.DISCOVERY for e in events) == 2
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:{port}/page", "loopback"),
+        ("http://2130706433:{port}/page", "loopback"),
+        ("http://0.0.0.0:{port}/page", "0.0.0.0"),
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
+        ("http://[::ffff:10.0.0.1]/", "private"),
+        ("http://user:hunter2secret@10.1.2.3/x", "private"),
+        ("file:///etc/passwd", "only http and https"),
+    ],
+)
+async def test_mcp_fetch_refuses_local_and_metadata_addresses(
+    tmp_path: Path, worktree: Path, session: str, web: str, url: str, why: str
+) -> None:
+    recorder = ListRecorder()
+    server = build_server(recorder, worktree=worktree, data_dir=tmp_path / "data")
+    target = url.format(port=web.rpartition(":")[2])
+    async with Client(server, mode="legacy") as client:
+        refused = await client.call_tool("session_fetch_and_index", {"url": target})
+        stats = await call(client, "session_stats", session_id=session)
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert refused.is_error and "refusing to fetch" in text and why in text, text
+    assert "hunter2secret" not in text
+    assert "0 sources" in stats and recorder.calls == []
+
+
+async def test_mcp_fetch_checks_every_redirect(
+    server: MCPServer[Any], session: str, web: str
+) -> None:
+    async with Client(server, mode="legacy") as client:
+        for path, why in (("/to-metadata", "metadata"), ("/to-localhost", "loopback")):
+            refused = await client.call_tool(
+                "session_fetch_and_index", {"url": f"{web}{path}", "session_id": session}
+            )
+            text = refused.content[0].text  # type: ignore[union-attr]
+            assert refused.is_error and why in text and "mcp.fetch_allow_hosts" in text, text
+
+
 async def test_mcp_doctor_reports_components(server: MCPServer[Any]) -> None:
     async with Client(server, mode="legacy") as client:
         report = await call(client, "session_doctor")
@@ -369,7 +420,10 @@ async def test_mcp_each_tool_records_its_events_through_the_recorder(
     worktree: Path, tmp_path: Path, session: str, web: str
 ) -> None:
     recorder = ListRecorder()
-    server = build_server(recorder, worktree=worktree, data_dir=tmp_path / "data")
+    settings = Settings.load(tmp_path, mcp={"fetch_allow_hosts": ["127.0.0.1"]})
+    server = build_server(
+        recorder, worktree=worktree, data_dir=tmp_path / "data", settings=settings
+    )
     async with Client(server) as client:  # the default (auto) mode, not only the legacy handshake
         await call(client, "session_execute", command="exit 3", session_id=session)
         assert recorder.kinds()[-1] is EventKind.TOOL_RESULT

@@ -29,7 +29,8 @@ from plait.adapters.hosts.mcp._tools import (
 )
 from plait.errors import PlaitError
 from plait.memory import recalled, remembered
-from plait.settings import Settings
+from plait.redact import redact
+from plait.settings import CorpusSettings, Settings
 from plait.state.events import MemoryKind
 from plait.state.ports import HotStore
 
@@ -61,7 +62,7 @@ def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[st
         try:
             return await tool(*args, **kwargs)
         except PlaitError as error:
-            raise ToolError(str(error)) from error
+            raise ToolError(redact(str(error))) from error
 
     return guarded
 
@@ -143,7 +144,11 @@ def register_corpus(server: MCPServer[Any], tools: SessionTools) -> None:
         label: Annotated[str, Field(description="Label; same source and label replaces.")] = "",
         session_id: SessionId = None,
     ) -> str:
-        """Fetch a URL (HTML to markdown, JSON pretty-printed) and index it into the corpus."""
+        """Fetch a public URL (HTML to markdown, JSON pretty-printed) and index it.
+
+        Loopback, private, link-local and cloud metadata addresses are refused (redirects too),
+        unless the host is listed in the mcp.fetch_allow_hosts setting.
+        """
         return await tools.fetch_and_index(url, source, label, session_id)
 
 
@@ -205,13 +210,16 @@ def build_server(
     its settings.
     """
     settings = settings if settings is not None else getattr(recorder, "settings", None)
-    ttl_days = settings.corpus.ttl_days if settings is not None else 0
+    corpus = settings.corpus if settings is not None else CorpusSettings()
     tools = SessionTools(
         recorder=recorder,
         worktree=worktree.resolve(),
-        corpus=SqliteCorpus.in_data_dir(data_dir, ttl_days=ttl_days),
+        corpus=SqliteCorpus.in_data_dir(
+            data_dir, ttl_days=corpus.ttl_days, max_bytes_per_root=corpus.max_bytes_per_root
+        ),
         store=store if store is not None else getattr(recorder, "store", None),
         settings=settings,
+        fetch_allow_hosts=tuple(settings.mcp.fetch_allow_hosts) if settings is not None else (),
     )
 
     @asynccontextmanager
