@@ -12,13 +12,12 @@ always reaches the caller, who can fix it.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 
 from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
-from plait.redact import redact
+from plait.redact import redact, redacted_logger
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 REASON_MAX_CHARS = 500
 

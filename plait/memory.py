@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
+from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
@@ -49,7 +49,7 @@ from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
 from plait.wiring import Backends, open_backends
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096

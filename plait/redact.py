@@ -31,7 +31,10 @@ import binascii
 import codecs
 import logging
 import re
+import sys
+import traceback
 from collections.abc import Collection, Iterator, Mapping
+from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -826,8 +829,11 @@ def _redacted(value: Any) -> Any:
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts each record's message, arguments, traceback and stack.
 
-    Attach it to handlers (``handler.addFilter(RedactingFilter())``): a logger's own filters do
-    not see records propagated from its children. It never drops a record.
+    Attach it to handlers (``handler.addFilter(RedactingFilter())``), or to a logger for the
+    records logged on that logger itself (:func:`redacted_logger`): a logger's own filters do
+    not see records propagated from its children. It never drops a record. The traceback is
+    kept as redacted text only, so a handler that renders ``exc_info`` itself (rich's) cannot
+    show the original.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -839,11 +845,43 @@ class RedactingFilter(logging.Filter):
         record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.exc_info = None
         if record.exc_text:
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
         return True
+
+
+def redacted_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with a :class:`RedactingFilter` on it (added once)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(existing, RedactingFilter) for existing in logger.filters):
+        logger.addFilter(RedactingFilter())
+    return logger
+
+
+def redact_process_output(level: int = logging.WARNING) -> None:
+    """For plait's own commands: every log record on stderr, and a crash's traceback, redacted.
+
+    Adds one handler to the root logger (a second call adds none), so records of every library
+    pass the filter; an uncaught exception is printed redacted too.
+    """
+    root = logging.getLogger()
+    if not any(isinstance(f, RedactingFilter) for h in root.handlers for f in h.filters):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.addFilter(RedactingFilter())
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+        root.setLevel(level)
+    sys.excepthook = _redacted_excepthook
+
+
+def _redacted_excepthook(
+    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    """Print an uncaught exception's traceback with its secrets redacted."""
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
 __all__ = [
@@ -854,6 +892,8 @@ __all__ = [
     "name_strength",
     "redact",
     "redact_fields",
+    "redact_process_output",
+    "redacted_logger",
     "redact_secrets",
     "redact_url",
     "secret_spans",

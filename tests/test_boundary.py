@@ -46,7 +46,10 @@ def test_describe_names_the_cause_of_an_empty_error() -> None:
             raise Quiet() from error
     except Quiet as quiet:
         text = describe(quiet)
-    assert text == "Quiet: no detail was given (from ConnectionRefusedError: [Errno 111] Connection refused)"
+    assert (
+        text
+        == "Quiet: no detail was given (from ConnectionRefusedError: [Errno 111] Connection refused)"
+    )
 
 
 async def test_fail_open_logs_why_and_returns_the_default(caplog: pytest.LogCaptureFixture) -> None:

@@ -39,7 +39,9 @@ def event_with(text: str, **fields: Any) -> SessionEvent:
         "source_hook": text,
     }
     values.update(fields)
-    return SessionEvent(root_session_id="root", session_id="root", kind=EventKind.DECISION, **values)
+    return SessionEvent(
+        root_session_id="root", session_id="root", kind=EventKind.DECISION, **values
+    )
 
 
 def stored_text(event: SessionEvent) -> str:

@@ -17,6 +17,7 @@ from plait.cli._common import (
     load_settings,
 )
 from plait.errors import PlaitError
+from plait.redact import redact_process_output
 
 if TYPE_CHECKING:
     pass
@@ -32,6 +33,7 @@ def worker(
     """Drain the queue into the knowledge graph (several workers share the queue)."""
     from plait.worker import run_worker
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     try:
         asyncio.run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
@@ -54,6 +56,7 @@ def serve(
     from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
     from plait.memory import Memory
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     if running_service(settings.resolved_data_dir(), project_dir) is not None:
@@ -84,6 +87,7 @@ def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     """Run plait's MCP server (session tools) on stdio."""
     from plait.adapters.hosts.mcp import run_stdio
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     try:
         asyncio.run(run_stdio((project or Path.cwd()).resolve(), settings=settings))

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import logging
 import os
 import secrets
 import socket
@@ -45,8 +44,9 @@ from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
+from plait.redact import redacted_logger
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 TOKEN_FILE = "token"
 SERVICES_DIR = "services"
@@ -552,7 +552,11 @@ async def serve(
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
     app = create_app(runner, token=token, max_body_bytes=max_body_bytes)
-    config = uvicorn.Config(app, log_level=log_level, lifespan="off", access_log=False)
+    # log_config=None: uvicorn's records go to the process's handlers (redacted ones under
+    # ``plait serve``), not to handlers of its own.
+    config = uvicorn.Config(
+        app, log_level=log_level, lifespan="off", access_log=False, log_config=None
+    )
     server = uvicorn.Server(config)
     url_host = f"[{host}]" if ":" in host else host
     info = ServiceInfo(

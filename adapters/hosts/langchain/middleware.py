@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,12 +32,13 @@ from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_mess
 from plait.boundary import fail_open
 from plait.memory import Memory, MemoryKind, recalled, remembered
 from plait.nodes.envelope import strip_envelopes
+from plait.redact import redacted_logger
 from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 SUMMARY_SOURCE = "summarization"
 RECENT_KEYS_KEPT = 256

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections import Counter
@@ -28,13 +27,13 @@ from plait.boundary import attempt, describe, fail_open
 from plait.errors import BackendUnavailable, PlaitError, UnsafeURL, UsageError
 from plait.nodes.capture import Source, command_events
 from plait.nodes.sessions import find_root
-from plait.redact import redact, redact_url
+from plait.redact import redact, redact_url, redacted_logger
 from plait.settings import Settings
 from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.ports import HotStore
 
-logger = logging.getLogger("plait.mcp")
+logger = redacted_logger("plait.mcp")
 
 DEFAULT_SESSION = "mcp"
 SESSION_VARIABLE = "PLAIT_SESSION_ID"
