@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 
 from plait.boundary import attempt, describe
 from plait.errors import BackendUnavailable, PlaitError
-from plait.redact import redact
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
@@ -71,18 +70,13 @@ async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
 
 
 async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Redact again before anything leaves the process (events are redacted at capture too)."""
+    """Redact again before anything leaves the process.
+
+    An event is redacted when built and when read back (:class:`SessionEvent`); rebuilding it
+    here applies the rules in force now to every text field, whatever wrote it.
+    """
     redacted = [
-        claimed.model_copy(
-            update={
-                "event": claimed.event.model_copy(
-                    update={
-                        "summary": redact(claimed.event.summary),
-                        "body": redact(claimed.event.body),
-                    }
-                )
-            }
-        )
+        claimed.model_copy(update={"event": SessionEvent.model_validate(dict(claimed.event))})
         for claimed in state.get("batch", [])
     ]
     return {"batch": redacted}
