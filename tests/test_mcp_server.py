@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -466,3 +469,81 @@ async def test_mcp_plait_mcp_serves_the_tools_over_stdio(
     async with Memory.open(worktree, settings=settings, start_background=False) as memory:
         events = await events_of(memory, session)
     assert any("echo over-stdio" in event.summary for event in events)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+    process.stdin.flush()
+
+
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+def test_mcp_client_going_away_stops_its_commands_and_the_server(
+    tmp_path: Path, worktree: Path, redis_url: str, how: str
+) -> None:
+    """A command that ignores SIGTERM, and its background child, die with the server."""
+    pids = tmp_path / "pids"
+    command = (
+        f"trap '' TERM; (trap '' TERM; sleep 300) & echo $! >> {pids}; echo $$ >> {pids}; sleep 300"
+    )
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "plait"), "mcp", "--data-dir", str(tmp_path / "d")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=worktree,
+        env={"PLAIT_REDIS__URL": redis_url, "PATH": os.environ["PATH"]},
+    )
+    started: list[int] = []
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        rpc(server, {"id": 1, "method": "initialize", "params": init})
+        assert server.stdout is not None and b'"id":1' in server.stdout.readline()
+        rpc(server, {"method": "notifications/initialized"})
+        arguments = {"command": command, "timeout": 120}
+        call = {"name": "session_execute", "arguments": arguments}
+        rpc(server, {"id": 2, "method": "tools/call", "params": call})
+        for _ in range(200):
+            started = [int(line) for line in pids.read_text().split()] if pids.exists() else []
+            if len(started) == 2:
+                break
+            time.sleep(0.05)
+        assert len(started) == 2 and all(alive(pid) for pid in started)
+        if how == "SIGTERM":
+            server.send_signal(signal.SIGTERM)
+        else:
+            assert server.stdin is not None
+            server.stdin.close()
+        server.wait(timeout=60)
+        assert not [pid for pid in started if alive(pid)]
+    finally:
+        for pid in [*started, server.pid]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_stop_groups_kills_a_group_that_ignores_sigterm() -> None:
+    from plait.adapters.hosts.mcp.sandbox import stop_groups
+
+    child = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; sleep 300 & echo ready; wait"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    groups = {child.pid}
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        stop_groups(groups, grace_seconds=0.2)
+        assert child.wait(timeout=10) == -signal.SIGKILL and groups == set()
+    finally:
+        if child.poll() is None:
+            child.kill()

@@ -151,6 +151,7 @@ class SessionTools:
     settings: Settings | None = None
     fetch_allow_hosts: tuple[str, ...] = ()
     budget: int = ANSWER_BUDGET_BYTES
+    running: set[int] = field(default_factory=set)  # process groups of commands running now
     calls: Counter[str] = field(default_factory=Counter)
     events_recorded: int = 0
     bytes_answered: int = 0
@@ -202,7 +203,9 @@ class SessionTools:
         self, session: str, command: str, timeout: float | None, budget: int, **options: Any
     ) -> tuple[str, list[SessionEvent]]:
         """Run a command; its answer (within ``budget``) and events."""
-        result = await run_command(command, cwd=self.worktree, timeout=timeout, **options)
+        result = await run_command(
+            command, cwd=self.worktree, timeout=timeout, groups=self.running, **options
+        )
         source = "exec:" + " ".join(command.split())[:SOURCE_MAX_CHARS]
         header = command_header(result)
         answer, reference = await self.fit(session, header, result.output, source, budget)

@@ -8,14 +8,19 @@ process or launch ``plait mcp`` and talk to it over stdio.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from pydantic import Field
 
 from plait.adapters.backends.corpus import SqliteCorpus
@@ -27,6 +32,7 @@ from plait.adapters.hosts.mcp._tools import (
     SessionTools,
     session_for,
 )
+from plait.adapters.hosts.mcp.sandbox import stop_groups
 from plait.errors import PlaitError
 from plait.memory import recalled, remembered
 from plait.redact import redact
@@ -35,6 +41,8 @@ from plait.state.events import MemoryKind
 from plait.state.ports import HotStore
 
 SERVER_NAME = "plait"
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+STDIN_LINE_MAX_BYTES = 1 << 30  # one JSON-RPC message a line; a big index call is megabytes
 REMEMBER_HOOK = "mcp.remember"
 INSTRUCTIONS = (
     "Session tools of plait. Run shell commands in the worktree with session_execute; answers "
@@ -226,7 +234,8 @@ def build_server(
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
         try:
             yield None
-        finally:
+        finally:  # the client went away: nothing it started keeps running
+            stop_groups(tools.running)
             tools.corpus.close()
 
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
@@ -239,12 +248,100 @@ def build_server(
 
 
 async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
-    """Serve the session tools on stdio for a project until stdin closes."""
+    """Serve the session tools on stdio for a project until stdin closes or a signal comes.
+
+    SIGTERM and SIGHUP (a client that goes away sends one or the other) end the server as
+    stdin's end does: the commands it started are stopped, their whole process groups.
+    """
     from plait.memory import Memory
 
-    async with Memory.open(project_dir, settings=settings, start_background=False) as memory:
-        server = build_server(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
+    with stopped_by_signals():
+        async with Memory.open(project_dir, settings=settings, start_background=False) as memory:
+            data_dir = settings.resolved_data_dir()
+            server = build_server(memory, worktree=project_dir, data_dir=data_dir)
+            await serve_stdio(server)
+
+
+async def serve_stdio(server: MCPServer[Any]) -> None:
+    """``server.run_stdio_async()``, reading stdin on the event loop when it is a pipe.
+
+    MCPServer takes no streams of its own, so its low-level server is driven directly (as
+    ``run_stdio_async`` does); a library without it falls back to ``run_stdio_async``.
+    """
+    low = getattr(server, "_lowlevel_server", None)
+    if low is None:
         await server.run_stdio_async()
+        return
+    async with stdin_lines() as lines, stdio_server(stdin=lines) as (read, write):
+        await low.run(read, write, low.create_initialization_options())
+
+
+class PipeLines:
+    """A pipe's lines, read on the event loop: unlike a thread's read, cancelling stops it."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        """Read from ``reader``."""
+        self.reader = reader
+
+    def __aiter__(self) -> PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+@asynccontextmanager
+async def stdin_lines() -> AsyncIterator[Any]:
+    """Stdin as :class:`PipeLines` when it is a pipe (as MCP clients give it), else None.
+
+    None lets the MCP library read stdin its own way (a thread, which a signal cannot stop).
+    """
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=STDIN_LINE_MAX_BYTES)
+    pipe = os.fdopen(os.dup(sys.stdin.fileno()), "rb", buffering=0)
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), pipe
+        )
+    except (ValueError, OSError):  # a file or a terminal, not a pipe
+        pipe.close()
+        yield None
+        return
+    try:
+        yield PipeLines(reader)
+    finally:
+        transport.close()
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP cancel the running task, so cleanup runs.
+
+    The cancellation a signal caused ends the block quietly; any other is raised as usual.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    signalled: list[int] = []
+
+    def stop(signum: int) -> None:
+        signalled.append(signum)
+        task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        yield
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
+        task.uncancel()
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server", "run_stdio"]
