@@ -153,7 +153,7 @@ def redact(text: str) -> str:
 
 def secret_spans(text: str) -> list[Span]:
     """The ``(start, end)`` offsets of every secret in ``text`` (unsorted, may overlap)."""
-    data = _as_bytes(text)
+    data = _scan_view(_as_bytes(text))
     lower = data.lower()
     first = {keyword: lower.find(keyword) for keyword in _KEYWORDS}
     spans = list(_private_key_spans(data)) if first[b"key"] >= 0 else []  # PEM, PuTTY: "Key"
@@ -166,6 +166,25 @@ def secret_spans(text: str) -> list[Span]:
         spans += _command_line_spans(data, named=named)
     spans += _phrase_spans(lower, has_pass=first[b"pass"] >= 0)
     return [span for span in spans if not _is_marker(text, span)]
+
+
+# Same-length rewrites, so text quoted for a shell or escaped for JSON scans like plain text:
+# ``'"'"'`` and ``'\''`` (a quote inside single quotes) read as a quote, ``\n`` as a line end.
+_VIEW_REWRITES = (
+    (b"'\"'\"'", b"    '"),
+    (b"'\\''", b"   '"),
+    (b"\\n", b" \n"),
+    (b"\\r", b" \r"),
+    (b"\\t", b"  "),
+)
+
+
+def _scan_view(data: bytes) -> bytes:
+    """``data`` with :data:`_VIEW_REWRITES` applied (offsets unchanged)."""
+    for old, new in _VIEW_REWRITES:
+        if old in data:
+            data = data.replace(old, new)
+    return data
 
 
 def _is_marker(text: str, span: Span) -> bool:
@@ -652,8 +671,10 @@ def _is_prose(value: str) -> bool:
 
 
 # -- URLs -----------------------------------------------------------------------------------------
+# A password may hold ``#`` or ``?`` written unescaped (an invalid URL, but people write them).
 _URL_USERINFO = re.compile(
-    rb"://(?P<user>[^\s/?#@:\"'<>\[\]]{0,256})(?::(?P<password>[^\s/?#\"'<>]{1,256}))?@"
+    rb"://(?P<user>[^\s/?#@:\"'<>\[\]]{0,256})(?::(?P<password>[^\s/\"'<>]{1,256}))?@"
+    rb"(?=[A-Za-z0-9\[])"
 )
 _LONG_USERNAME = 20
 
@@ -689,7 +710,7 @@ def redact_url(url: str) -> str:
 # -- command lines and phrases --------------------------------------------------------------------
 _FLAG_VALUE = rb"""(?P<value>"[^"\r\n]{1,1024}"|'[^'\r\n]{1,1024}'|[^\s"'`;&|<>]{1,1024})"""
 _FLAG = re.compile(
-    rb""" -(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?:=|[ \t]+)
+    rb"""[ \t]-(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?:=|[ \t]+)  # verbose: a space is [ ]
           |(?P<short>[paPwuUk])(?P<short_sep>[ \t]+)?
           |(?P<single>[A-Za-z][A-Za-z0-9_-]{2,40})[ \t]+)"""
     + _FLAG_VALUE,
@@ -735,8 +756,11 @@ def _value_of(flag: re.Match[bytes]) -> tuple[bytes, int, int]:
 
 
 def _long_flag_spans(name: str, value: bytes, start: int, end: int) -> Iterator[Span]:
-    """``--password x``, ``--token=x``; ``--user name:password``."""
-    if value.startswith(b"-"):
+    """``--password x``, ``--token=x``; ``--user name:password``.
+
+    ``--no-…`` switches a thing off and takes no value (``--no-auth-warning ping``).
+    """
+    if value.startswith(b"-") or name.lower().startswith("no-"):
         return
     if name.lower().encode() in _USER_FLAGS:
         yield from _after_separator(value, start, b":")

@@ -34,6 +34,9 @@ from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.ports import HotStore
 
 logger = redacted_logger("plait.mcp")
+# httpx logs every request's URL (credentials and query included) at INFO: plait's fetches go
+# through it, so its records are redacted where they are made.
+redacted_logger("httpx")
 
 DEFAULT_SESSION = "mcp"
 SESSION_VARIABLE = "PLAIT_SESSION_ID"
@@ -352,7 +355,8 @@ class SessionTools:
         """``session_search``."""
         session = session_for(session_id)
         answer = await self.search_answer(session, query, limit, source, self.budget)
-        summary = f"searched corpus for {query!r}: {answer.splitlines()[0]}"
+        # the query is redacted before it is quoted: quoting escapes the lines that label a secret
+        summary = f"searched corpus for {redact(query)!r}: {redact(answer.splitlines()[0])}"
         await self.record(session, [make_event(session, EventKind.TOOL_RESULT, summary)])
         return self.answered("session_search", answer)
 

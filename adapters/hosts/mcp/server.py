@@ -33,13 +33,15 @@ from plait.adapters.hosts.mcp._tools import (
     session_for,
 )
 from plait.adapters.hosts.mcp.sandbox import stop_groups
+from plait.boundary import describe, translate
 from plait.errors import PlaitError
 from plait.memory import recalled, remembered
-from plait.redact import redact
+from plait.redact import redact, redacted_logger
 from plait.settings import CorpusSettings, Settings
 from plait.state.events import MemoryKind
 from plait.state.ports import HotStore
 
+logger = redacted_logger("plait.mcp")
 SERVER_NAME = "plait"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 STDIN_LINE_MAX_BYTES = 1 << 30  # one JSON-RPC message a line; a big index call is megabytes
@@ -63,7 +65,11 @@ Timeout = Annotated[
 
 
 def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
-    """Turn plait's own errors (bad input, a path outside the worktree) into tool errors."""
+    """Turn every failure into a tool error whose message says why, secrets redacted.
+
+    plait's own errors (bad input, a path outside the worktree) say it themselves; anything
+    else is logged here, redacted, with its traceback, and described in one line.
+    """
 
     @wraps(tool)
     async def guarded(*args: P.args, **kwargs: P.kwargs) -> str:
@@ -71,6 +77,9 @@ def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[st
             return await tool(*args, **kwargs)
         except PlaitError as error:
             raise ToolError(redact(str(error))) from error
+        except Exception as error:  # the tool's boundary: the library would log it unredacted
+            logger.warning("plait: tool %s failed", tool.__name__, exc_info=True)
+            raise ToolError(describe(translate(error))) from error
 
     return guarded
 
