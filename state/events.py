@@ -235,6 +235,26 @@ def private_text(
     folds whitespace runs into single spaces (a summary).
     """
     text = value if isinstance(value, str) else str(value)
+    known = (keeps, collapse, text)
+    if known in _known_clean:
+        return text
+    result = _private(text, cap, keeps, collapse)
+    if result == text and len(text) <= KNOWN_CLEAN_MAX_CHARS:
+        if len(_known_clean) >= KNOWN_CLEAN_MAX:
+            _known_clean.clear()
+        _known_clean.add(known)
+    return result
+
+
+# Short texts that came out of :func:`private_text` as they went in (never one that held a
+# secret), per field: the same refs, keys, hook names and summaries come back on every read of
+# an event, and redacting each again would cost more than the rest of reading it.
+KNOWN_CLEAN_MAX = 8192
+KNOWN_CLEAN_MAX_CHARS = SHORT_MAX_CHARS
+_known_clean: set[tuple[int, bool, str]] = set()
+
+
+def _private(text: str, cap: Callable[[str], str], keeps: int, collapse: bool) -> str:
     text = clean_text(as_text(text, keeps * PRECUT_FACTOR))
     for _ in range(_MAX_CAP_ROUNDS):
         cleaned = _folded(redact(_folded(text, collapse)), collapse)

@@ -104,3 +104,13 @@ TEXTS = st.lists(st.sampled_from(PIECES), max_size=400).map("".join)
 def test_event_reads_back_unchanged(text: str, width: int) -> None:
     event = event_with(" " * width + text)
     assert SessionEvent.model_validate_json(event.model_dump_json()) == event
+
+
+def test_event_text_seen_before_is_still_capped_per_field() -> None:
+    text = "word " * 80  # clean, longer than a summary, shorter than a ref
+    first = event_with(text.strip())
+    again = event_with(text.strip())
+    assert len(again.summary) <= SUMMARY_MAX_CHARS and again.summary == first.summary
+    assert again.key == text.strip() and again.body == text.strip()
+    secret = "DB_PASS=hunter2hunter2"
+    assert "hunter2" not in event_with(secret).key and "hunter2" not in event_with(secret).key
