@@ -224,9 +224,12 @@ class CorpusSettings(Section):
         default=14, ge=0, description="Indexed text older than this is dropped; 0 keeps it."
     )
     max_bytes_per_root: int = Field(
-        default=64 * 1024 * 1024,
+        default=16 * 1024 * 1024,
         ge=0,
-        description="Text a root session's corpus keeps; its oldest sources go first; 0: no cap.",
+        description=(
+            "Text a root session's corpus keeps (the file takes about 8 times as much: two "
+            "full-text indices); its oldest sources go first; 0: no cap."
+        ),
     )
 
 

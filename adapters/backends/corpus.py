@@ -256,13 +256,17 @@ def _use_incremental_vacuum(connection: sqlite3.Connection) -> None:
 
 
 def _give_back_space(connection: sqlite3.Connection) -> None:
-    """Merge the full-text indices' segments and return the free pages to the file system."""
+    """Merge the full-text indices' segments and return the free pages to the file system.
+
+    The WAL is checkpointed and truncated, so the pages leave the WAL file too.
+    """
     with connection:
         for table in ("chunks_stemmed", "chunks_trigram"):
             connection.execute(
-                f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,)
+                f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,)
             )
     connection.execute("PRAGMA incremental_vacuum").fetchall()
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def _expire(connection: sqlite3.Connection, before: float) -> int:
