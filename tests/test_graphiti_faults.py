@@ -111,7 +111,8 @@ async def test_a_failing_llm_is_retried_then_dead_lettered_and_replays_cleanly(
     try:
         report = await worker(store, group_id, graph, sleeps).drain()
         assert report.dead_lettered == 2 and report.written == 0
-        assert llm.failed_calls == 2 * calls_per_try  # graphiti's own retries, then plait's
+        # graphiti's own retries, plait's two tries of the batch, then each event alone
+        assert llm.failed_calls == (2 + 2) * calls_per_try
         assert len(sleeps) == 1
         assert await store.queue_depth() == 0
         dead = await store.list_dead()
