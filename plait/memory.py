@@ -172,10 +172,15 @@ class Memory:
         return memory
 
     async def aclose(self) -> None:
-        """Stop background work, close connections, release the embedded server."""
-        if self.background is not None:
-            await self.background.aclose()
-        await self.backends.aclose()
+        """Stop background work, close connections, release the embedded server.
+
+        The server is released even when stopping the background work failed.
+        """
+        try:
+            if self.background is not None:
+                await self.background.aclose()
+        finally:
+            await self.backends.aclose()
 
     async def __aenter__(self) -> Self:
         return self

@@ -44,10 +44,12 @@ class Backends:
         return self.settings.falkordb.url or self.redis_url
 
     async def aclose(self) -> None:
-        """Close connections and release the embedded server."""
-        await self.store.aclose()
-        if self.server is not None:
-            await asyncio.to_thread(self.server.stop)
+        """Close connections and release the embedded server (even if closing them failed)."""
+        try:
+            await self.store.aclose()
+        finally:
+            if self.server is not None:
+                await asyncio.to_thread(self.server.stop)
 
 
 def describe_url(url: str) -> str:
