@@ -10,7 +10,6 @@ from langgraph.runtime import Runtime
 
 from plait.boundary import attempt, describe
 from plait.errors import BackendUnavailable, PlaitError
-from plait.redact import redact
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
@@ -71,18 +70,13 @@ async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
 
 
 async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Redact again before anything leaves the process (events are redacted at capture too)."""
+    """Redact again before anything leaves the process.
+
+    An event is redacted when built and when read back (:class:`SessionEvent`); rebuilding it
+    here applies the rules in force now to every text field, whatever wrote it.
+    """
     redacted = [
-        claimed.model_copy(
-            update={
-                "event": claimed.event.model_copy(
-                    update={
-                        "summary": redact(claimed.event.summary),
-                        "body": redact(claimed.event.body),
-                    }
-                )
-            }
-        )
+        claimed.model_copy(update={"event": SessionEvent.model_validate(dict(claimed.event))})
         for claimed in state.get("batch", [])
     ]
     return {"batch": redacted}
@@ -133,16 +127,49 @@ async def ack_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[s
 
 
 async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Give up on the batch: every entry goes to the dead letters with the reason."""
-    reason = state.get("error") or "unknown error"
+    """Give up on the batch as a whole, not on its events: one bad event spoils no other.
+
+    Each event is written alone: those that go through are acked, only those that still fail
+    are dead-lettered, each with its own reason. Without a knowledge graph, or for a batch of
+    one, the whole batch goes to the dead letters with the batch's reason. If the graph server
+    becomes unreachable meanwhile, what is left stays queued.
+    """
     batch = state.get("batch", [])
-    for claimed in batch:
-        await runtime.context.dead_letters.dead_letter(claimed, reason)
+    knowledge = runtime.context.knowledge
+    if knowledge is None or len(batch) == 1:
+        reason = state.get("error") or "the write failed without a reason"
+        for claimed in batch:
+            await runtime.context.dead_letters.dead_letter(claimed, reason)
+        dead, written = len(batch), 0
+    else:
+        dead, written = await isolate_failures(batch, knowledge, runtime.context)
     return {
         "batch": [],
         "episodes": [],
-        "dead_lettered": state.get("dead_lettered", 0) + len(batch),
+        "written": state.get("written", 0) + written,
+        "dead_lettered": state.get("dead_lettered", 0) + dead,
     }
+
+
+async def isolate_failures(
+    batch: list[QueueEntry], knowledge: KnowledgeGraph, context: PlaitContext
+) -> tuple[int, int]:
+    """Write each event of ``batch`` alone; ack it, or dead-letter it with why. (dead, written)."""
+    dead = written = 0
+    for claimed in batch:
+        if is_chatter(claimed.event):
+            await context.queue.ack([claimed])
+            continue
+        result = await attempt(knowledge.write_episodes(claimed.group_id, [claimed.event]))
+        if isinstance(result, BackendUnavailable):
+            break  # the rest stays pending: claimed again on the next run
+        if isinstance(result, PlaitError):
+            await context.dead_letters.dead_letter(claimed, describe(result)[:2000])
+            dead += 1
+            continue
+        await context.queue.ack([claimed])
+        written += result
+    return dead, written
 
 
 def route_after_claim_batch(state: DrainState) -> Literal["redact_batch", "__end__"]:
@@ -175,6 +202,7 @@ __all__ = [
     "claim_batch",
     "dead_letter_batch",
     "is_chatter",
+    "isolate_failures",
     "redact_batch",
     "route_after_claim_batch",
     "route_after_write_episodes",

@@ -6,12 +6,14 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from plait.nodes.capture import capture
+from plait.nodes.capture import QUERY_MAX_CHARS, capture
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope, envelope_digest
 from plait.nodes.routing import decide_tool_policy, target_file_size
+from plait.redact import redact
 from plait.settings import Settings
 from plait.state.context import PlaitContext
+from plait.state.events import as_text
 from plait.state.hooks import CachedRecall, HookState
 from plait.state.intents import (
     CompactionAfter,
@@ -62,7 +64,7 @@ async def capture_events(state: HookState, runtime: Runtime[PlaitContext]) -> di
         (i.query for i in state.get("intents", []) if isinstance(i, ModelCall) and i.query), ""
     )
     if query:
-        update["query"] = query
+        update["query"] = redact(as_text(query, QUERY_MAX_CHARS * 4))[:QUERY_MAX_CHARS]
     return update
 
 

@@ -8,6 +8,7 @@ from langgraph.runtime import Runtime
 
 from plait.nodes.hooks import project_cache_key, session_cache_key
 from plait.nodes.recall import rank_hits, render_recall
+from plait.redact import redact
 from plait.settings import Settings
 from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
@@ -53,10 +54,13 @@ async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str,
 
 
 async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Cache the rendered recall for the session and as the project's newest, with a TTL."""
+    """Cache the rendered recall for the session and as the project's newest, with a TTL.
+
+    Query and text are redacted: a graph written before redaction covered it may hold secrets.
+    """
     settings = runtime.context.settings
     text, refs = render_recall(state.get("hits", []), settings.envelope.persistent_budget_bytes)
-    recall = CachedRecall(query=state["query"], text=text, node_refs=refs)
+    recall = CachedRecall(query=redact(state["query"]), text=redact(text), node_refs=refs)
     payload = recall.model_dump_json()
     ttl = settings.redis.cache_ttl_seconds
     cache = runtime.context.cache

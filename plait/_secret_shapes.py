@@ -380,7 +380,7 @@ AUTH_SCHEMES = frozenset(
 
 # -- command lines -------------------------------------------------------------------------------
 # Single-letter flags that take a password, and the commands where they mean that.
-_CMD = rb"(?m)(?:^|[\s;&|(/])"
+_CMD = rb"(?m)(?:^|[\s;&|(/'\"`])"  # a command may open a quoted string (bash -c '…')
 PASSWORD_FLAGS: dict[bytes, re.Pattern[bytes]] = {
     # -pSECRET (attached only: ``mysql -p dbname`` prompts and names a database)
     b"p": re.compile(_CMD + rb"(?:mysql\w*|mariadb[\w-]*|7za?|sshpass)\s"),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import math
 import os
 import socket
@@ -32,13 +31,14 @@ from plait.adapters.backends.checkpoint import plait_serializer
 from plait.boundary import fail_open
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
+from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
 from plait.state.ports import HotStore, KnowledgeGraph
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 KnowledgeFactory = Callable[[], Awaitable[KnowledgeGraph]]
 Summarizer = Callable[[str], Awaitable[object]]

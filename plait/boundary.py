@@ -12,28 +12,36 @@ always reaches the caller, who can fix it.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 
 from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
-from plait.redact import redact
+from plait.redact import redact, redacted_logger
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 REASON_MAX_CHARS = 500
 
 
 def describe(error: BaseException) -> str:
-    """What went wrong, on one line, secrets redacted, never empty.
+    """What went wrong, on one line, secrets redacted, never empty nor a bare type name.
 
     plait's own errors are written for people and say it themselves; any other error is
-    ``Type: message``.
+    ``Type: message``. An error without a message is described by its type's docstring
+    (``TimeoutError: Timeout expired.``), and an error it was raised from.
     """
     name = type(error).__name__
     text = " ".join(redact(str(error)).split())[:REASON_MAX_CHARS]
-    if isinstance(error, PlaitError):
-        return text or name
-    return f"{name}: {text}" if text and text != name else name
+    if text and text != name:
+        return text if isinstance(error, PlaitError) else f"{name}: {text}"
+    cause = error.__cause__ or error.__context__
+    because = f" (from {describe(cause)})" if cause is not None and cause is not error else ""
+    return f"{name}: {_meaning(type(error))}{because}"[:REASON_MAX_CHARS]
+
+
+def _meaning(kind: type[BaseException]) -> str:
+    """The first line of an error type's docstring (its own, not a base class's)."""
+    doc = kind.__dict__.get("__doc__") or ""
+    return doc.strip().splitlines()[0] if doc.strip() else "no detail was given"
 
 
 def translate(error: BaseException) -> PlaitError:

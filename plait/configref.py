@@ -27,9 +27,9 @@ are rejected.
 
 def describe_default(info: FieldInfo) -> str:
     """The default of a field, as it reads in TOML."""
-    if info.default_factory is not None:
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, BaseModel):
         return "(section)"
-    default = info.get_default()
     if default is None:
         return "unset"
     return f"`{default!r}`".replace("'", '"')

@@ -11,8 +11,9 @@ from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 
-from plait.boundary import attempt
+from plait.boundary import attempt, describe
 from plait.errors import PlaitError
+from plait.redact import redact_url
 from plait.settings import KEY_VARIABLES, Settings
 from plait.wiring import Backends, describe_url, open_backends
 
@@ -140,7 +141,7 @@ async def check_knowledge_graph(backends: Backends) -> str:
     try:
         await client.execute_command("GRAPH.QUERY", "plait_doctor", "RETURN 1")
     except aioredis.ResponseError as error:
-        raise PlaitError(f"{describe_url(url)} has no FalkorDB module: {error}") from None
+        raise PlaitError(f"{describe_url(url)} has no FalkorDB module: {describe(error)}") from None
     finally:
         await client.aclose()
     return f"FalkorDB at {describe_url(url)}"
@@ -158,7 +159,7 @@ def check_provider(component: Literal["llm", "embedder"], settings: Settings) ->
     if variable and section.api_key is None and not os.environ.get(variable):
         detail = f"{provider} selected but no key: set {component}.api_key or {variable}"
         return Check(component=component, status="unavailable", detail=detail, required=False)
-    where = f" at {section.base_url}" if section.base_url else ""
+    where = f" at {redact_url(section.base_url)}" if section.base_url else ""
     detail = f"{provider} {section.model or '(default model)'}{where} (not called by doctor)"
     return Check(component=component, status="ok", detail=detail, required=False)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -19,14 +18,15 @@ from langgraph.graph.state import CompiledStateGraph
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
-from plait.boundary import fail_open
-from plait.errors import BackendUnavailable, UsageError
+from plait.boundary import describe, fail_open
+from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.observations import open_observations
+from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
@@ -53,7 +53,7 @@ from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
 from plait.wiring import Backends, open_backends
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
@@ -131,6 +131,7 @@ class Memory:
             background.observations = self.observations
             background.summarizer = self.observations.after_idle
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._failure: str | None = None
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -229,10 +230,15 @@ class Memory:
         return asyncio.run_coroutine_threadsafe(work, loop).result(timeout)
 
     async def aclose(self) -> None:
-        """Stop background work, close connections, release the embedded server."""
-        if self.background is not None:
-            await self.background.aclose()
-        await self.backends.aclose()
+        """Stop background work, close connections, release the embedded server.
+
+        The server is released even when stopping the background work failed.
+        """
+        try:
+            if self.background is not None:
+                await self.background.aclose()
+        finally:
+            await self.backends.aclose()
 
     async def __aenter__(self) -> Self:
         return self
@@ -252,8 +258,19 @@ class Memory:
 
     @property
     def degraded(self) -> list[str]:
-        """Why plait runs degraded (empty when it does not)."""
-        return self.backends.degraded
+        """Why plait runs degraded (empty when it does not).
+
+        What the backends said at opening, and the last call that failed open, until a call
+        goes through again.
+        """
+        return [*self.backends.degraded, *([self._failure] if self._failure else [])]
+
+    async def _fail_open[T](self, what: str, work: Awaitable[T], default: T) -> T:
+        """``work``'s result, or ``default`` with a warning and :attr:`degraded` saying why."""
+        failures: list[PlaitError] = []
+        result = await fail_open(what, work, default, on_failure=failures.append)
+        self._failure = f"{what} failed: {describe(failures[0])}" if failures else None
+        return result
 
     # -- host calls -----------------------------------------------------------------------------
     async def handle(self, call: HostCall) -> HookOutput:
@@ -263,10 +280,19 @@ class Memory:
         plait cannot use. Any other failure is logged and the answer is empty: a broken memory
         layer never breaks the agent (:func:`plait.boundary.fail_open`).
         """
-        timeout = self.settings.hooks.timeout_ms / 1000
         with self._hot_path():
-            work = asyncio.wait_for(self._handle(call), timeout)
-            return await fail_open(f"{call.host.name} call", work, HookOutput())
+            work = self._within_timeout(self._handle(call))
+            return await self._fail_open(f"{call.host.name} call", work, HookOutput())
+
+    async def _within_timeout[T](self, work: Awaitable[T]) -> T:
+        """``work``, given at most ``hooks.timeout_ms``."""
+        timeout_ms = self.settings.hooks.timeout_ms
+        try:
+            return await asyncio.wait_for(work, timeout_ms / 1000)
+        except TimeoutError:
+            raise BackendError(
+                f"it did not finish within {timeout_ms} ms (hooks.timeout_ms)"
+            ) from None
 
     async def _handle(self, call: HostCall) -> HookOutput:
         answer = HookOutput()
@@ -472,8 +498,15 @@ class Memory:
     async def record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
         """Make events durable in the session's root log and the drain queue (no graph run).
 
-        The next hook of the session folds them into the snapshot.
+        The next hook of the session folds them into the snapshot. Returns the stored events
+        (with their ids); when the hot tier fails, nothing is claimed stored: the answer is an
+        empty list, a warning says why, and so does :attr:`degraded`. Never raises a backend's
+        error.
         """
+        work = self._record(session_id, events)
+        return await self._fail_open("recording events", work, [])
+
+    async def _record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
         root = await find_root(self.store, session_id)
         prepared = [
             event.model_copy(update={"root_session_id": root, "session_id": session_id})
@@ -493,7 +526,8 @@ class Memory:
 
         Deprecated: save an observation instead (``memory.observations.save(...)``, the
         ``memory_save`` tool), which is searchable at once, keeps revisions and can be corrected
-        or forgotten. Returns the stored event.
+        or forgotten. Returns the stored event, or, when it could not be stored, the event
+        unrecorded: its ``id`` is 0 and :attr:`degraded` says why. Never raises a backend's error.
         """
         event = SessionEvent(
             root_session_id=session_id,
@@ -503,8 +537,8 @@ class Memory:
             body=text,
             source_hook=source,
         )
-        (stored,) = await self.record(session_id, [event])
-        return stored
+        stored = await self.record(session_id, [event])
+        return stored[0] if stored else event
 
     async def search(self, query: str, limit: int | None = None) -> list[MemoryHit]:
         """Search long-term memory now (project and user groups), best first; nothing is cached.
@@ -569,8 +603,11 @@ class Memory:
         return envelope_for(await self.state(session_id), self.settings)
 
 
-def remembered(kind: str, event: SessionEvent) -> str:
-    """A memory tool's answer to :meth:`Memory.remember`."""
+def remembered(kind: str, event: SessionEvent, why: Sequence[str] = ()) -> str:
+    """A memory tool's answer to :meth:`Memory.remember` (``why``: :attr:`Memory.degraded`)."""
+    if not event.id:
+        reason = why[-1] if why else "memory is unavailable"
+        return f"Not remembered ({kind}): {reason}"
     return f"Remembered ({kind}): {event.summary}"
 
 

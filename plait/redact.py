@@ -31,7 +31,10 @@ import binascii
 import codecs
 import logging
 import re
+import sys
+import traceback
 from collections.abc import Collection, Iterator, Mapping
+from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -150,7 +153,7 @@ def redact(text: str) -> str:
 
 def secret_spans(text: str) -> list[Span]:
     """The ``(start, end)`` offsets of every secret in ``text`` (unsorted, may overlap)."""
-    data = _as_bytes(text)
+    data = _scan_view(_as_bytes(text))
     lower = data.lower()
     first = {keyword: lower.find(keyword) for keyword in _KEYWORDS}
     spans = list(_private_key_spans(data)) if first[b"key"] >= 0 else []  # PEM, PuTTY: "Key"
@@ -163,6 +166,25 @@ def secret_spans(text: str) -> list[Span]:
         spans += _command_line_spans(data, named=named)
     spans += _phrase_spans(lower, has_pass=first[b"pass"] >= 0)
     return [span for span in spans if not _is_marker(text, span)]
+
+
+# Same-length rewrites, so text quoted for a shell or escaped for JSON scans like plain text:
+# ``'"'"'`` and ``'\''`` (a quote inside single quotes) read as a quote, ``\n`` as a line end.
+_VIEW_REWRITES = (
+    (b"'\"'\"'", b"    '"),
+    (b"'\\''", b"   '"),
+    (b"\\n", b" \n"),
+    (b"\\r", b" \r"),
+    (b"\\t", b"  "),
+)
+
+
+def _scan_view(data: bytes) -> bytes:
+    """``data`` with :data:`_VIEW_REWRITES` applied (offsets unchanged)."""
+    for old, new in _VIEW_REWRITES:
+        if old in data:
+            data = data.replace(old, new)
+    return data
 
 
 def _is_marker(text: str, span: Span) -> bool:
@@ -649,8 +671,10 @@ def _is_prose(value: str) -> bool:
 
 
 # -- URLs -----------------------------------------------------------------------------------------
+# A password may hold ``#`` or ``?`` written unescaped (an invalid URL, but people write them).
 _URL_USERINFO = re.compile(
-    rb"://(?P<user>[^\s/?#@:\"'<>\[\]]{0,256})(?::(?P<password>[^\s/?#\"'<>]{1,256}))?@"
+    rb"://(?P<user>[^\s/?#@:\"'<>\[\]]{0,256})(?::(?P<password>[^\s/\"'<>]{1,256}))?@"
+    rb"(?=[A-Za-z0-9\[])"
 )
 _LONG_USERNAME = 20
 
@@ -686,7 +710,7 @@ def redact_url(url: str) -> str:
 # -- command lines and phrases --------------------------------------------------------------------
 _FLAG_VALUE = rb"""(?P<value>"[^"\r\n]{1,1024}"|'[^'\r\n]{1,1024}'|[^\s"'`;&|<>]{1,1024})"""
 _FLAG = re.compile(
-    rb""" -(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?:=|[ \t]+)
+    rb"""[ \t]-(?:-(?P<long>[A-Za-z][A-Za-z0-9_-]{0,40})(?:=|[ \t]+)  # verbose: a space is [ ]
           |(?P<short>[paPwuUk])(?P<short_sep>[ \t]+)?
           |(?P<single>[A-Za-z][A-Za-z0-9_-]{2,40})[ \t]+)"""
     + _FLAG_VALUE,
@@ -732,8 +756,11 @@ def _value_of(flag: re.Match[bytes]) -> tuple[bytes, int, int]:
 
 
 def _long_flag_spans(name: str, value: bytes, start: int, end: int) -> Iterator[Span]:
-    """``--password x``, ``--token=x``; ``--user name:password``."""
-    if value.startswith(b"-"):
+    """``--password x``, ``--token=x``; ``--user name:password``.
+
+    ``--no-…`` switches a thing off and takes no value (``--no-auth-warning ping``).
+    """
+    if value.startswith(b"-") or name.lower().startswith("no-"):
         return
     if name.lower().encode() in _USER_FLAGS:
         yield from _after_separator(value, start, b":")
@@ -826,8 +853,11 @@ def _redacted(value: Any) -> Any:
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts each record's message, arguments, traceback and stack.
 
-    Attach it to handlers (``handler.addFilter(RedactingFilter())``): a logger's own filters do
-    not see records propagated from its children. It never drops a record.
+    Attach it to handlers (``handler.addFilter(RedactingFilter())``), or to a logger for the
+    records logged on that logger itself (:func:`redacted_logger`): a logger's own filters do
+    not see records propagated from its children. It never drops a record. The traceback is
+    kept as redacted text only, so a handler that renders ``exc_info`` itself (rich's) cannot
+    show the original.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -839,11 +869,43 @@ class RedactingFilter(logging.Filter):
         record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.exc_info = None
         if record.exc_text:
             record.exc_text = redact(record.exc_text)
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
         return True
+
+
+def redacted_logger(name: str) -> logging.Logger:
+    """``logging.getLogger(name)`` with a :class:`RedactingFilter` on it (added once)."""
+    logger = logging.getLogger(name)
+    if not any(isinstance(existing, RedactingFilter) for existing in logger.filters):
+        logger.addFilter(RedactingFilter())
+    return logger
+
+
+def redact_process_output(level: int = logging.WARNING) -> None:
+    """For plait's own commands: every log record on stderr, and a crash's traceback, redacted.
+
+    Adds one handler to the root logger (a second call adds none), so records of every library
+    pass the filter; an uncaught exception is printed redacted too.
+    """
+    root = logging.getLogger()
+    if not any(isinstance(f, RedactingFilter) for h in root.handlers for f in h.filters):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.addFilter(RedactingFilter())
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        root.addHandler(handler)
+        root.setLevel(level)
+    sys.excepthook = _redacted_excepthook
+
+
+def _redacted_excepthook(
+    kind: type[BaseException], error: BaseException, trace: TracebackType | None
+) -> None:
+    """Print an uncaught exception's traceback with its secrets redacted."""
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
 __all__ = [
@@ -854,6 +916,8 @@ __all__ = [
     "name_strength",
     "redact",
     "redact_fields",
+    "redact_process_output",
+    "redacted_logger",
     "redact_secrets",
     "redact_url",
     "secret_spans",

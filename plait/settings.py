@@ -2,12 +2,16 @@
 
 Order, highest first: explicit arguments, ``PLAIT_*`` environment variables (nested with ``__``,
 ``PLAIT_REDIS__URL``), ``[tool.plait]`` in the project's ``pyproject.toml`` or a ``.plait.toml``,
-then the user's ``~/.config/plait/config.toml``. A bad value fails with one
-:class:`~plait.errors.ConfigError` naming the key, the value and where it came from.
+then the user's ``~/.config/plait/config.toml``. A bad value, an unknown key, a file that cannot
+be read or parsed, a variable that does not parse: each fails with one
+:class:`~plait.errors.ConfigError` line naming the key, the value (secrets redacted) and the file
+or variable it came from. An unknown ``PLAIT_*`` variable that names no section is only warned
+about (naming the closest known one): other tools read ``PLAIT_*`` variables of their own.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from contextvars import ContextVar
@@ -22,13 +26,31 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from plait.errors import ConfigError
+from plait.redact import REDACTED, redact, redact_url, redacted_logger
+
+logger = redacted_logger("plait")
 
 ENV_PREFIX = "PLAIT_"
 ENV_NESTED_DELIMITER = "__"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+# ``PLAIT_*`` variables that are not settings: read by the OpenCode plugin and the MCP tools.
+OTHER_VARIABLES = frozenset(
+    {
+        "PLAIT_URL",
+        "PLAIT_TOKEN",
+        "PLAIT_NO_SPAWN",
+        "PLAIT_SERVE_COMMAND",
+        "PLAIT_TIMEOUT_MS",
+        "PLAIT_SESSION_ID",
+    }
+)
+SECRET_KEYS = frozenset({"api_key", "password", "token"})
+SHOWN_VALUE_MAX_CHARS = 200
+_warned_variables: set[str] = set()
 
 
 def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
@@ -39,18 +61,18 @@ def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
     if "://" not in text:
         host, _, port = text.partition(":")
         if not host:
-            raise ValueError(f"has no host: {value!r}")
+            raise ValueError("has no host")
         text = f"redis://{host}:{port or default_port}"
-    parts = urlsplit(text)
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise ValueError("has a bad port or address") from None
     if parts.scheme not in REDIS_SCHEMES:
         allowed = ", ".join(f"{s}://" for s in REDIS_SCHEMES)
         raise ValueError(f"scheme {parts.scheme!r} is not allowed (use {allowed})")
     if parts.scheme != "unix" and not parts.hostname:
-        raise ValueError(f"has no host: {value!r}")
-    try:
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError as error:
-        raise ValueError(f"has a bad port: {value!r}") from error
+        raise ValueError("has no host")
     return text
 
 
@@ -212,7 +234,7 @@ DEFAULT_TOOL_GROUPS: tuple[ToolGroup, ...] = ("shell", "corpus", "memory", "memo
 
 
 class McpSettings(Section):
-    """``plait mcp``: which groups of tools the agent is offered."""
+    """``plait mcp``: which groups of tools the agent is offered, and where it may fetch."""
 
     tools: list[ToolGroup] = Field(
         default_factory=lambda: list(DEFAULT_TOOL_GROUPS),
@@ -222,6 +244,13 @@ class McpSettings(Section):
         "session_summary, suggest_topic_key), reports (stats, doctor). The default groups keep "
         "plait's tool schemas within 3 KB per request.",
     )
+    fetch_allow_hosts: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Hosts session_fetch_and_index may fetch from although they are loopback, private, "
+            "link-local or metadata addresses (names or IPs, e.g. localhost)."
+        ),
+    )
 
 
 class CorpusSettings(Section):
@@ -229,6 +258,14 @@ class CorpusSettings(Section):
 
     ttl_days: float = Field(
         default=14, ge=0, description="Indexed text older than this is dropped; 0 keeps it."
+    )
+    max_bytes_per_root: int = Field(
+        default=16 * 1024 * 1024,
+        ge=0,
+        description=(
+            "Text a root session's corpus keeps (the file takes about 8 times as much: two "
+            "full-text indices); its oldest sources go first; 0: no cap."
+        ),
     )
 
 
@@ -276,8 +313,12 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"cannot read config file {str(path)!r}: {error}") from error
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise ConfigError(f"cannot read config file {str(path)!r}: {reason}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        reason = " ".join(redact(str(error)).split())
+        raise ConfigError(f"cannot parse config file {str(path)!r}: {reason}") from None
 
 
 def project_config(project_dir: Path) -> tuple[dict[str, Any], Path | None]:
@@ -341,11 +382,14 @@ class Settings(BaseSettings):
     def load(cls, project_dir: Path | str | None = None, **overrides: Any) -> Settings:
         """Read settings for ``project_dir`` (default: the working directory)."""
         directory = Path(project_dir or Path.cwd()).resolve()
+        warn_unknown_variables(os.environ)
         token = _project_dir.set(directory)
         try:
             return cls(**overrides)
         except ValidationError as error:
             raise ConfigError(describe_validation_error(error, directory, overrides)) from None
+        except SettingsError as error:
+            raise ConfigError(describe_settings_error(error)) from None
         finally:
             _project_dir.reset(token)
 
@@ -363,11 +407,82 @@ def describe_validation_error(
     lines = []
     for item in error.errors():
         key = ".".join(str(part) for part in item["loc"])
-        value = item.get("input")
         origin = origin_of(key, project_dir, overrides)
         reason = item["msg"].removeprefix("Value error, ")
-        lines.append(f"{key} = {value!r} (from {origin}): {reason}")
+        if item["type"] == "extra_forbidden":
+            reason = f"unknown key{closest_hint(key)}"
+        lines.append(f"{key} = {shown_value(key, item.get('input'))} (from {origin}): {reason}")
     return "invalid plait setting: " + "; ".join(lines)
+
+
+def shown_value(key: str, value: Any) -> str:
+    """A setting's value for a message: one line, short, secrets redacted."""
+    if key.rpartition(".")[2].lower() in SECRET_KEYS and value not in (None, ""):
+        return repr(REDACTED)
+    text = repr(redact_url(value) if isinstance(value, str) else value)
+    text = " ".join(redact(text).split())
+    if len(text) > SHOWN_VALUE_MAX_CHARS:
+        return text[: SHOWN_VALUE_MAX_CHARS - 1] + "…"
+    return text
+
+
+def known_keys() -> list[str]:
+    """Every setting's dotted key (``redis.url``), sections too."""
+    keys: list[str] = []
+    for name, info in Settings.model_fields.items():
+        keys.append(name)
+        section = info.annotation
+        if isinstance(section, type) and issubclass(section, BaseModel):
+            keys += [f"{name}.{field}" for field in section.model_fields]
+    return keys
+
+
+def closest_hint(key: str) -> str:
+    """`` (did you mean redis.url?)`` for an unknown dotted key, or ``""``."""
+    close = difflib.get_close_matches(key.lower(), known_keys(), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def variable_for(key: str) -> str:
+    """The environment variable of a dotted key: ``redis.url`` is ``PLAIT_REDIS__URL``."""
+    return ENV_PREFIX + key.replace(".", ENV_NESTED_DELIMITER).upper()
+
+
+def warn_unknown_variables(environ: dict[str, str] | os._Environ[str]) -> list[str]:
+    """Warn (once a process) of ``PLAIT_*`` variables that name no section nor known use.
+
+    A variable inside a known section (``PLAIT_REDIS__URLL``) is an error instead, raised when
+    the settings are read. Returns the unknown variables.
+    """
+    sections = {name.upper() for name in Settings.model_fields}
+    unknown = []
+    for name in environ:
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper in OTHER_VARIABLES:
+            continue
+        section = upper.removeprefix(ENV_PREFIX).split(ENV_NESTED_DELIMITER)[0]
+        if section in sections:
+            continue
+        unknown.append(name)
+        if name not in _warned_variables:
+            _warned_variables.add(name)
+            key = upper.removeprefix(ENV_PREFIX).lower().replace(ENV_NESTED_DELIMITER, ".")
+            close = difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.6)
+            hint = f" (did you mean {variable_for(close[0])}?)" if close else ""
+            logger.warning("plait: unknown environment variable %s is ignored%s", name, hint)
+    return unknown
+
+
+def describe_settings_error(error: SettingsError) -> str:
+    """The one line for an environment variable pydantic-settings could not parse."""
+    section = str(error).partition('field "')[2].partition('"')[0]
+    prefix = variable_for(section) if section else ENV_PREFIX
+    names = sorted(name for name in os.environ if name.upper().startswith(prefix))
+    where = ", ".join(f"environment variable {name}" for name in names) or "the environment"
+    return (
+        f"invalid plait setting: {section or 'a setting'} (from {where}): not valid JSON "
+        '(lists and sections given as one variable are JSON: \'["a", "b"]\')'
+    )
 
 
 def origin_of(key: str, project_dir: Path, overrides: dict[str, Any]) -> str:
@@ -396,4 +511,11 @@ def _lookup(data: dict[str, Any], parts: list[str]) -> Any:
     return current
 
 
-__all__ = ["Settings", "coerce_endpoint", "user_config_path"]
+__all__ = [
+    "Settings",
+    "coerce_endpoint",
+    "known_keys",
+    "shown_value",
+    "user_config_path",
+    "warn_unknown_variables",
+]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -11,12 +10,15 @@ import redis.asyncio as aioredis
 
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.adapters.backends.private_files import secure_data_dir
 from plait.adapters.backends.redis_store import RedisHotStore
+from plait.boundary import describe
 from plait.errors import BackendUnavailable
+from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.ports import HotStore
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 CONNECT_TIMEOUT_SECONDS = 2.0
 
@@ -42,14 +44,16 @@ class Backends:
         return self.settings.falkordb.url or self.redis_url
 
     async def aclose(self) -> None:
-        """Close connections and release the embedded server."""
-        await self.store.aclose()
-        if self.server is not None:
-            await asyncio.to_thread(self.server.stop)
+        """Close connections and release the embedded server (even if closing them failed)."""
+        try:
+            await self.store.aclose()
+        finally:
+            if self.server is not None:
+                await asyncio.to_thread(self.server.stop)
 
 
 def describe_url(url: str) -> str:
-    """A URL without its password, for messages."""
+    """A URL without its user name and password, for messages."""
     parts = urlsplit(url)
     host = parts.hostname or parts.path
     return f"{parts.scheme}://{host}:{parts.port}" if parts.port else f"{parts.scheme}://{host}"
@@ -64,13 +68,17 @@ async def connect_redis(url: str) -> aioredis.Redis:
         await asyncio.wait_for(client.ping(), CONNECT_TIMEOUT_SECONDS)
     except (OSError, TimeoutError, aioredis.RedisError) as error:
         await client.aclose()
-        reason = str(error) or type(error).__name__
+        reason = describe(error)
         raise BackendUnavailable(f"redis.url {describe_url(url)} unreachable: {reason}") from None
     return client
 
 
 async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> Backends:
-    """Start or reach the hot tier; with ``allow_degraded``, fall back to memory with a warning."""
+    """Start or reach the hot tier; with ``allow_degraded``, fall back to memory with a warning.
+
+    The data dir, when it exists, is tightened first: it 0700, plait's files in it 0600.
+    """
+    await asyncio.to_thread(secure_data_dir, settings.resolved_data_dir())
     server: EmbeddedFalkorDB | None = None
     try:
         if settings.redis.url:

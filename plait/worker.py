@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 
 from plait.background import Background
 from plait.memory import knowledge_factory, make_checkpointer, project_group_id
+from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.wiring import open_backends
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 
 async def run_worker(

@@ -12,10 +12,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from plait.redact import redact
+from plait.state.events import as_text, clean_text
+
 CHUNK_TARGET_BYTES = 1536
 CHUNK_MAX_BYTES = 2048
 RRF_K = 60
 QUERY_WORDS_MAX = 16
+NAME_MAX_CHARS = 512
 HEADING = re.compile(r"^#{1,6}\s+\S")
 WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -37,6 +41,7 @@ class IndexResult:
     chunks: int
     bytes: int
     replaced: int
+    evicted: tuple[str, ...] = ()
 
     @property
     def reference(self) -> str:
@@ -85,7 +90,11 @@ class Corpus(Protocol):
     """The search corpus of every root session: indexed output, searched by words."""
 
     async def index(self, root: str, source: str, text: str, *, label: str = "") -> IndexResult:
-        """Index ``text`` (redacted first) as ``source``; the same source and label replaces."""
+        """Index ``text`` as ``source``; the same source and label replaces.
+
+        Text, source and label are redacted first (:func:`private_name`). When the root
+        session's corpus grows over its cap, its oldest sources go (``evicted`` names them).
+        """
         ...
 
     async def remove(self, root: str, source: str, *, label: str = "") -> int:
@@ -112,6 +121,39 @@ class Corpus(Protocol):
 
 
 # -- pure helpers -------------------------------------------------------------------------------
+def private_name(name: str) -> str:
+    """A source name or label as the corpus keeps it: secrets redacted, one line, capped.
+
+    Deterministic, so a caller naming a source the way it indexed it finds it again.
+    """
+    cleaned = redact(" ".join(clean_text(as_text(name, NAME_MAX_CHARS * 4)).split()))
+    return cleaned[:NAME_MAX_CHARS]
+
+
+def private_body(text: str) -> str:
+    """Text as the corpus keeps it: private spans and secrets redacted."""
+    return redact(clean_text(text))
+
+
+def oldest_over(
+    sizes: Sequence[tuple[str, str, int]], keep: tuple[str, str], cap: int
+) -> list[tuple[str, str]]:
+    """Which ``(source, label)`` to drop, oldest first, for the total to fit ``cap``.
+
+    ``sizes`` are ``(source, label, bytes)``, oldest first; ``keep`` is never dropped (the
+    source just indexed); a ``cap`` of 0 drops nothing.
+    """
+    total = sum(size for _, _, size in sizes)
+    dropped: list[tuple[str, str]] = []
+    for source, label, size in sizes:
+        if not cap or total <= cap:
+            break
+        if (source, label) != keep:
+            dropped.append((source, label))
+            total -= size
+    return dropped
+
+
 def reference_for(source: str, chunk_no: int) -> str:
     """``corpus:<source>#<chunk>``: how answers point into the corpus."""
     return f"corpus:{source}#{chunk_no}"
@@ -240,6 +282,9 @@ __all__ = [
     "IndexResult",
     "SourceInfo",
     "chunk_text",
+    "oldest_over",
+    "private_body",
+    "private_name",
     "query_words",
     "reciprocal_rank_fusion",
     "reference_for",

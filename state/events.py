@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+from plait.redact import REDACTED, redact
 
 SUMMARY_MAX_CHARS = 200
 BODY_MAX_BYTES = 4096
@@ -121,11 +123,18 @@ def as_text(value: object, limit: int = SCAN_MAX) -> str:
     return words[0] if len(words) == 2 else head
 
 
-ShortText = Annotated[str, StringConstraints(max_length=512)]
+SHORT_MAX_CHARS = 512
+ShortText = Annotated[str, StringConstraints(max_length=SHORT_MAX_CHARS)]
 
 
 class SessionEvent(BaseModel):
-    """One structured, typed, size-capped record of something that happened in a session."""
+    """One structured, typed, size-capped record of something that happened in a session.
+
+    It cannot hold a secret: every text field (summary, body, refs, keywords, key, source hook)
+    has its ``<private>`` spans stripped and its secrets redacted when the event is built, read
+    back from storage or copied with new text (:func:`private_text`). The session ids are kept
+    as given: they must stay joinable.
+    """
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
@@ -159,13 +168,12 @@ class SessionEvent(BaseModel):
     @field_validator("summary", mode="before")
     @classmethod
     def _cap_summary(cls, value: object) -> str:
-        text = " ".join(clean_text(str(value)).split())
-        return text if len(text) <= SUMMARY_MAX_CHARS else text[: SUMMARY_MAX_CHARS - 1] + "…"
+        return private_text(value, cap_summary, SUMMARY_MAX_CHARS, collapse=True)
 
     @field_validator("body", mode="before")
     @classmethod
     def _cap_body(cls, value: object) -> str:
-        return truncate_utf8(clean_text(str(value)), BODY_MAX_BYTES)
+        return private_text(value, cap_body, BODY_MAX_BYTES)
 
     @field_validator("refs", "keywords", mode="before")
     @classmethod
@@ -176,13 +184,98 @@ class SessionEvent(BaseModel):
             values = (value,)  # one ref, not its characters
         else:
             values = value
-        items = [clean_text(str(v))[:512] for v in values]
+        items = [private_text(v, cap_short, SHORT_MAX_CHARS) for v in values]
         return tuple(dict.fromkeys(items))[:REFS_MAX]
 
     @field_validator("key", "source_hook", mode="before")
     @classmethod
     def _cap_key(cls, value: object) -> str:
-        return clean_text(str(value))[:512]
+        return private_text(value, cap_short, SHORT_MAX_CHARS)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy with ``update`` applied; changed text fields are redacted like new ones."""
+        if update and not TEXT_FIELDS.isdisjoint(update):
+            return type(self).model_validate({**dict(self), **update})
+        return super().model_copy(update=update, deep=deep)
+
+
+# -- the text of an event: redacted, then capped -------------------------------------------------
+# The text fields an event redacts (ids stay as they are: they must stay joinable).
+TEXT_FIELDS = frozenset({"summary", "body", "refs", "keywords", "key", "source_hook"})
+# Redacting sees a little more than a field keeps, so a secret at the cut is found whole.
+PRECUT_FACTOR = 4
+_MAX_CAP_ROUNDS = 4
+
+
+def cap_summary(text: str) -> str:
+    """One line of at most :data:`SUMMARY_MAX_CHARS` characters, ``…`` where it was cut."""
+    if len(text) <= SUMMARY_MAX_CHARS:
+        return text
+    return _before_marker(text, SUMMARY_MAX_CHARS - 1) + "…"
+
+
+def cap_body(text: str) -> str:
+    """At most :data:`BODY_MAX_BYTES` of UTF-8."""
+    cut = truncate_utf8(text, BODY_MAX_BYTES)
+    return cut if cut == text else _before_marker(text, len(cut))
+
+
+def cap_short(text: str) -> str:
+    """A ref, keyword or key: at most :data:`SHORT_MAX_CHARS` characters."""
+    return text if len(text) <= SHORT_MAX_CHARS else _before_marker(text, SHORT_MAX_CHARS)
+
+
+def _before_marker(text: str, end: int) -> str:
+    """``text[:end]``, moved back to before a redaction marker the cut would split."""
+    start = text.rfind("[", max(0, end - len(REDACTED)), end)
+    if start >= 0 and text.startswith(REDACTED, start) and start + len(REDACTED) > end:
+        end = start
+    return text[:end]
+
+
+def private_text(
+    value: object, cap: Callable[[str], str], keeps: int, *, collapse: bool = False
+) -> str:
+    """An event's text: cleaned, private spans and secrets redacted, then capped by ``cap``.
+
+    Redaction sees ``PRECUT_FACTOR`` times what the field ``keeps`` (a 10 MB text costs what
+    a few KB cost; the cut drops its last, partial word). Idempotent, so a stored event reads
+    back unchanged: what the cap cut is redacted again until nothing changes. ``collapse``
+    folds whitespace runs into single spaces (a summary).
+    """
+    text = value if isinstance(value, str) else str(value)
+    known = (keeps, collapse, text)
+    if known in _known_clean:
+        return text
+    result = _private(text, cap, keeps, collapse)
+    if result == text and len(text) <= KNOWN_CLEAN_MAX_CHARS:
+        if len(_known_clean) >= KNOWN_CLEAN_MAX:
+            _known_clean.clear()
+        _known_clean.add(known)
+    return result
+
+
+# Short texts that came out of :func:`private_text` as they went in (never one that held a
+# secret), per field: the same refs, keys, hook names and summaries come back on every read of
+# an event, and redacting each again would cost more than the rest of reading it.
+KNOWN_CLEAN_MAX = 8192
+KNOWN_CLEAN_MAX_CHARS = SHORT_MAX_CHARS
+_known_clean: set[tuple[int, bool, str]] = set()
+
+
+def _private(text: str, cap: Callable[[str], str], keeps: int, collapse: bool) -> str:
+    text = clean_text(as_text(text, keeps * PRECUT_FACTOR))
+    for _ in range(_MAX_CAP_ROUNDS):
+        cleaned = _folded(redact(_folded(text, collapse)), collapse)
+        capped = cap(cleaned)
+        if capped == cleaned:
+            return capped
+        text = capped
+    return capped
+
+
+def _folded(text: str, collapse: bool) -> str:
+    return " ".join(text.split()) if collapse else text
 
 
 __all__ = [
@@ -193,10 +286,12 @@ __all__ = [
     "EventKind",
     "MemoryKind",
     "SCAN_MAX",
+    "TEXT_FIELDS",
     "Priority",
     "SessionEvent",
     "Speaker",
     "as_text",
     "clean_text",
+    "private_text",
     "truncate_utf8",
 ]

@@ -30,8 +30,26 @@ def test_describe_is_one_redacted_line_never_empty() -> None:
     text = describe(error)
     assert "hunter2secret" not in text and "\n" not in text
     assert text.startswith("RuntimeError: ")
-    assert describe(RuntimeError()) == "RuntimeError"
-    assert describe(BackendError("")) == "BackendError"
+    assert describe(RuntimeError()) == "RuntimeError: Unspecified run-time error."
+    assert describe(TimeoutError()) == "TimeoutError: Timeout expired."
+    assert describe(BackendError("")).startswith("BackendError: Something plait calls failed")
+
+
+def test_describe_names_the_cause_of_an_empty_error() -> None:
+    class Quiet(Exception):
+        pass
+
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except OSError as error:
+            raise Quiet() from error
+    except Quiet as quiet:
+        text = describe(quiet)
+    assert (
+        text
+        == "Quiet: no detail was given (from ConnectionRefusedError: [Errno 111] Connection refused)"
+    )
 
 
 async def test_fail_open_logs_why_and_returns_the_default(caplog: pytest.LogCaptureFixture) -> None:

@@ -120,3 +120,37 @@ def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
         app, ["bench", "capture", "--datasets", str(tmp_path / "none"), "--output", str(output)]
     )
     assert missing.exit_code == 2 and "corpus.jsonl" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("corruption", "expected"),
+    [
+        ("bad toml", "cannot parse config file"),
+        ("wrong types", "redis.batch_size = 'many'"),
+        ("unknown keys", "redis.urll"),
+        ("bad url", "scheme 'http' is not allowed"),
+        ("unreadable file", "cannot read config file"),
+        ("bad variable", "PLAIT_HOOKS__TIMEOUT_MS"),
+    ],
+)
+def test_cli_each_config_corruption_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corruption: str, expected: str
+) -> None:
+    dot_file = tmp_path / ".plait.toml"
+    if corruption == "bad toml":
+        dot_file.write_text("[redis\nurl = 'x'\n")
+    elif corruption == "wrong types":
+        dot_file.write_text('[redis]\nbatch_size = "many"\n')
+    elif corruption == "unknown keys":
+        dot_file.write_text('[redis]\nurll = "redis://localhost"\n')
+    elif corruption == "bad url":
+        dot_file.write_text('[redis]\nurl = "http://:hunter2secret@db:6379"\n')
+    elif corruption == "unreadable file":  # tests may run as root: a folder cannot be read
+        (tmp_path / "xdg" / "plait" / "config.toml").mkdir(parents=True)
+    else:
+        monkeypatch.setenv("PLAIT_HOOKS__TIMEOUT_MS", "soon")
+    result = runner.invoke(app, ["doctor"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("plait: ") and expected in lines[0], lines
+    assert "hunter2secret" not in result.output and "Traceback" not in result.output

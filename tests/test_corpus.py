@@ -134,3 +134,66 @@ async def test_corpus_drops_sources_older_than_its_time_to_live(tmp_path: Path) 
     assert [hit.source for hit in await reopened.search("a", "runbook staging")] == []
     assert await reopened.chunk("a", "old", 0) is None
     reopened.close()
+
+
+def page(seed: int, size: int) -> str:
+    """Text of about ``size`` bytes whose words are unique to it (so nothing compresses away)."""
+    words = [f"w{seed}x{n:06d}" for n in range(size // 10)]
+    return "\n\n".join(" ".join(words[i : i + 40]) for i in range(0, len(words), 40))
+
+
+async def test_corpus_keeps_each_root_within_its_cap_dropping_the_oldest(tmp_path: Path) -> None:
+    corpus = SqliteCorpus.in_data_dir(tmp_path, max_bytes_per_root=250_000)
+    try:
+        for number in range(5):
+            result = await corpus.index("root", f"doc-{number}", page(number, 100_000))
+            await corpus.index("other", f"doc-{number}", page(number, 1_000))
+        assert result.evicted == ("doc-2",)
+        kept = await corpus.stats("root")
+        assert [info.source for info in kept.sources] == ["doc-3", "doc-4"]
+        assert kept.bytes <= 250_000
+        assert len((await corpus.stats("other")).sources) == 5  # other roots keep theirs
+        assert await corpus.chunk("root", "doc-0", 0) is None
+        assert (await corpus.search("root", "w4x000001"))[0].source == "doc-4"
+    finally:
+        corpus.close()
+
+
+async def test_corpus_file_gives_back_what_was_dropped(tmp_path: Path) -> None:
+    corpus = SqliteCorpus.in_data_dir(tmp_path, max_bytes_per_root=300_000)
+    path = tmp_path / CORPUS_FILE
+    try:
+        for number in range(3):
+            await corpus.index("root", f"doc-{number}", page(number, 100_000))
+        full = path.stat().st_size
+        for number in range(3, 30):
+            await corpus.index("root", f"doc-{number}", page(number, 100_000))
+        assert path.stat().st_size < full * 2  # 30 pages indexed; the file holds about 3
+        for number in range(27, 30):
+            await corpus.remove("root", f"doc-{number}")
+        assert path.stat().st_size < full
+    finally:
+        corpus.close()
+
+
+def test_an_older_corpus_file_is_switched_to_incremental_vacuum(tmp_path: Path) -> None:
+    path = tmp_path / CORPUS_FILE
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE leftover (x)")
+    path.chmod(0o644)
+    corpus = SqliteCorpus.in_data_dir(tmp_path)
+    try:
+        connection = corpus._connect()
+        assert connection.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        assert path.stat().st_mode & 0o777 == 0o600
+    finally:
+        corpus.close()
+
+
+async def test_corpus_source_names_and_labels_are_redacted(corpus: SqliteCorpus) -> None:
+    secret = "ghp_b6s7U7bm8ZaDdIzPLzyibXQknMzAA98DyAJ1"
+    source = f"https://x:{secret}@github.com/acme/repo?token={secret}"
+    result = await corpus.index("root", source, "alpha beta", label=f"DB_PASS={secret}")
+    assert secret not in result.source and secret not in result.label
+    assert (await corpus.search("root", "alpha", source=source))[0].source == result.source
+    assert await corpus.remove("root", source, label=f"DB_PASS={secret}") == 1

@@ -68,3 +68,26 @@ async def test_corpus_redacts_before_storing(corpus: Corpus) -> None:
     )
     hits = await corpus.search("r", "visible export")
     assert hits and all("hunter2" not in hit.text and "sk-proj-" not in hit.text for hit in hits)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "memory"])
+async def test_corpus_over_its_cap_drops_the_oldest_sources_of_that_root(
+    kind: str, tmp_path: Path
+) -> None:
+    capped: Corpus = (
+        SqliteCorpus.in_data_dir(tmp_path, max_bytes_per_root=2000)
+        if kind == "sqlite"
+        else InMemoryCorpus(max_bytes_per_root=2000)
+    )
+    try:
+        for name in ("one", "two", "six"):  # 800 bytes each
+            result = await capped.index("root", name, f"{name} " * 200)
+        await capped.index("elsewhere", "one", "one " * 200)
+        assert result.evicted == ("one",)
+        assert [info.source for info in (await capped.stats("root")).sources] == ["two", "six"]
+        assert (await capped.stats("elsewhere")).chunks == 1
+        again = await capped.index("root", "two", "two again")  # re-indexed: now the newest
+        assert again.evicted == ()
+        assert [info.source for info in (await capped.stats("root")).sources] == ["six", "two"]
+    finally:
+        capped.close()

@@ -105,13 +105,48 @@ async def test_drain_retries_with_backoff_then_dead_letters_with_the_reason(
     graph = FlakyGraph(failures=100, error=ValueError("LLM returned invalid JSON"))
     sleeps: list[float] = []
     report = await background(store, graph, sleeps, drain_retry_max=3).drain()
-    assert graph.calls == 3 and len(sleeps) == 2
+    assert graph.calls == 3 + 2 and len(sleeps) == 2  # the batch 3 times, then each event alone
     assert report.dead_lettered == 2 and await store.queue_depth() == 0
     dead = await store.list_dead()
     assert {d.reason for d in dead} == {"ValueError: LLM returned invalid JSON"}
     assert await store.replay_dead() == 2
     graph.failures = 0
     assert (await background(store, graph, []).drain()).written == 2
+
+
+class PoisonGraph(FlakyGraph):
+    """Fails every write that holds an event with ``POISON`` in it, as a query syntax error."""
+
+    def __init__(self) -> None:
+        super().__init__(failures=0, error=ValueError())
+
+    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
+        self.calls += 1
+        if any("POISON" in event.summary for event in events):
+            raise ValueError("RediSearch: Syntax error at offset 20 near POISON")
+        return await self.inner.write_episodes(group_id, events)
+
+
+async def test_drain_one_poison_event_never_dead_letters_the_events_around_it(
+    store: HotStore,
+) -> None:
+    summaries = ["use uv", "use ruff", "POISON _", "use mypy", "sure", "use pytest"]
+    kinds = [EventKind.DECISION] * 4 + [EventKind.MESSAGE, EventKind.DECISION]
+    pairs = zip(summaries, kinds, strict=True)
+    stored = await store.append_events("s1", [event(s, k) for s, k in pairs])
+    await store.enqueue("g1", stored)
+    graph = PoisonGraph()
+    report = await background(store, graph, [], batch_size=6, drain_retry_max=2).drain()
+    assert report.dead_lettered == 1 and report.written == 4
+    assert await store.queue_depth() == 0
+    written = sorted(e.summary for e in graph.inner.episodes["g1"].values())
+    assert written == ["use mypy", "use pytest", "use ruff", "use uv"]
+    (dead,) = await store.list_dead()
+    assert dead.event.summary == "POISON _" and "Syntax error" in dead.reason
+    assert await store.replay_dead() == 1
+    again = await background(store, graph, [], drain_retry_max=2).drain()
+    assert again.dead_lettered == 1 and again.written == 0
+    assert len(graph.inner.episodes["g1"]) == 4
 
 
 async def test_drain_recovers_after_a_transient_failure(store: HotStore) -> None:

@@ -111,7 +111,8 @@ async def test_a_failing_llm_is_retried_then_dead_lettered_and_replays_cleanly(
     try:
         report = await worker(store, group_id, graph, sleeps).drain()
         assert report.dead_lettered == 2 and report.written == 0
-        assert llm.failed_calls == 2 * calls_per_try  # graphiti's own retries, then plait's
+        # graphiti's own retries, plait's two tries of the batch, then each event alone
+        assert llm.failed_calls == (2 + 2) * calls_per_try
         assert len(sleeps) == 1
         assert await store.queue_depth() == 0
         dead = await store.list_dead()
@@ -153,3 +154,32 @@ async def test_events_stay_queued_while_the_graph_server_is_unreachable(
         assert await store.queue_depth() == 0
     finally:
         await up.aclose()
+
+
+async def test_text_that_breaks_full_text_syntax_is_written_like_any_other(
+    redis_url: str, store: HotStore
+) -> None:
+    group_id = f"plait-faults-{uuid.uuid4().hex[:8]}"
+    graph = GraphitiKnowledgeGraph(
+        graphiti=await make_graphiti(falkordb_url=redis_url, build=False)
+    )
+    texts = ["Use _ as the name", "Use (_) and @x:{y}", "Use -a|b ~c* %d%", "Use Redis Streams"]
+    events = [
+        SessionEvent(
+            root_session_id="ses_p", session_id="ses_p", kind=EventKind.DECISION, summary=text
+        )
+        for text in texts
+    ]
+    await store.enqueue(group_id, await store.append_events("ses_p", events))
+    try:
+        report = await worker(store, group_id, graph, []).drain()
+        assert report.written == len(texts) and report.dead_lettered == 0
+        assert await episode_count(graph, group_id) == len(texts)
+    finally:
+        await graph.aclose()
+
+
+def test_searchable_words_drop_what_redisearch_cannot_parse() -> None:
+    from plait.adapters.backends.graphiti.factory import searchable_words
+
+    assert searchable_words("Use _ now (_) a\x01b __init__ x-y") == "Use now ab __init__ x y"

@@ -5,8 +5,11 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import signal
+import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,7 +54,12 @@ DEFAULT_TOOLS = TOOLS - REPORT_TOOLS - MORE_TOOLS
 
 @pytest.fixture
 async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
-    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    settings = Settings.load(
+        tmp_path,
+        redis={"url": redis_url},
+        data_dir=tmp_path / "data",
+        mcp={"fetch_allow_hosts": ["127.0.0.1"]},  # the local web server below
+    )
     async with Memory.open(tmp_path, settings=settings, start_background=False) as opened:
         yield opened
 
@@ -80,6 +88,8 @@ def session() -> str:
 def web() -> Iterator[str]:
     """A local HTTP server (127.0.0.1) with an HTML page and a JSON document."""
     pages = {
+        "/to-metadata": ("redirect", "http://169.254.169.254/latest/meta-data/"),
+        "/to-localhost": ("redirect", "http://localhost:9/admin"),
         "/page": (
             "text/html",
             "<html><body><h1>Release notes</h1><p>Frobnicator fixed.</p>"
@@ -91,6 +101,11 @@ def web() -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             content_type, body = pages.get(self.path, ("text/plain", "missing"))
+            if content_type == "redirect":
+                self.send_response(302)
+                self.send_header("location", body)
+                self.end_headers()
+                return
             self.send_response(200 if self.path in pages else 404)
             self.send_header("content-type", content_type)
             self.end_headers()
@@ -283,6 +298,45 @@ async def test_mcp_fetch_and_index_converts_html_and_json(
         assert sum(e.kind is EventKind.DISCOVERY for e in events) == 2
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:{port}/page", "loopback"),
+        ("http://2130706433:{port}/page", "loopback"),
+        ("http://0.0.0.0:{port}/page", "0.0.0.0"),
+        ("http://169.254.169.254/latest/meta-data/", "metadata"),
+        ("http://[::ffff:10.0.0.1]/", "private"),
+        ("http://user:hunter2secret@10.1.2.3/x", "private"),
+        ("file:///etc/passwd", "only http and https"),
+    ],
+)
+async def test_mcp_fetch_refuses_local_and_metadata_addresses(
+    tmp_path: Path, worktree: Path, session: str, web: str, url: str, why: str
+) -> None:
+    recorder = ListRecorder()
+    server = build_server(recorder, worktree=worktree, data_dir=tmp_path / "data")
+    target = url.format(port=web.rpartition(":")[2])
+    async with Client(server, mode="legacy") as client:
+        refused = await client.call_tool("session_fetch_and_index", {"url": target})
+        stats = await call(client, "session_stats", session_id=session)
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert refused.is_error and "refusing to fetch" in text and why in text, text
+    assert "hunter2secret" not in text
+    assert "0 sources" in stats and recorder.calls == []
+
+
+async def test_mcp_fetch_checks_every_redirect(
+    server: MCPServer[Any], session: str, web: str
+) -> None:
+    async with Client(server, mode="legacy") as client:
+        for path, why in (("/to-metadata", "metadata"), ("/to-localhost", "loopback")):
+            refused = await client.call_tool(
+                "session_fetch_and_index", {"url": f"{web}{path}", "session_id": session}
+            )
+            text = refused.content[0].text  # type: ignore[union-attr]
+            assert refused.is_error and why in text and "mcp.fetch_allow_hosts" in text, text
+
+
 async def test_mcp_doctor_reports_components(server: MCPServer[Any]) -> None:
     async with Client(server, mode="legacy") as client:
         report = await call(client, "session_doctor")
@@ -392,7 +446,10 @@ async def test_mcp_each_tool_records_its_events_through_the_recorder(
     worktree: Path, tmp_path: Path, session: str, web: str
 ) -> None:
     recorder = ListRecorder()
-    server = build_server(recorder, worktree=worktree, data_dir=tmp_path / "data")
+    settings = Settings.load(tmp_path, mcp={"fetch_allow_hosts": ["127.0.0.1"]})
+    server = build_server(
+        recorder, worktree=worktree, data_dir=tmp_path / "data", settings=settings
+    )
     async with Client(server) as client:  # the default (auto) mode, not only the legacy handshake
         await call(client, "session_execute", command="exit 3", session_id=session)
         assert recorder.kinds()[-1] is EventKind.TOOL_RESULT
@@ -489,3 +546,81 @@ async def test_mcp_every_output_is_searchable_and_never_by_its_command(
         )
         by_command = await call(client, "session_search", query="marmalade", session_id=session)
         assert by_command.startswith("no results"), by_command
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"
+
+
+def rpc(process: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
+    assert process.stdin is not None
+    process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+    process.stdin.flush()
+
+
+@pytest.mark.parametrize("how", ["stdin closed", "SIGTERM"])
+def test_mcp_client_going_away_stops_its_commands_and_the_server(
+    tmp_path: Path, worktree: Path, redis_url: str, how: str
+) -> None:
+    """A command that ignores SIGTERM, and its background child, die with the server."""
+    pids = tmp_path / "pids"
+    command = (
+        f"trap '' TERM; (trap '' TERM; sleep 300) & echo $! >> {pids}; echo $$ >> {pids}; sleep 300"
+    )
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "plait"), "mcp", "--data-dir", str(tmp_path / "d")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=worktree,
+        env={"PLAIT_REDIS__URL": redis_url, "PATH": os.environ["PATH"]},
+    )
+    started: list[int] = []
+    try:
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        rpc(server, {"id": 1, "method": "initialize", "params": init})
+        assert server.stdout is not None and b'"id":1' in server.stdout.readline()
+        rpc(server, {"method": "notifications/initialized"})
+        arguments = {"command": command, "timeout": 120}
+        call = {"name": "session_execute", "arguments": arguments}
+        rpc(server, {"id": 2, "method": "tools/call", "params": call})
+        for _ in range(200):
+            started = [int(line) for line in pids.read_text().split()] if pids.exists() else []
+            if len(started) == 2:
+                break
+            time.sleep(0.05)
+        assert len(started) == 2 and all(alive(pid) for pid in started)
+        if how == "SIGTERM":
+            server.send_signal(signal.SIGTERM)
+        else:
+            assert server.stdin is not None
+            server.stdin.close()
+        server.wait(timeout=60)
+        assert not [pid for pid in started if alive(pid)]
+    finally:
+        for pid in [*started, server.pid]:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_stop_groups_kills_a_group_that_ignores_sigterm() -> None:
+    from plait.adapters.hosts.mcp.sandbox import stop_groups
+
+    child = subprocess.Popen(
+        ["bash", "-c", "trap '' TERM; sleep 300 & echo ready; wait"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    groups = {child.pid}
+    try:
+        assert child.stdout is not None and child.stdout.readline() == b"ready\n"
+        stop_groups(groups, grace_seconds=0.2)
+        assert child.wait(timeout=10) == -signal.SIGKILL and groups == set()
+    finally:
+        if child.poll() is None:
+            child.kill()

@@ -248,3 +248,31 @@ def test_redacting_filter_redacts_messages_arguments_and_tracebacks() -> None:
     assert "s3cretpw" not in output and "hunter22" not in output
     assert "abcdefghijklmnop" not in output and "Traceback" in output
     assert output.count(REDACTED) >= 3
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("bash -c 'mysql -uroot -pS3cretPassw0rd app'", "S3cretPassw0rd"),
+        ('ssh host "zip -P m1GOWr3NvcUv4w x.zip y"', "m1GOWr3NvcUv4w"),
+        ("printf '%s\\n' 'redis-cli -h db -a 9aonJquFHN%Qnh ping'", "9aonJquFHN%Qnh"),
+        ("echo 'sshpass -p '\"'\"'wWk!Kry2Ft44Zi'\"'\"' ssh deploy@h'", "wWk!Kry2Ft44Zi"),
+        ("echo 'export MYSQL_PWD='\\''u17Ncbr3wKuv9OdLM6x'\\'''", "u17Ncbr3wKuv9OdLM6x"),
+        ("searched for 'DB_HOST=db\\nDB_PASS=!lBN7No%00*XBr\\nDB_NAME=app'", "!lBN7No%00*XBr"),
+        (
+            '{"env": "A=1\\r\\nTWILIO_AUTH_TOKEN=510f6af4eccd68b9d583\\tB=2"}',
+            "510f6af4eccd68b9d583",
+        ),
+        ("http://deploy:G4Aj!Eh#pW%!Rd@127.0.0.1:8080/x", "G4Aj!Eh#pW%!Rd"),
+    ],
+)
+def test_redact_finds_secrets_in_quoted_commands_escaped_text_and_loose_urls(
+    text: str, secret: str
+) -> None:
+    cleaned = redact(text)
+    assert secret not in cleaned and redact(cleaned) == cleaned
+
+
+def test_redact_leaves_flags_that_only_contain_a_short_flag_letter() -> None:
+    text = "redis-cli -h 10.0.0.5 --no-auth-warning ping; ls -lap --color=auto"
+    assert redact(text) == text

@@ -98,7 +98,7 @@ def test_settings_bad_value_names_the_file(tmp_path: Path) -> None:
 
 def test_settings_unparsable_file_is_named(tmp_path: Path) -> None:
     config = write(tmp_path / ".plait.toml", "[redis\nbatch_size = 1\n")
-    with pytest.raises(ConfigError, match="cannot read config file") as caught:
+    with pytest.raises(ConfigError, match="cannot parse config file") as caught:
         Settings.load(tmp_path)
     assert str(config) in str(caught.value)
 
@@ -112,3 +112,67 @@ def test_settings_unknown_key_is_rejected(tmp_path: Path) -> None:
 def test_configuration_reference_is_current() -> None:
     committed = (ROOT / "docs" / "configuration.md").read_text()
     assert committed == render_reference(), "run: uv run plait config-reference"
+
+
+def test_settings_errors_never_echo_a_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / ".plait.toml", '[llm]\napi_key = 42\n[redis]\nurl = "http://:pw-hunter2@db"\n')
+    with pytest.raises(ConfigError) as caught:
+        Settings.load(tmp_path)
+    message = str(caught.value)
+    assert "pw-hunter2" not in message and "42" not in message
+    assert "redis.url" in message and "llm.api_key" in message
+    monkeypatch.setenv("PLAIT_REDIS__URL", "redis://:hunter2hunter2@")
+    with pytest.raises(ConfigError, match="has no host") as caught:
+        Settings.load(tmp_path)
+    assert "hunter2hunter2" not in str(caught.value)
+
+
+def test_settings_unknown_key_names_the_closest_one(tmp_path: Path) -> None:
+    write(tmp_path / ".plait.toml", "[redis]\nbatchsize = 5\n")
+    with pytest.raises(ConfigError, match=r"unknown key \(did you mean redis.batch_size\?\)"):
+        Settings.load(tmp_path)
+
+
+def test_settings_unreadable_and_undecodable_files_are_named(
+    tmp_path: Path, isolated_config: Path
+) -> None:
+    (isolated_config / "plait" / "config.toml").mkdir(parents=True)
+    with pytest.raises(ConfigError, match="cannot read config file .*config.toml.*: Is a dir"):
+        Settings.load(tmp_path)
+    (isolated_config / "plait" / "config.toml").rmdir()
+    (tmp_path / ".plait.toml").write_bytes(b'a = "\xff"\n')
+    with pytest.raises(ConfigError, match="cannot parse config file .*.plait.toml"):
+        Settings.load(tmp_path)
+
+
+def test_settings_unparsable_variable_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAIT_MCP__FETCH_ALLOW_HOSTS", "localhost")
+    with pytest.raises(ConfigError, match="PLAIT_MCP__FETCH_ALLOW_HOSTS.*not valid JSON"):
+        Settings.load(tmp_path)
+    monkeypatch.setenv("PLAIT_MCP__FETCH_ALLOW_HOSTS", '["localhost"]')
+    assert Settings.load(tmp_path).mcp.fetch_allow_hosts == ["localhost"]
+
+
+def test_settings_warn_of_unknown_plait_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from plait.settings import warn_unknown_variables
+
+    environ = {
+        "PLAIT_REDIS_URL": "redis://x",
+        "PLAIT_SESSION_ID": "s",
+        "PLAIT_TOKEN": "t",
+        "PLAIT_REDIS__URL": "redis://x",
+        "PLAIT_BOGUS_THING_42": "1",
+    }
+    with caplog.at_level("WARNING", logger="plait"):
+        unknown = warn_unknown_variables(environ)
+    assert sorted(unknown) == ["PLAIT_BOGUS_THING_42", "PLAIT_REDIS_URL"]
+    assert "did you mean PLAIT_REDIS__URL?" in caplog.text
+    monkeypatch.setenv("PLAIT_REDIS__URLL", "redis://x")
+    with pytest.raises(ConfigError, match="redis.urll .*environment variable PLAIT_REDIS__URLL"):
+        Settings.load(tmp_path)

@@ -53,6 +53,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.exceptions import NoScriptError
 
+from plait.adapters.backends.redis_errors import redis_errors
 from plait.errors import ConfigError
 
 DEFAULT_PREFIX = "plait:cp:"
@@ -650,13 +651,14 @@ class AsyncRedisSaver(_Operations):
             await client.aclose()
 
     async def _execute(self, calls: list[Call]) -> list[Any]:
-        if not self._shas:
-            await self._load_scripts()
-        try:
-            return await self._pipeline(calls)
-        except NoScriptError:  # the server restarted or its scripts were flushed
-            await self._load_scripts()
-            return await self._pipeline(calls)
+        with redis_errors("checkpoint"):
+            if not self._shas:
+                await self._load_scripts()
+            try:
+                return await self._pipeline(calls)
+            except NoScriptError:  # the server restarted or its scripts were flushed
+                await self._load_scripts()
+                return await self._pipeline(calls)
 
     async def _pipeline(self, calls: list[Call]) -> list[Any]:
         async with self.client.pipeline(transaction=False) as pipe:
@@ -784,13 +786,14 @@ class RedisSaver(_Operations):
             client.close()
 
     def _execute(self, calls: list[Call]) -> list[Any]:
-        if not self._shas:
-            self._load_scripts()
-        try:
-            return self._pipeline(calls)
-        except NoScriptError:  # the server restarted or its scripts were flushed
-            self._load_scripts()
-            return self._pipeline(calls)
+        with redis_errors("checkpoint"):
+            if not self._shas:
+                self._load_scripts()
+            try:
+                return self._pipeline(calls)
+            except NoScriptError:  # the server restarted or its scripts were flushed
+                self._load_scripts()
+                return self._pipeline(calls)
 
     def _pipeline(self, calls: list[Call]) -> list[Any]:
         with self.client.pipeline(transaction=False) as pipe:

@@ -4,9 +4,14 @@ One file, ``<data_dir>/corpus.sqlite3`` (WAL). Text is cut into chunks of about 
 and paragraphs; each chunk goes into two FTS5 tables, ``porter unicode61`` (stemmed BM25) and
 ``trigram`` (substrings). A search runs the stemmed query, the trigram query and the query with
 its unknown words replaced by their closest corpus words (typos), and fuses the three rankings
-with reciprocal-rank fusion. Everything is redacted before it is stored. Sync SQLite work runs in
-a worker thread. Sources indexed longer ago than the time to live are dropped when the file is
-opened, so the file does not grow for ever.
+with reciprocal-rank fusion. Everything is redacted before it is stored: text, source names and
+labels. Sync SQLite work runs in a worker thread.
+
+The file does not grow for ever: sources indexed longer ago than the time to live are dropped
+when the file is opened, a root session over its cap loses its oldest sources when it indexes
+more, and the pages they held are given back to the file system (``auto_vacuum=INCREMENTAL``,
+set on an older file by one ``VACUUM``). The file and its WAL and shared-memory files are the
+owner's alone (0600).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from plait.redact import redact
+from plait.adapters.backends.private_files import private_directory, private_file
 from plait.state.corpus import (
     Chunk,
     ChunkHit,
@@ -27,13 +32,18 @@ from plait.state.corpus import (
     IndexResult,
     SourceInfo,
     chunk_text,
+    oldest_over,
+    private_body,
+    private_name,
     query_words,
     reciprocal_rank_fusion,
     utf8_len,
 )
-from plait.state.events import clean_text
 
 CORPUS_FILE = "corpus.sqlite3"
+INCREMENTAL_VACUUM = 2
+# Pages of full-text index segments merged after a removal (deleted rows leave tombstones there).
+MERGE_PAGES = 2000
 CANDIDATES_PER_RANKING = 50
 FUZZY_CUTOFF = 0.75
 
@@ -82,32 +92,45 @@ def correct_words(words: Sequence[str], vocabulary: Sequence[str]) -> list[str]:
 class SqliteCorpus:
     """The search corpus of every root session, in one SQLite file."""
 
-    def __init__(self, path: Path, *, ttl_seconds: float = 0) -> None:
+    def __init__(self, path: Path, *, ttl_seconds: float = 0, max_bytes_per_root: int = 0) -> None:
         """Use :meth:`in_data_dir` for the standard location; the file opens on first use.
 
         Args:
             path: the SQLite file.
             ttl_seconds: sources indexed longer ago are dropped on open; 0 keeps everything.
+            max_bytes_per_root: text a root session keeps (its oldest sources go first when it
+                indexes more); 0 sets no cap.
         """
         self.path = path
         self.ttl_seconds = ttl_seconds
+        self.max_bytes_per_root = max_bytes_per_root
         self._connection: sqlite3.Connection | None = None
         self._lock = threading.Lock()
 
     @classmethod
-    def in_data_dir(cls, data_dir: Path, *, ttl_days: float = 0) -> SqliteCorpus:
+    def in_data_dir(
+        cls, data_dir: Path, *, ttl_days: float = 0, max_bytes_per_root: int = 0
+    ) -> SqliteCorpus:
         """The corpus at ``<data_dir>/corpus.sqlite3``."""
-        return cls(Path(data_dir) / CORPUS_FILE, ttl_seconds=ttl_days * 86_400)
+        return cls(
+            Path(data_dir) / CORPUS_FILE,
+            ttl_seconds=ttl_days * 86_400,
+            max_bytes_per_root=max_bytes_per_root,
+        )
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_directory(self.path.parent)
+            private_file(self.path)
             connection = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
+            _use_incremental_vacuum(connection)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
-            if self.ttl_seconds > 0:
-                _expire(connection, time.time() - self.ttl_seconds)
+            for suffix in ("-wal", "-shm"):
+                private_file(self.path.with_name(self.path.name + suffix), create=False)
+            if self.ttl_seconds > 0 and _expire(connection, time.time() - self.ttl_seconds):
+                _give_back_space(connection)
             self._connection = connection
         return self._connection
 
@@ -127,17 +150,32 @@ class SqliteCorpus:
 
     # -- writing --------------------------------------------------------------------------------
     async def index(self, root: str, source: str, text: str, *, label: str = "") -> IndexResult:
-        """Index ``text`` as ``source`` of the root session; the same source and label replaces."""
-        clean = redact(clean_text(text))
+        """Index ``text`` as ``source`` of the root session; the same source and label replaces.
+
+        Text, source and label are redacted first. Over ``max_bytes_per_root``, the root
+        session's oldest sources are dropped (``evicted`` names them).
+        """
+        source, label = private_name(source), private_name(label)
+        clean = private_body(text)
         chunks = chunk_text(clean)
         replaced = await self._run(_write_chunks, root, source, label, chunks)
+        evicted = await self._run(_evict, root, (source, label), self.max_bytes_per_root)
         return IndexResult(
-            source=source, label=label, chunks=len(chunks), bytes=utf8_len(clean), replaced=replaced
+            source=source,
+            label=label,
+            chunks=len(chunks),
+            bytes=utf8_len(clean),
+            replaced=replaced,
+            evicted=evicted,
         )
 
     async def remove(self, root: str, source: str, *, label: str = "") -> int:
         """Drop a source from the root session's corpus; returns how many chunks went."""
-        return await self._run(_write_chunks, root, source, label, [])
+        source, label = private_name(source), private_name(label)
+        removed = await self._run(_write_chunks, root, source, label, [])
+        if removed:
+            await self._run(_give_back_space)
+        return removed
 
     # -- reading --------------------------------------------------------------------------------
     async def search(
@@ -147,11 +185,12 @@ class SqliteCorpus:
         words = query_words(query)
         if not words:
             return []
+        source = None if source is None else private_name(source)
         return await self._run(_search, root, words, max(1, limit), source)
 
     async def chunk(self, root: str, source: str, chunk_no: int) -> ChunkHit | None:
         """One chunk by its reference parts."""
-        return await self._run(_read_chunk, root, source, chunk_no)
+        return await self._run(_read_chunk, root, private_name(source), chunk_no)
 
     async def stats(self, root: str) -> CorpusStats:
         """How much the root session's corpus holds, per source."""
@@ -187,6 +226,47 @@ def _write_chunks(
                 "INSERT INTO chunks_trigram (rowid, title, text) VALUES (?, ?, ?)", row
             )
     return len(old)
+
+
+def _evict(
+    connection: sqlite3.Connection, root: str, keep: tuple[str, str], cap: int
+) -> tuple[str, ...]:
+    """Drop the root session's oldest sources until its text fits ``cap``; their names."""
+    if not cap:
+        return ()
+    rows = connection.execute(
+        "SELECT source, label, sum(length(CAST(text AS BLOB))) FROM chunks WHERE root = ?"
+        " GROUP BY source, label ORDER BY min(indexed_at), min(id)",
+        (root,),
+    ).fetchall()
+    dropped = oldest_over([(s, lb, size or 0) for s, lb, size in rows], keep, cap)
+    for source, label in dropped:
+        _write_chunks(connection, root, source, label, [])
+    if dropped:
+        _give_back_space(connection)
+    return tuple(source for source, _ in dropped)
+
+
+def _use_incremental_vacuum(connection: sqlite3.Connection) -> None:
+    """Let freed pages be given back to the file system (an older file is rewritten once)."""
+    mode = connection.execute("PRAGMA auto_vacuum").fetchone()[0]
+    if mode != INCREMENTAL_VACUUM:
+        connection.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        connection.execute("VACUUM")
+
+
+def _give_back_space(connection: sqlite3.Connection) -> None:
+    """Merge the full-text indices' segments and return the free pages to the file system.
+
+    The WAL is checkpointed and truncated, so the pages leave the WAL file too.
+    """
+    with connection:
+        for table in ("chunks_stemmed", "chunks_trigram"):
+            connection.execute(
+                f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,)
+            )
+    connection.execute("PRAGMA incremental_vacuum").fetchall()
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def _expire(connection: sqlite3.Connection, before: float) -> int:

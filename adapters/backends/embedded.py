@@ -15,8 +15,10 @@ waits until no lease is held, then shuts the server down and exits. Every start 
 server's reaper lives, and starts another if it does not.
 
 Files under ``<data_dir>/falkordb/``: ``redis.conf``, ``server.json`` (port, pid, reaper pid),
-``password`` (mode 0600), the data (``appendonlydir/``, ``dump.rdb``), ``redis.log``, and two
-lock files.
+``password``, the data (``appendonlydir/``, ``dump.rdb``), ``redis.log``, and two lock files.
+They are the owner's alone: the folders 0700, every file 0600 (the server runs with umask 077, so
+what it writes is too), and a folder left looser by an older plait is tightened before the server
+starts.
 """
 
 from __future__ import annotations
@@ -38,11 +40,18 @@ from typing import IO, Any
 
 import redis
 
+from plait.adapters.backends.private_files import (
+    private_directory,
+    private_file,
+    secure_data_dir,
+    write_private,
+)
 from plait.errors import BackendUnavailable
 
 START_TIMEOUT_SECONDS = 15.0
 REAP_POLL_SECONDS = 0.25
 REAP_LINGER_SECONDS = 0.5
+SERVER_UMASK = 0o077
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -129,7 +138,7 @@ class EmbeddedFalkorDB:
             if info is None:
                 info = self._launch()
                 self.owner = True
-            self._lease = (self.directory / "users.lock").open("a+")
+            self._lease = private_file(self.directory / "users.lock").open("a+")
             fcntl.flock(self._lease, fcntl.LOCK_SH)
             self._ensure_reaper(info)
         self.info = info
@@ -161,7 +170,9 @@ class EmbeddedFalkorDB:
     # -- internals ------------------------------------------------------------------------------
     def _prepare_directory(self) -> None:
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            private_directory(self.data_dir)
+            private_directory(self.directory)
+            secure_data_dir(self.data_dir)
             probe = self.directory / ".write-probe"
             probe.write_text("ok")
             probe.unlink()
@@ -172,7 +183,7 @@ class EmbeddedFalkorDB:
 
     @contextlib.contextmanager
     def _locked(self, name: str) -> Iterator[None]:
-        with (self.directory / name).open("a+") as handle:
+        with private_file(self.directory / name).open("a+") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
@@ -192,9 +203,7 @@ class EmbeddedFalkorDB:
         if path.is_file():
             return path.read_text().strip()
         password = secrets.token_urlsafe(24)
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(password)
+        write_private(path, password)
         return password
 
     def _ensure_reaper(self, info: ServerInfo) -> None:
@@ -229,19 +238,21 @@ class EmbeddedFalkorDB:
         port = free_port(self.host)
         password = self._password()
         config = self.directory / "redis.conf"
-        config.write_text(render_config(self.directory, port=port, password=password))
+        write_private(config, render_config(self.directory, port=port, password=password))
         (self.directory / "redis.pid").unlink(missing_ok=True)
         command = [str(server), str(config)]
         if module.is_file():
             command += ["--loadmodule", str(module)]
-        completed = subprocess.run(command, capture_output=True, text=True, check=False)
+        completed = subprocess.run(
+            command, capture_output=True, text=True, check=False, umask=SERVER_UMASK
+        )
         if completed.returncode != 0:
             raise BackendUnavailable(
                 f"embedded FalkorDB failed to start in {str(self.directory)!r}: "
                 f"{(completed.stderr or completed.stdout).strip() or self._log_tail()}"
             )
         info = self._wait_until_ready(port, password)
-        (self.directory / "server.json").write_text(json.dumps({"port": port, "pid": info.pid}))
+        write_private(self.directory / "server.json", json.dumps({"port": port, "pid": info.pid}))
         return info
 
     def _wait_until_ready(self, port: int, password: str) -> ServerInfo:

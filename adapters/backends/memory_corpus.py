@@ -11,7 +11,6 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from plait.redact import redact
 from plait.state.corpus import (
     Chunk,
     ChunkHit,
@@ -19,10 +18,12 @@ from plait.state.corpus import (
     IndexResult,
     SourceInfo,
     chunk_text,
+    oldest_over,
+    private_body,
+    private_name,
     query_words,
     utf8_len,
 )
-from plait.state.events import clean_text
 
 WORD = re.compile(r"\w+", re.UNICODE)
 Key = tuple[str, str]  # (source, label)
@@ -33,28 +34,48 @@ class InMemoryCorpus:
     """Chunks per root session, per (source, label), in the order they were indexed."""
 
     roots: dict[str, dict[Key, list[Chunk]]] = field(default_factory=lambda: defaultdict(dict))
+    max_bytes_per_root: int = 0
 
     async def index(self, root: str, source: str, text: str, *, label: str = "") -> IndexResult:
-        """Index ``text`` as ``source``; the same source and label replaces."""
-        clean = redact(clean_text(text))
+        """Index ``text`` as ``source``; the same source and label replaces; oldest go over cap."""
+        source, label = private_name(source), private_name(label)
+        clean = private_body(text)
         chunks = chunk_text(clean)
         replaced = await self.remove(root, source, label=label)
         if chunks:
             self.roots[root][(source, label)] = chunks
+        evicted = self._evict(root, (source, label))
         size = utf8_len(clean)
         return IndexResult(
-            source=source, label=label, chunks=len(chunks), bytes=size, replaced=replaced
+            source=source,
+            label=label,
+            chunks=len(chunks),
+            bytes=size,
+            replaced=replaced,
+            evicted=evicted,
         )
+
+    def _evict(self, root: str, keep: Key) -> tuple[str, ...]:
+        """Drop the root's oldest sources until it fits its cap."""
+        sizes = [
+            (name, label, sum(utf8_len(chunk.text) for chunk in chunks))
+            for (name, label), chunks in self.roots[root].items()
+        ]
+        dropped = oldest_over(sizes, keep, self.max_bytes_per_root)
+        for key in dropped:
+            del self.roots[root][key]
+        return tuple(name for name, _ in dropped)
 
     async def remove(self, root: str, source: str, *, label: str = "") -> int:
         """Drop a source; returns how many chunks went."""
-        return len(self.roots[root].pop((source, label), []))
+        return len(self.roots[root].pop((private_name(source), private_name(label)), []))
 
     async def search(
         self, root: str, query: str, *, limit: int = 5, source: str | None = None
     ) -> list[ChunkHit]:
         """Chunks holding the most query words first."""
         wanted = set(query_words(query))
+        source = None if source is None else private_name(source)
         hits = []
         for (name, label), chunks in self.roots.get(root, {}).items():
             if source is not None and name != source:
@@ -67,6 +88,7 @@ class InMemoryCorpus:
 
     async def chunk(self, root: str, source: str, chunk_no: int) -> ChunkHit | None:
         """One chunk by its reference parts (the newest label's, as in SQLite)."""
+        source = private_name(source)
         for (name, label), chunks in reversed(self.roots.get(root, {}).items()):
             if name == source and 0 <= chunk_no < len(chunks):
                 return hit(name, label, chunk_no, chunks[chunk_no], 0.0)

@@ -23,9 +23,9 @@ from datetime import datetime
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
-from plait.errors import BackendUnavailable
+from plait.adapters.backends.redis_errors import redis_errors, translated
 from plait.state.events import SessionEvent
 from plait.state.ports import DeadLetter, QueueEntry
 
@@ -86,6 +86,7 @@ class RedisHotStore:
         return self.prefix + ":".join(parts)
 
     # -- event log ------------------------------------------------------------------------------
+    @translated
     async def append_events(
         self,
         root_session_id: str,
@@ -117,6 +118,7 @@ class RedisHotStore:
             for offset, event in enumerate(events)
         ]
 
+    @translated
     async def read_events(
         self, root_session_id: str, *, after_id: int = 0, limit: int | None = None
     ) -> list[SessionEvent]:
@@ -125,11 +127,13 @@ class RedisHotStore:
         raw = await self.client.lrange(self._key("s", root_session_id, "events"), after_id, stop)
         return [load_event(item, event_id=after_id + i + 1) for i, item in enumerate(raw)]
 
+    @translated
     async def event_count(self, root_session_id: str) -> int:
         """LLEN of the session's log."""
         return int(await self.client.llen(self._key("s", root_session_id, "events")))
 
     # -- staged envelope -----------------------------------------------------------
+    @translated
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
         """SET the envelope as current and the staged flag."""
         ttl = self.session_ttl_seconds
@@ -138,6 +142,7 @@ class RedisHotStore:
             pipe.set(self._key("s", root_session_id, "staged"), 1, ex=ttl)
             await pipe.execute()
 
+    @translated
     async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
         """GETDEL the staged flag and GET the current envelope, atomically."""
         async with self.client.pipeline(transaction=True) as pipe:
@@ -149,26 +154,31 @@ class RedisHotStore:
         return _decode(current), staged is not None
 
     # -- cache ----------------------------------------------------------------------------------
+    @translated
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
         """SET EX."""
         await self.client.set(self._key("cache", key), value, ex=max(1, ttl_seconds))
 
+    @translated
     async def get_cache(self, key: str) -> str | None:
         """GET."""
         value = await self.client.get(self._key("cache", key))
         return None if value is None else _decode(value)
 
     # -- parents --------------------------------------------------------------------------------
+    @translated
     async def set_parent(self, session_id: str, parent_id: str) -> None:
         """SET the parent link with the session TTL."""
         key = self._key("parent", session_id)
         await self.client.set(key, parent_id, ex=self.session_ttl_seconds)
 
+    @translated
     async def get_parent(self, session_id: str) -> str | None:
         """GET the parent link."""
         value = await self.client.get(self._key("parent", session_id))
         return None if value is None else _decode(value)
 
+    @translated
     async def forget_session(self, session_id: str) -> None:
         """DEL the parent link only."""
         await self.client.delete(self._key("parent", session_id))
@@ -186,6 +196,7 @@ class RedisHotStore:
                 raise
         self._group_ready = True
 
+    @translated
     async def enqueue(self, group_id: str, events: Sequence[SessionEvent]) -> None:
         """XADD each event with its group."""
         if not events:
@@ -196,6 +207,7 @@ class RedisHotStore:
                 pipe.xadd(self._key("drain"), {"group": group_id, "event": dump_event(event)})
             await pipe.execute()
 
+    @translated
     async def claim(
         self, consumer: str, *, count: int, min_idle_ms: int = 60_000
     ) -> list[QueueEntry]:
@@ -248,6 +260,7 @@ class RedisHotStore:
             )
         return entries
 
+    @translated
     async def ack(self, entries: Sequence[QueueEntry]) -> None:
         """XACK, XDEL and forget the delivery counts."""
         if not entries:
@@ -260,10 +273,12 @@ class RedisHotStore:
             pipe.hdel(self._key("drain", "tries"), *ids)
             await pipe.execute()
 
+    @translated
     async def queue_depth(self) -> int:
         """XLEN: acked entries are deleted, so what remains is pending or new."""
         return int(await self.client.xlen(self._key("drain")))
 
+    @translated
     async def oldest_queued(self) -> datetime | None:
         """The time of the first event in the stream (acked entries are deleted)."""
         first = await self.client.xrange(self._key("drain"), count=1)
@@ -272,6 +287,7 @@ class RedisHotStore:
         _, fields = first[0]
         return load_event((fields or {}).get(b"event")).time
 
+    @translated
     async def dead_letter(self, entry: QueueEntry, reason: str) -> None:
         """XADD to the dead-letter stream and ack the entry, atomically."""
         record: dict[Any, Any] = {
@@ -288,11 +304,13 @@ class RedisHotStore:
             pipe.hdel(self._key("drain", "tries"), entry.entry_id)
             await pipe.execute()
 
+    @translated
     async def list_dead(self, limit: int = 100) -> list[DeadLetter]:
         """XRANGE of the dead-letter stream."""
         raw: Any = await self.client.xrange(self._key("dlq"), count=limit)
         return [_dead_letter(entry_id, fields) for entry_id, fields in raw]
 
+    @translated
     async def replay_dead(self, dead_ids: Sequence[str] | None = None) -> int:
         """Put dead letters back on the queue with a fresh delivery count."""
         letters = await self._select_dead(dead_ids)
@@ -307,6 +325,7 @@ class RedisHotStore:
                 await pipe.execute()
         return len(letters)
 
+    @translated
     async def drop_dead(self, dead_ids: Sequence[str] | None = None) -> int:
         """XDEL dead letters."""
         letters = await self._select_dead(dead_ids)
@@ -323,10 +342,8 @@ class RedisHotStore:
 
     async def ping(self) -> None:
         """PING, translating failures into :class:`BackendUnavailable`."""
-        try:
+        with redis_errors("ping"):
             await self.client.ping()
-        except RedisError as error:
-            raise BackendUnavailable(f"Redis did not answer: {error}") from error
 
     async def aclose(self) -> None:
         """Close the client's connections."""

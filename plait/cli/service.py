@@ -20,6 +20,7 @@ from plait.cli._common import (
 )
 from plait.cli._common import run as _run
 from plait.errors import PlaitError
+from plait.redact import redact_process_output
 
 if TYPE_CHECKING:
     from plait.settings import Settings
@@ -35,6 +36,7 @@ def worker(
     """Drain the queue into the knowledge graph (several workers share the queue)."""
     from plait.worker import run_worker
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     try:
         _run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
@@ -59,6 +61,7 @@ def serve(
     from plait.adapters.hosts.http import running_service, service_file
     from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     directory = settings.resolved_data_dir()
@@ -106,6 +109,7 @@ def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
     """Run plait's MCP server (session tools) on stdio."""
     from plait.adapters.hosts.mcp.stdio import run_stdio
 
+    redact_process_output()
     settings = load_settings(project, data_dir)
     try:
         _run(run_stdio((project or Path.cwd()).resolve(), settings=settings))

@@ -19,7 +19,10 @@ from urllib.parse import urlsplit
 
 import redis
 from graphiti_core import Graphiti
-from graphiti_core.driver.falkordb.fulltext import build_falkor_fulltext_query
+from graphiti_core.driver.falkordb.fulltext import (
+    build_falkor_fulltext_query,
+    sanitize_falkor_fulltext_query,
+)
 from graphiti_core.driver.falkordb_driver import FalkorDriver
 from graphiti_core.embedder.client import EmbedderClient
 from graphiti_core.llm_client.client import LLMClient
@@ -310,6 +313,17 @@ async def make_graphiti(
     return graphiti
 
 
+def searchable_words(query: str) -> str:
+    """The query's words that a RediSearch full-text query can hold.
+
+    graphiti-core turns punctuation into spaces; what is left of a word must still have a
+    letter or a digit (``_`` alone is a syntax error), and no control character.
+    """
+    words = sanitize_falkor_fulltext_query(query).split()
+    kept = ("".join(ch for ch in word if ch.isprintable()) for word in words)
+    return " ".join(word for word in kept if any(ch.isalnum() for ch in word))
+
+
 class PlaitFalkorDriver(FalkorDriver):
     """``FalkorDriver`` with plait's fixes.
 
@@ -342,8 +356,11 @@ class PlaitFalkorDriver(FalkorDriver):
         it also checks ``group_id IN $group_ids``), and it is wrong for ids with ``-``: the
         index splits ``plait-app-1a2b`` into tokens, so the escaped phrase never matches and
         full-text search silently returns nothing.
+
+        Words RediSearch cannot parse are left out (:func:`searchable_words`): a lone ``_``
+        failed the whole query, and with it the episode's write.
         """
-        return build_falkor_fulltext_query(query, None, max_query_length)
+        return build_falkor_fulltext_query(searchable_words(query), None, max_query_length)
 
     def clone(self, database: str) -> FalkorDriver:
         """The same connection on another graph."""
@@ -373,4 +390,5 @@ __all__ = [
     "make_embedder",
     "make_graphiti",
     "make_llm_client",
+    "searchable_words",
 ]

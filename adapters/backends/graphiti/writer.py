@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from plait.adapters.backends.graphiti.episodes import episode_body_for
 from plait.adapters.backends.graphiti.extraction import ENTITY_TYPES
 from plait.adapters.backends.graphiti.factory import build_indices
+from plait.redact import redact
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import episode_uuid
 
@@ -80,11 +81,11 @@ async def save_and_process(
     new_events = [event for _, event in fresh]
     uuid = fresh[0][0]
     reference_time = max(event.time for event in new_events).astimezone(UTC)
-    body = episode_body_for(new_events, project)
+    body = redact(episode_body_for(new_events, project))
     previous = await graphiti.retrieve_episodes(
         reference_time, last_n=PREVIOUS_EPISODES, group_ids=[group_id], driver=driver
     )
-    name = episode_name(new_events)
+    name = redact(episode_name(new_events))
     await EpisodicNode(
         uuid=uuid,
         name=name,

@@ -28,7 +28,6 @@ import contextlib
 import hashlib
 import hmac
 import json
-import logging
 import math
 import os
 import secrets
@@ -51,8 +50,9 @@ from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
+from plait.redact import redacted_logger
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 TOKEN_FILE = "token"
 SERVICES_DIR = "services"
@@ -595,7 +595,11 @@ async def serve(
     clock = IdleClock(
         create_app(runner, token=token, max_body_bytes=max_body_bytes), quiet_paths=PUBLIC_PATHS
     )
-    config = uvicorn.Config(clock, log_level=log_level, lifespan="off", access_log=False)
+    # log_config=None: uvicorn's records go to the process's handlers (redacted ones under
+    # ``plait serve``), not to handlers of its own.
+    config = uvicorn.Config(
+        clock, log_level=log_level, lifespan="off", access_log=False, log_config=None
+    )
     server = quiet_server(config)
     url_host = f"[{host}]" if ":" in host else host
     info = ServiceInfo(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,12 +40,13 @@ from plait.boundary import fail_open
 from plait.errors import UsageError
 from plait.memory import Memory, SyncMemory
 from plait.nodes.envelope import for_message, strip_envelopes
+from plait.redact import redacted_logger
 from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 SUMMARY_SOURCE = "summarization"
 RECENT_KEYS_KEPT = 256

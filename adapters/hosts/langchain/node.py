@@ -15,7 +15,6 @@ Both fail open: a failure inside plait is logged and the model call gets the pla
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +23,12 @@ from langchain_core.runnables import RunnableConfig
 
 from plait.adapters.hosts.langchain.middleware import SessionRecorder, inject_envelope
 from plait.boundary import fail_open
+from plait.redact import redacted_logger
 
 if TYPE_CHECKING:
     from plait.memory import Memory
 
-logger = logging.getLogger("plait")
+logger = redacted_logger("plait")
 
 MemoryNode = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
 ENVELOPE_KEY = "session_memory"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -22,18 +21,22 @@ from plait.adapters.hosts.mcp._budget import (
     pretty_json,
     render_hits,
 )
+from plait.adapters.hosts.mcp.netguard import GuardedResponse, fetch_guarded
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
 from plait.boundary import attempt, describe, fail_open
-from plait.errors import BackendUnavailable, PlaitError, UsageError
+from plait.errors import BackendUnavailable, PlaitError, UnsafeURL, UsageError
 from plait.nodes.capture import Source, command_events
 from plait.nodes.sessions import find_root
-from plait.redact import redact
+from plait.redact import redact, redact_url, redacted_logger
 from plait.settings import Settings
-from plait.state.corpus import Corpus, IndexResult, utf8_len
+from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.ports import HotStore
 
-logger = logging.getLogger("plait.mcp")
+logger = redacted_logger("plait.mcp")
+# httpx logs every request's URL (credentials and query included) at INFO: plait's fetches go
+# through it, so its records are redacted where they are made.
+redacted_logger("httpx")
 
 DEFAULT_SESSION = "mcp"
 SESSION_VARIABLE = "PLAIT_SESSION_ID"
@@ -45,6 +48,8 @@ BATCH_STEPS_MAX = 20
 TOOL_HOOK = "mcp"
 TIMEOUT_EXIT = 124
 REFERENCE = re.compile(r"corpus:(?P<source>.+)#(?P<chunk>\d+)")
+HTTP_ERROR = 400
+ALLOW_HINT = " (a host listed in mcp.fetch_allow_hosts is fetched all the same)"
 
 
 class EventRecorder(Protocol):
@@ -147,7 +152,9 @@ class SessionTools:
     corpus: Corpus
     store: HotStore | None = None
     settings: Settings | None = None
+    fetch_allow_hosts: tuple[str, ...] = ()
     budget: int = ANSWER_BUDGET_BYTES
+    running: set[int] = field(default_factory=set)  # process groups of commands running now
     calls: Counter[str] = field(default_factory=Counter)
     events_recorded: int = 0
     bytes_answered: int = 0
@@ -206,7 +213,9 @@ class SessionTools:
         self, session: str, command: str, timeout: float | None, budget: int, **options: Any
     ) -> tuple[str, list[SessionEvent]]:
         """Run a command; its answer (within ``budget``) and events."""
-        result = await run_command(command, cwd=self.worktree, timeout=timeout, **options)
+        result = await run_command(
+            command, cwd=self.worktree, timeout=timeout, groups=self.running, **options
+        )
         source = "exec:" + " ".join(command.split())[:SOURCE_MAX_CHARS]
         header = command_header(result)
         answer, reference = await self.fit(session, header, result.output, source, budget)
@@ -323,9 +332,16 @@ class SessionTools:
         """The answer for an indexing."""
         label = f" label {result.label!r}" if result.label else ""
         replaced = f"; replaced {result.replaced} old chunks" if result.replaced else ""
+        evicted = (
+            f"; dropped the {len(result.evicted)} oldest sources to stay within "
+            "corpus.max_bytes_per_root"
+            if result.evicted
+            else ""
+        )
         return (
             f"indexed {result.source!r}{label}: {result.chunks} chunks, {result.bytes} bytes"
-            f"{replaced}; first chunk {result.reference}. Find passages with session_search."
+            f"{replaced}{evicted}; first chunk {result.reference}. "
+            "Find passages with session_search."
         )
 
     async def search_answer(
@@ -346,7 +362,8 @@ class SessionTools:
         """``session_search``."""
         session = session_for(session_id)
         answer = await self.search_answer(session, query, limit, source, self.budget)
-        summary = f"searched corpus for {query!r}: {answer.splitlines()[0]}"
+        # the query is redacted before it is quoted: quoting escapes the lines that label a secret
+        summary = f"searched corpus for {redact(query)!r}: {redact(answer.splitlines()[0])}"
         await self.record(session, [make_event(session, EventKind.TOOL_RESULT, summary)])
         return self.answered("session_search", answer)
 
@@ -355,13 +372,14 @@ class SessionTools:
     ) -> str:
         """``session_fetch_and_index``: GET, convert, index; the answer names the reference."""
         session = session_for(session_id)
-        if not url.startswith(("http://", "https://")):
-            raise UsageError(f"only http(s) URLs can be fetched, not {url!r}")
-        content_type, body = await fetch(url)
-        text = page_text(content_type, body)
+        try:
+            response = await fetch(url, self.fetch_allow_hosts)
+        except UnsafeURL as error:
+            raise UnsafeURL(error.url, f"{error.reason}{ALLOW_HINT}") from None
+        text = page_text(response.content_type, response.text)
         result = await self.index_text(session, source or url, text, label)
         await self.record(session, [self.discovery(session, result)])
-        preview = cut_bytes(text, min(1024, self.budget // 4))
+        preview = cut_bytes(private_body(text), min(1024, self.budget // 4))
         answer = f"{self.describe_index(result)}\n\npreview:\n{preview}"
         return self.answered("session_fetch_and_index", cut_bytes(answer, self.budget))
 
@@ -412,25 +430,28 @@ class SessionTools:
         return f"unavailable ({describe(result)})" if isinstance(result, PlaitError) else "ok"
 
 
-async def fetch(url: str) -> tuple[str, str]:
-    """GET a URL: its content type and body text (at most :data:`FETCH_MAX_BYTES`)."""
+async def fetch(url: str, allow_hosts: Collection[str] = ()) -> GuardedResponse:
+    """GET a public URL (at most :data:`FETCH_MAX_BYTES`), every redirect checked.
+
+    Raises:
+        UnsafeURL: the URL or a redirect goes to a loopback, private, link-local or metadata
+            address (and its host is not in ``allow_hosts``), or is not http(s).
+        BackendUnavailable: the server could not be reached or answered an HTTP error.
+    """
     try:
-        async with (
-            httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS, follow_redirects=True) as client,
-            client.stream("GET", url) as response,
-        ):
-            response.raise_for_status()
-            data = bytearray()
-            async for piece in response.aiter_bytes():
-                data += piece
-                if len(data) >= FETCH_MAX_BYTES:
-                    break
-            encoding = response.encoding or "utf-8"
-            return response.headers.get("content-type", ""), bytes(data).decode(
-                encoding, errors="replace"
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
+            response = await fetch_guarded(
+                client, url, allow_hosts=allow_hosts, max_bytes=FETCH_MAX_BYTES
             )
     except httpx.HTTPError as error:
-        raise BackendUnavailable(f"fetching {url!r} failed: {error}") from error
+        raise BackendUnavailable(
+            f"fetching {redact_url(url)!r} failed: {describe(error)}"
+        ) from None
+    if response.status_code >= HTTP_ERROR:
+        raise BackendUnavailable(
+            f"fetching {redact_url(response.url)!r} failed: HTTP {response.status_code}"
+        )
+    return response
 
 
 __all__ = ["BatchStep", "EventRecorder", "SessionTools", "session_for"]

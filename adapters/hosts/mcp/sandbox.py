@@ -3,6 +3,9 @@
 A command runs as ``bash -c`` in its own session (process group), stdin closed (or a file), stdout
 and stderr merged. At the timeout the group gets SIGTERM, then SIGKILL; what it printed so far is
 kept. Paths handed in by a client are resolved (symlinks too) and must stay inside the worktree.
+The groups still running are listed in a set the caller gives (:func:`run_command`'s
+``groups``), so a server that goes away stops them all (:func:`stop_groups`), commands that
+ignore SIGTERM included.
 """
 
 from __future__ import annotations
@@ -127,6 +130,34 @@ async def stop_group(process: asyncio.subprocess.Process) -> None:
         await exited(process, KILL_GRACE_SECONDS * 4)
 
 
+def stop_groups(groups: set[int], grace_seconds: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM every process group in ``groups``, then SIGKILL what is left; empty the set.
+
+    Synchronous, so it also runs where nothing can be awaited any more (a server shutting down).
+    """
+    pending = set(groups)
+    groups.clear()
+    for group in pending:
+        signal_group(group, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while pending and time.monotonic() < deadline:
+        time.sleep(EXIT_POLL_SECONDS)
+        pending = {group for group in pending if group_alive(group)}
+    for group in pending:
+        signal_group(group, signal.SIGKILL)
+
+
+def group_alive(group: int) -> bool:
+    """Whether any process of the group is left."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 async def run_command(
     command: str,
     *,
@@ -134,8 +165,12 @@ async def run_command(
     timeout: float | None = None,
     stdin: IO[bytes] | None = None,
     env: dict[str, str] | None = None,
+    groups: set[int] | None = None,
 ) -> CommandResult:
-    """Run ``bash -c command`` in ``cwd``; at the timeout kill its group, keep the output."""
+    """Run ``bash -c command`` in ``cwd``; at the timeout kill its group, keep the output.
+
+    ``groups`` holds the command's process group while it runs (see :func:`stop_groups`).
+    """
     seconds = clamp_timeout(timeout)
     started = time.monotonic()
     process = await asyncio.create_subprocess_exec(
@@ -152,6 +187,8 @@ async def run_command(
     buffer = OutputBuffer()
     assert process.stdout is not None
     reader = asyncio.create_task(pump(process.stdout, buffer))
+    running = groups if groups is not None else set()
+    running.add(process.pid)
     try:
         timed_out = await wait_for_exit(process, reader, seconds)
         if timed_out:
@@ -159,8 +196,10 @@ async def run_command(
         await finish_reading(reader, process)
     except asyncio.CancelledError:
         reader.cancel()
-        await stop_group(process)
+        stop_groups({process.pid})  # synchronous: a cancelled task's awaits may be cut short
         raise
+    finally:
+        running.discard(process.pid)
     return CommandResult(
         command=command,
         exit_code=process.returncode,
@@ -218,4 +257,5 @@ __all__ = [
     "clamp_timeout",
     "resolve_inside",
     "run_command",
+    "stop_groups",
 ]

@@ -23,10 +23,15 @@ from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools
 from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, list_as_catalog, spec_of
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
+from plait.adapters.hosts.mcp.sandbox import stop_groups
 from plait.adapters.hosts.mcp.stdio import ToolAnswer
+from plait.boundary import attempt, describe
 from plait.errors import PlaitError
-from plait.settings import Settings
+from plait.redact import redact, redacted_logger
+from plait.settings import CorpusSettings, Settings
 from plait.state.ports import HotStore
+
+logger = redacted_logger("plait.mcp")
 
 SERVER_NAME = "plait"
 
@@ -50,14 +55,22 @@ def described(server: MCPServer[Any], enabled: set[str]) -> Callable[[Callable[.
 
 
 def refusing[**P](tool: Callable[P, Awaitable[str]]) -> Callable[P, Awaitable[str]]:
-    """Turn plait's own errors (bad input, a path outside the worktree) into tool errors."""
+    """Turn every failure into a tool error whose message says why, secrets redacted.
+
+    plait's own errors (bad input, a path outside the worktree) say it themselves; anything
+    else is described in one redacted line and logged (the library would log it unredacted).
+    """
 
     @wraps(tool)
     async def guarded(*args: P.args, **kwargs: P.kwargs) -> str:
         try:
-            return await tool(*args, **kwargs)
-        except PlaitError as error:
-            raise ToolError(str(error)) from error
+            answer = await attempt(tool(*args, **kwargs))
+        except PlaitError as error:  # misuse: the caller can fix it
+            raise ToolError(redact(str(error))) from error
+        if isinstance(answer, PlaitError):
+            logger.warning("plait: tool %s failed: %s", tool.__name__, describe(answer))
+            raise ToolError(describe(answer)) from answer
+        return answer
 
     return guarded
 
@@ -172,13 +185,16 @@ def session_tools(
 ) -> SessionTools:
     """The session tools over ``worktree`` and the data dir's corpus (the caller closes it)."""
     settings = settings if settings is not None else getattr(recorder, "settings", None)
-    ttl_days = settings.corpus.ttl_days if settings is not None else 0
+    corpus = settings.corpus if settings is not None else CorpusSettings()
     return SessionTools(
         recorder=recorder,
         worktree=worktree.resolve(),
-        corpus=SqliteCorpus.in_data_dir(data_dir, ttl_days=ttl_days),
+        corpus=SqliteCorpus.in_data_dir(
+            data_dir, ttl_days=corpus.ttl_days, max_bytes_per_root=corpus.max_bytes_per_root
+        ),
         store=store if store is not None else getattr(recorder, "store", None),
         settings=settings,
+        fetch_allow_hosts=tuple(settings.mcp.fetch_allow_hosts) if settings is not None else (),
     )
 
 
@@ -224,6 +240,7 @@ def build_server(
         try:
             yield None
         finally:
+            stop_groups(tools.running)  # the client went away: nothing it started keeps running
             tools.corpus.close()
 
     return server_over(tools, groups=groups, lifespan=lifespan)
@@ -263,6 +280,7 @@ async def open_tool_backend(project_dir: Path, settings: Settings) -> ServerBack
     tools = session_tools(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
 
     async def closing() -> None:
+        stop_groups(tools.running)  # the client went away: nothing it started keeps running
         tools.corpus.close()
         await memory.aclose()
 

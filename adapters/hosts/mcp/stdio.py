@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -36,6 +38,7 @@ SERVER_VERSION = "0.1.0"
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
@@ -283,9 +286,42 @@ def _settle(future: asyncio.Future[Any], value: Any, error: BaseException | None
 async def serve_stdio(
     tools: list[ToolSpec], open_backend: Callable[[], Awaitable[ToolBackend]]
 ) -> None:
-    """Serve MCP on this process's stdin and stdout until stdin closes."""
+    """Serve MCP on this process's stdin and stdout until stdin closes or a signal comes.
+
+    SIGTERM and SIGHUP (a client that goes away sends one or the other) end the server as
+    stdin's end does: the backend closes, and the commands it started are stopped.
+    """
     front = StdioFront(tools, open_backend)
-    await front.serve(await stdin_reader())
+    with stopped_by_signals():
+        await front.serve(await stdin_reader())
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP cancel the running task, so cleanup runs.
+
+    The cancellation a signal caused ends the block quietly; any other is raised as usual.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    signalled: list[int] = []
+
+    def stop(signum: int) -> None:
+        signalled.append(signum)
+        task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        yield
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
+        task.uncancel()
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
 
 
 __all__ = ["PROTOCOL_VERSIONS", "StdioFront", "ToolBackend", "run_stdio", "serve_stdio"]
