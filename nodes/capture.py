@@ -354,7 +354,8 @@ def file_event(source: Source, touch: FileTouch, directory: str = "") -> Session
     A relative path of a command that changed directory first is read from that directory.
     """
     joined = posixpath.join(directory, touch.path) if directory else touch.path
-    path = source.path(posixpath.normpath(joined))
+    # Redacted before normpath folds "//": a URL in a path would no longer look like one.
+    path = source.path(posixpath.normpath(redact(joined)))
     summary = f"{FILE_VERBS[touch.action]} {path}"
     return source.event(FILE_KINDS[touch.action], summary, "tool_result", refs=(path,), key=path)
 

@@ -584,7 +584,7 @@ def test_mcp_client_going_away_stops_its_commands_and_the_server(
     try:
         init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
         rpc(server, {"id": 1, "method": "initialize", "params": init})
-        assert server.stdout is not None and b'"id":1' in server.stdout.readline()
+        assert server.stdout is not None and json.loads(server.stdout.readline())["id"] == 1
         rpc(server, {"method": "notifications/initialized"})
         arguments = {"command": command, "timeout": 120}
         call = {"name": "session_execute", "arguments": arguments}

@@ -196,7 +196,8 @@ async def via_mcp_tools(client: Client, probe: Probe, number: int, web: str) -> 
     """Every MCP tool that takes text, the probe in arguments, sources, labels and URLs."""
     session = f"mcp-{number}"
     calls: list[tuple[str, dict[str, Any]]] = [
-        ("memory_remember", {"text": probe.text}),
+        ("memory_save", {"title": probe.text[:200], "content": probe.text, "type": "config"}),
+        ("memory_session_summary", {"content": probe.text}),
         ("session_index", {"content": probe.text, "source": probe.marked, "label": probe.marked}),
         ("session_index", {"content": probe.text, "source": f"notes {probe.text[:300]}"}),
         ("session_execute", {"command": f"printf '%s\\n' {shlex.quote(probe.text)}"}),
@@ -257,7 +258,7 @@ def talk_to(server: subprocess.Popen[bytes], web: str) -> None:
         session = f"cli-{number}"
         url = f"http://deploy:{probe.in_url}@{web}/page?sig={probe.in_url}"
         for tool, arguments in (
-            ("memory_remember", {"text": probe.text}),
+            ("memory_save", {"title": f"probe {number}", "content": probe.text}),
             ("session_execute", {"command": f"echo {shlex.quote(probe.text)}; exit 3"}),
             ("session_fetch_and_index", {"url": url}),
         ):

@@ -210,14 +210,21 @@ class StdioFront:
         return await (await self.backend()).call(name, arguments)
 
     async def serve(self, reader: asyncio.StreamReader) -> None:
-        """Read lines until the client closes stdin, then finish the calls in flight."""
+        """Read lines until the client closes stdin; then stop the calls in flight and close.
+
+        A client that closes stdin has gone (MCP's way to shut a stdio server down): nobody
+        reads the answers of calls still running, so they are cancelled, and the commands they
+        started are stopped with the backend.
+        """
         try:
             while line := await reader.readline():
                 if line.strip():
                     await self.handle_line(line)
+        finally:
+            for call in self._calls:
+                call.cancel()
             if self._calls:
                 await asyncio.gather(*self._calls, return_exceptions=True)
-        finally:
             await self.close_backend()
 
     async def close_backend(self) -> None:
