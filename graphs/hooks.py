@@ -5,6 +5,7 @@ a user turn: record → fold → read cache → drift → compose → stage (for
 a model call: (record → fold →) compose → hand the envelope over; a bare one takes the staged
 compaction before: the compaction graph hands the envelope to the summarizer
 compaction after, idle, anything else: record → fold (→ compaction, → drain)
+a new root session: record → fold → schedule a prefetch of the project's long-term memory
 a tool call: the tool policy
 """
 
@@ -28,6 +29,7 @@ from plait.nodes.hooks import (
     route_after_compose_envelope,
     route_after_fold_snapshot,
     schedule_drain,
+    schedule_prefetch,
     stage_envelope,
     take_envelope,
 )
@@ -53,6 +55,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
     builder.add_node("take_envelope", take_envelope)
     builder.add_node("compaction", build_compaction_graph().compile())
     builder.add_node("schedule_drain", schedule_drain)
+    builder.add_node("schedule_prefetch", schedule_prefetch)
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
     builder.add_edge(START, "adapt_payload")
@@ -69,6 +72,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
         "take_envelope",
         "compaction",
         "schedule_drain",
+        "schedule_prefetch",
     )
     for node in (*last_nodes, "apply_tool_policy"):
         builder.add_edge(node, END)

@@ -1,4 +1,10 @@
-"""Nodes of the drain graph: claim → redact → build episodes → write → ack, with retry and DLQ."""
+"""Nodes of the drain graph: claim → redact → index → build episodes → write → ack, retry, DLQ.
+
+Every claimed event that is not chatter goes into the recall index at once (a local write,
+milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
+knowledge graph, grouped: one episode per root session and batch, which is what an LLM
+extractor is paid per.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +14,16 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from plait.boundary import attempt, describe
+from plait.boundary import attempt, describe, fail_open
 from plait.errors import BackendUnavailable, PlaitError
+from plait.nodes.lasting import is_lasting
 from plait.redact import redact
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
+from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
+from plait.state.recall import IndexedTurn, indexed_turn, is_indexed
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
@@ -22,8 +31,33 @@ CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 
 
 def is_chatter(event: SessionEvent) -> bool:
-    """Assistant chatter and raw tool output stay out of the knowledge graph."""
+    """Assistant chatter and raw tool output stay out of the knowledge graph and the index."""
     return event.kind in CHATTER_KINDS
+
+
+def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:
+    """The batch with a repeat (same group, session, kind and wording) dropped: it merges."""
+    seen: set[tuple[str, str, str, str]] = set()
+    kept = []
+    for claimed in batch:
+        event = claimed.event
+        slot = (claimed.group_id, event.root_session_id, event.kind.value, event.summary.lower())
+        if slot not in seen:
+            seen.add(slot)
+            kept.append(claimed)
+    return kept
+
+
+def turns_of_batch(batch: list[QueueEntry], user_group: str) -> list[IndexedTurn]:
+    """The recall-index turns of a batch; preferences belong to the user's group."""
+    return [
+        indexed_turn(
+            user_group if claimed.event.kind is EventKind.PREFERENCE else claimed.group_id,
+            claimed.event,
+        )
+        for claimed in batch
+        if is_indexed(claimed.event)
+    ]
 
 
 def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
@@ -88,10 +122,23 @@ async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
     return {"batch": redacted}
 
 
+async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Add the batch to the recall index before the slow graph write (fails open: logged)."""
+    context = runtime.context
+    if context.recall is None:
+        return {}
+    graphiti = context.settings.graphiti
+    user = user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
+    turns = turns_of_batch(state.get("batch", []), user)
+    if turns:
+        await fail_open("recall indexing", context.recall.add_turns(turns), 0)
+    return {}
+
+
 async def build_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Drop chatter, then split into per-group, per-session episodes within the batch limits."""
+    """Keep lasting knowledge once, then one episode per group and session within the limits."""
     settings = runtime.context.settings.redis
-    kept = [c for c in state.get("batch", []) if not is_chatter(c.event)]
+    kept = without_repeated_events([c for c in state.get("batch", []) if is_lasting(c.event)])
     episodes = chunk_episodes(
         kept, max_events=settings.batch_size, max_bytes=settings.batch_max_bytes
     )
@@ -145,6 +192,13 @@ async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -
     }
 
 
+def route_after_build_episodes(
+    state: DrainState,
+) -> Literal["write_episodes", "ack_batch"]:
+    """Nothing worth the graph in the batch: ack it at once (it is in the recall index)."""
+    return "write_episodes" if state.get("episodes") else "ack_batch"
+
+
 def route_after_claim_batch(state: DrainState) -> Literal["redact_batch", "__end__"]:
     """Nothing claimed, nothing to do."""
     return "redact_batch" if state.get("batch") else "__end__"
@@ -174,8 +228,10 @@ __all__ = [
     "chunk_episodes",
     "claim_batch",
     "dead_letter_batch",
+    "index_turns",
     "is_chatter",
     "redact_batch",
+    "route_after_build_episodes",
     "route_after_claim_batch",
     "route_after_write_episodes",
     "wait_backoff",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
 
 from plait.state.events import truncate_utf8
 from plait.state.snapshot import Snapshot
@@ -26,7 +26,6 @@ HEAD = '<session_memory version="1">'
 TAIL = "</session_memory>"
 ITEM_MAX_BYTES = 400
 PERSISTENT_BUDGET_BYTES = 2000
-NODE_REFS_MAX = 32
 SHORT_REQUEST_BYTES = 120
 
 
@@ -176,13 +175,14 @@ def request_line(request: str, max_bytes: int = ITEM_MAX_BYTES * 6) -> str:
     return f"  <last_request>{fit_bytes(request, max_bytes)}</last_request>" if request else ""
 
 
-def persistent_block(persistent: str | None, node_refs: Sequence[str], budget_bytes: int) -> str:
-    """The ``<persistent_memory>`` element within its own budget, or ""."""
+def persistent_block(persistent: str | None, budget_bytes: int) -> str:
+    """The ``<persistent_memory>`` element within its own budget, or "".
+
+    It carries no graph uuids: they cost bytes in every prompt and tell the model nothing.
+    """
     if not persistent or not persistent.strip() or budget_bytes <= 0:
         return ""
-    refs = " ".join(ref for ref in node_refs[:NODE_REFS_MAX] if ref and " " not in ref)
-    attribute = quoteattr(INVALID_XML.sub("", truncate_utf8(refs, 1500)))
-    head = f"  <persistent_memory node_refs={attribute}>\n"
+    head = "  <persistent_memory>\n"
     tail = "\n  </persistent_memory>"
     room = budget_bytes - len(head.encode()) - len(tail)
     return f"{head}{fit_bytes(persistent.strip(), room)}{tail}" if room > 0 else ""
@@ -220,7 +220,6 @@ def compose_envelope(
     snapshot: Snapshot,
     *,
     persistent: str | None = None,
-    node_refs: Sequence[str] = (),
     budget_bytes: int,
     snapshot_budget_bytes: int,
     persistent_budget_bytes: int = PERSISTENT_BUDGET_BYTES,
@@ -230,7 +229,6 @@ def compose_envelope(
     Args:
         snapshot: The session's snapshot.
         persistent: Cached long-term facts (the cache is its only source), optional.
-        node_refs: Graph node uuids behind ``persistent``.
         budget_bytes: Hard cap on the whole envelope (UTF-8 bytes).
         snapshot_budget_bytes: Cap on the snapshot items (everything but the request and
             the persistent memory).
@@ -241,7 +239,7 @@ def compose_envelope(
     """
     entries = candidates(snapshot)
     request = request_text(snapshot, entries)
-    memory = persistent_block(persistent, tuple(node_refs), persistent_budget_bytes)
+    memory = persistent_block(persistent, persistent_budget_bytes)
     for top, block in attempts(request, memory):
         envelope = fit(top, entries, block, budget_bytes, snapshot_budget_bytes)
         if envelope:

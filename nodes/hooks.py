@@ -125,7 +125,6 @@ def envelope_for(state: HookState, settings: Settings) -> str:
     return compose_envelope(
         state.get("snapshot") or Snapshot(),
         persistent=recall.text if recall else None,
-        node_refs=tuple(recall.node_refs) if recall else (),
         budget_bytes=settings.envelope.budget_bytes,
         snapshot_budget_bytes=settings.snapshot.budget_bytes,
         persistent_budget_bytes=settings.envelope.persistent_budget_bytes,
@@ -163,6 +162,19 @@ async def hand_over_envelope(state: HookState, runtime: Runtime[PlaitContext]) -
 async def schedule_drain(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Ask for a background drain (on idle and after a compaction)."""
     runtime.context.scheduler.schedule_drain(runtime.context.group_id)
+    return {}
+
+
+async def schedule_prefetch(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """A new root session: fetch the project's long-term memory before its first model call.
+
+    A refresh without a query caches the project's newest decisions, rules and preferences for
+    the session; the first turn's own query refreshes it again.
+    """
+    session = state["session"]
+    if session.session_id == session.root_session_id:
+        context = runtime.context
+        context.scheduler.schedule_refresh(context.group_id, session.root_session_id, "")
     return {}
 
 
@@ -210,14 +222,16 @@ def route_after_capture_events(state: HookState) -> Route:
 
 def route_after_fold_snapshot(
     state: HookState,
-) -> Literal["read_cache", "compaction", "schedule_drain", "__end__"]:
-    """A user turn or a model call composes; a compaction rebuilds; idle drains."""
+) -> Literal["read_cache", "compaction", "schedule_drain", "schedule_prefetch", "__end__"]:
+    """A user turn or a model call composes; a compaction rebuilds; idle drains; new prefetches."""
     if wants(state, UserTurn) or wants(state, ModelCall):
         return "read_cache"
     if wants(state, CompactionAfter):
         return "compaction"
     if state.get("lifecycle") == "idle":
         return "schedule_drain"
+    if state.get("lifecycle") == "created":
+        return "schedule_prefetch"
     return "__end__"
 
 
@@ -251,6 +265,7 @@ __all__ = [
     "route_after_fold_snapshot",
     "route_compaction",
     "schedule_drain",
+    "schedule_prefetch",
     "session_cache_key",
     "stage_envelope",
     "take_envelope",

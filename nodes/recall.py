@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from plait.state.events import truncate_utf8
 from plait.state.ports import MemoryHit
 
-DATED_KINDS = frozenset({"fact", "preference"})
+UNDATED_KINDS = frozenset({"entity"})
 LINE_MAX_BYTES = 400
 
 
@@ -24,9 +24,9 @@ def rank_hits(hits: Sequence[MemoryHit], *, limit: int) -> list[MemoryHit]:
 
 
 def recall_line(hit: MemoryHit) -> str:
-    """``- [kind] text`` on one line of at most about 400 bytes, ``(since date)`` for facts."""
+    """``- [kind] text (since date)`` on one line of at most about 400 bytes (no date: entities)."""
     valid_at = hit.valid_at
-    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind in DATED_KINDS and valid_at else ""
+    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind not in UNDATED_KINDS and valid_at else ""
     text = truncate_utf8(" ".join(hit.text.split()), LINE_MAX_BYTES)
     return f"- [{hit.kind}] {text}{since}"
 

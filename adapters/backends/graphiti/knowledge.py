@@ -27,6 +27,7 @@ from plait.adapters.backends.graphiti.factory import (
 from plait.adapters.backends.graphiti.search import search_memory
 from plait.adapters.backends.graphiti.writer import split_preferences, write_events
 from plait.errors import BackendUnavailable
+from plait.settings import os_user
 from plait.state.events import SessionEvent
 from plait.state.groups import project_name_of, user_group_id
 from plait.state.ports import MemoryHit
@@ -45,7 +46,7 @@ def unreachable(error: Exception, url: str) -> BackendUnavailable:
 
 @dataclass
 class GraphitiKnowledgeGraph:
-    """Episodes written and searched through graphiti-core; preferences go to the user group.
+    """Episodes written and searched through graphiti-core; preferences go to the user's group.
 
     Give it an open ``graphiti``, or a ``connect`` coroutine function that opens one on first
     use (retried on the next call when the server was down).
@@ -53,6 +54,7 @@ class GraphitiKnowledgeGraph:
 
     graphiti: Graphiti | None = None
     prefix: str = "plait"
+    user: str = field(default_factory=os_user)
     user_preferences: bool = True
     server: str = "FalkorDB"
     connect: Callable[[], Awaitable[Graphiti]] | None = None
@@ -71,7 +73,7 @@ class GraphitiKnowledgeGraph:
             return self.graphiti
 
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
-        """Write each event as its own episode; count the new ones.
+        """Write the events as one episode (per group); count the new ones.
 
         Preferences go to the user's group (cross-project) when ``user_preferences``. The
         two groups are written concurrently (each is its own graph, and graphiti-core scopes
@@ -83,7 +85,7 @@ class GraphitiKnowledgeGraph:
             split_preferences(events) if self.user_preferences else (list(events), [])
         )
         graphiti = await self.ready()
-        writes = [(group_id, rest), (user_group_id(self.prefix), preferences)]
+        writes = [(group_id, rest), (user_group_id(self.prefix, self.user), preferences)]
         results = await asyncio.gather(
             *(write_events(graphiti, group, batch, project) for group, batch in writes if batch),
             return_exceptions=True,
@@ -150,6 +152,7 @@ async def open_knowledge_graph(settings: Settings, falkordb_url: str) -> Graphit
 
     return GraphitiKnowledgeGraph(
         prefix=settings.graphiti.group_id_prefix,
+        user=settings.graphiti.resolved_user(),
         server=redacted_url(falkordb_url),
         connect=connect,
     )
