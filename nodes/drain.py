@@ -23,7 +23,7 @@ from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
-from plait.state.recall import IndexedTurn, indexed_turn, is_indexed
+from plait.state.recall import KEYED_KINDS, IndexedTurn, indexed_turn, is_indexed
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
@@ -66,17 +66,32 @@ def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
     return ceiling * (random.random() if jitter is None else jitter)
 
 
+def replaces_one_of(claimed: QueueEntry, chunk: list[QueueEntry]) -> bool:
+    """Whether a decision, rule or preference has the key of one already in the chunk.
+
+    The graph invalidates an older fact only from a later episode, so a reversal starts one.
+    """
+    event = claimed.event
+    if event.kind not in KEYED_KINDS or not event.key:
+        return False
+    return any(c.event.kind in KEYED_KINDS and c.event.key == event.key for c in chunk)
+
+
 def chunk_episodes(
     batch: list[QueueEntry], *, max_events: int, max_bytes: int
 ) -> list[list[QueueEntry]]:
-    """Split a batch into episodes: one group and root session each, in order, within limits."""
+    """Split a batch into episodes: one group and root session each, in order, within limits.
+
+    A decision, rule or preference that reverses one in the episode so far starts a new one.
+    """
     chunks: list[list[QueueEntry]] = []
     for _, run in groupby(batch, key=lambda c: (c.group_id, c.event.root_session_id)):
         current: list[QueueEntry] = []
         size = 0
         for claimed in run:
             weight = len(claimed.event.model_dump_json().encode())
-            if current and (len(current) >= max_events or size + weight > max_bytes):
+            full = len(current) >= max_events or size + weight > max_bytes
+            if current and (full or replaces_one_of(claimed, current)):
                 chunks.append(current)
                 current, size = [], 0
             current.append(claimed)
