@@ -57,7 +57,6 @@ SHOWN_KINDS = frozenset(
         EventKind.DISCOVERY.value,
         EventKind.ERROR_RESOLVED.value,
         EventKind.TASK_COMPLETE.value,
-        EventKind.COMPACTION_SUMMARY.value,
         EventKind.SUBAGENT_FINISH.value,
         EventKind.ENV_CHANGE.value,
     }
@@ -69,6 +68,9 @@ FACT_LABEL = re.compile(
     re.IGNORECASE,
 )
 TOPIC_SUFFIX = re.compile(r"\s*\(topic: [^)]*\)\s*$")
+KIND_LABEL = re.compile(r"^(?:rule|decision|preference|constraint|finding|note):\s+", re.IGNORECASE)
+# "pytest succeeded": the command passed again, but what fixed it is not said.
+BARE_SUCCESS = re.compile(r"^\S+ succeeded$")
 
 
 def is_transient_failure(text: str) -> bool:
@@ -84,6 +86,8 @@ def is_lasting(event: SessionEvent) -> bool:
         return not is_transient_failure(f"{event.summary}\n{event.body[:500]}")
     if event.kind is EventKind.GIT:
         return not event.summary.startswith("branch ")
+    if event.kind is EventKind.ERROR_RESOLVED:
+        return not BARE_SUCCESS.match(event.summary)
     return True
 
 
@@ -105,7 +109,7 @@ def display_text(hit: MemoryHit) -> str:
         name, sep, summary = hit.text.partition(": ")
         lines = [TOPIC_SUFFIX.sub("", line) for line in summary.split("\n")]
         return f"{name}{sep}{' '.join(lines)}" if sep else name
-    return TOPIC_SUFFIX.sub("", hit.text)
+    return KIND_LABEL.sub("", TOPIC_SUFFIX.sub("", hit.text))
 
 
 def core(text: str) -> str:
@@ -145,6 +149,8 @@ def shown(hit: MemoryHit) -> bool:
         return not STALE_FACT.match(hit.text) and not (
             hit.text.startswith("Error: ") and is_transient_failure(hit.text)
         )
+    if hit.kind == EventKind.ERROR_RESOLVED.value:
+        return not BARE_SUCCESS.match(hit.text)
     return True
 
 

@@ -109,11 +109,16 @@ async def next_session(console: Console, memory: Memory) -> bool:
         f"graph: {drained.written} drained now, the rest in the background during the session"
     )
     session = SessionReplay(runner=memory)
-    await session.start()
-    await session.user(NEXT_SESSION_QUESTION)
-    await memory.background.refresh(memory.group_id, session.session_id, NEXT_SESSION_QUESTION)
-    envelope = find_envelope(await session.user("Go on with the docs, then."))
-    console.print(Panel(Syntax(envelope or "(none)", "xml", word_wrap=True), title="new session"))
+    await session.start()  # session.created: plait prefetches the project's memory meanwhile
+    await memory.background.refreshed()  # (a person takes longer to type the first message)
+    envelope = find_envelope(await session.user(NEXT_SESSION_QUESTION))
+    console.print(
+        Panel(
+            Syntax(envelope or "(none)", "xml", word_wrap=True),
+            title="new session, first model call",
+            subtitle=f"{len(envelope.encode())} bytes",
+        )
+    )
     recalled = "<persistent_memory" in envelope and "redis" in envelope.lower()
     verdict = "[green]recalled[/]" if recalled else "[red]nothing recalled[/]"
     console.print(f"long-term memory: {verdict}")
