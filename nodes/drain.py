@@ -66,32 +66,37 @@ def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
     return ceiling * (random.random() if jitter is None else jitter)
 
 
-def replaces_one_of(claimed: QueueEntry, chunk: list[QueueEntry]) -> bool:
-    """Whether a decision, rule or preference has the key of one already in the chunk.
+def without_superseded(batch: list[QueueEntry]) -> list[QueueEntry]:
+    """The batch less each decision, rule or preference a later one with its key reverses.
 
-    The graph invalidates an older fact only from a later episode, so a reversal starts one.
+    The recall index keeps both (the older marked replaced); the graph gets what holds now,
+    in one episode, instead of a fact it would have to invalidate from the next one.
     """
-    event = claimed.event
-    if event.kind not in KEYED_KINDS or not event.key:
-        return False
-    return any(c.event.kind in KEYED_KINDS and c.event.key == event.key for c in chunk)
+    last: dict[tuple[str, str], int] = {}
+    for position, claimed in enumerate(batch):
+        event = claimed.event
+        if event.kind in KEYED_KINDS and event.key:
+            last[(claimed.group_id, event.key)] = position
+    return [
+        claimed
+        for position, claimed in enumerate(batch)
+        if claimed.event.kind not in KEYED_KINDS
+        or not claimed.event.key
+        or last[(claimed.group_id, claimed.event.key)] == position
+    ]
 
 
 def chunk_episodes(
     batch: list[QueueEntry], *, max_events: int, max_bytes: int
 ) -> list[list[QueueEntry]]:
-    """Split a batch into episodes: one group and root session each, in order, within limits.
-
-    A decision, rule or preference that reverses one in the episode so far starts a new one.
-    """
+    """Split a batch into episodes: one group and root session each, in order, within limits."""
     chunks: list[list[QueueEntry]] = []
     for _, run in groupby(batch, key=lambda c: (c.group_id, c.event.root_session_id)):
         current: list[QueueEntry] = []
         size = 0
         for claimed in run:
             weight = len(claimed.event.model_dump_json().encode())
-            full = len(current) >= max_events or size + weight > max_bytes
-            if current and (full or replaces_one_of(claimed, current)):
+            if current and (len(current) >= max_events or size + weight > max_bytes):
                 chunks.append(current)
                 current, size = [], 0
             current.append(claimed)
@@ -151,9 +156,10 @@ async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
 
 
 async def build_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Keep lasting knowledge once, then one episode per group and session within the limits."""
+    """Keep lasting knowledge once and current, then one episode per group and session."""
     settings = runtime.context.settings.redis
-    kept = without_repeated_events([c for c in state.get("batch", []) if is_lasting(c.event)])
+    lasting = [c for c in state.get("batch", []) if is_lasting(c.event)]
+    kept = without_superseded(without_repeated_events(lasting))
     episodes = chunk_episodes(
         kept, max_events=settings.batch_size, max_bytes=settings.batch_max_bytes
     )
@@ -250,5 +256,7 @@ __all__ = [
     "route_after_claim_batch",
     "route_after_write_episodes",
     "wait_backoff",
+    "without_repeated_events",
+    "without_superseded",
     "write_episodes",
 ]

@@ -66,6 +66,7 @@ class DrainReport:
     written: int
     dead_lettered: int
     left_queued: bool
+    drained: int = 0  # events taken off the queue (written, left out as chatter, or dead)
 
 
 class Background:
@@ -213,7 +214,7 @@ class Background:
             knowledge = await self.knowledge()
             context = self._context(knowledge, self.group_id)
             config = RunnableConfig(configurable={"thread_id": f"drain:{self.consumer}"})
-            batches = written = dead = 0
+            batches = written = dead = drained = 0
             left_queued = False
             for _ in range(max_batches):
                 if before_batch is not None:
@@ -228,11 +229,16 @@ class Background:
                 if not claimed:
                     break
                 batches += 1
+                drained += claimed
             self.written_total += written
             if batches:
                 self._embed_wanted.set()
             return DrainReport(
-                batches=batches, written=written, dead_lettered=dead, left_queued=left_queued
+                batches=batches,
+                written=written,
+                dead_lettered=dead,
+                left_queued=left_queued,
+                drained=drained,
             )
 
     async def _drain_once(self, context: PlaitContext, config: RunnableConfig) -> dict[str, Any]:
@@ -248,11 +254,34 @@ class Background:
         result = await self.drain_graph.ainvoke(graph_input, config=config, context=context)
         return dict(result)
 
+    async def quiet_queue(self) -> None:
+        """Wait until the queue stops growing for ``redis.drain_quiet_seconds``.
+
+        Or until it holds a full batch, or ``redis.drain_max_wait_seconds`` passed: an idle
+        period's events then drain as one episode (an LLM extractor is paid per episode).
+        Nothing waits on it for recall: searches read what is still queued.
+        """
+        settings = self.settings.redis
+        started = time.monotonic()
+        depth, since = await self.store.queue_depth(), started
+        step = max(0.01, min(1.0, settings.drain_quiet_seconds / 4))
+        while depth and depth < settings.batch_size:
+            now = time.monotonic()
+            if now - since >= settings.drain_quiet_seconds:
+                return
+            if now - started >= settings.drain_max_wait_seconds:
+                return
+            await asyncio.sleep(step)
+            latest = await self.store.queue_depth()
+            if latest != depth:
+                depth, since = latest, time.monotonic()
+
     async def _drain_loop(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drain_wanted.wait(), self.interval_seconds)
             self._drain_wanted.clear()
+            await self.quiet_queue()
             work = self.drain(before_batch=self.pause_for_hooks)
             report = await fail_open("drain", work, None)
             if report is None or report.left_queued:

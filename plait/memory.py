@@ -82,7 +82,9 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
             return InMemoryKnowledgeGraph()
         from plait.adapters.backends.graphiti import open_knowledge_graph
 
-        return await open_knowledge_graph(backends.settings, backends.falkordb_url)
+        return await open_knowledge_graph(
+            backends.settings, backends.falkordb_url, spend_cache=backends.store
+        )
 
     return open_knowledge
 

@@ -73,11 +73,22 @@ class RedisSettings(Section):
     """The hot tier and the drain queue."""
 
     url: str | None = Field(default=None, description="Redis URL; unset runs the embedded server.")
-    batch_size: int = Field(default=20, ge=1, le=10_000, description="Events per drain batch.")
+    batch_size: int = Field(
+        default=100, ge=1, le=10_000, description="Events per drain batch (and per episode)."
+    )
     batch_max_bytes: int = Field(default=51_200, ge=1024, description="Bytes per drain batch.")
     session_ttl_seconds: int = Field(default=86_400, ge=60, description="Session data lifetime.")
     cache_ttl_seconds: int = Field(default=600, ge=1, description="Long-term search cache TTL.")
     drain_retry_max: int = Field(default=3, ge=1, le=100, description="Tries before dead letter.")
+    drain_quiet_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="A background drain waits for the queue to stop growing this long (or a "
+        "full batch), so an idle period's events become one episode.",
+    )
+    drain_max_wait_seconds: float = Field(
+        default=600.0, ge=0, description="A background drain waits no longer than this."
+    )
     claim_idle_ms: int = Field(
         default=60_000,
         ge=0,

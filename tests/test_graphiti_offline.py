@@ -360,7 +360,7 @@ async def test_a_new_decision_on_the_same_topic_supersedes_the_old(graphiti) -> 
     group_id = group()
     old = event(1, EventKind.DECISION, "Use tabs for indentation", key="indent")
     new = event(2, EventKind.DECISION, "Use four spaces for indentation", key="indent")
-    # the drain starts a new episode where a key repeats (plait.nodes.drain.chunk_episodes)
+    # in two drain batches (within one, the drain sends only the newer: without_superseded)
     await write_events(graphiti, group_id, [old], project="shop")
     await write_events(graphiti, group_id, [new], project="shop")
     hits = await search_memory(graphiti, "indentation tabs spaces", [group_id], 10)
