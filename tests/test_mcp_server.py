@@ -323,7 +323,8 @@ async def test_mcp_memory_tools_remember_then_recall_in_another_session(
             client, "memory_remember", text=decision, kind="decision", session_id=session
         )
         assert saved == f"Remembered (decision): {decision}"
-        assert (await memory.background.drain()).dead_lettered == 0
+        # recallable at once: nothing has drained yet, the search reads the queue too
+        assert await memory.store.queue_depth() >= 1
         found = await call(
             client, "memory_recall", query="what does the drain queue use?", session_id="later"
         )
