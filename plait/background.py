@@ -334,9 +334,7 @@ class Background:
     async def search(self, group_id: str, query: str, limit: int) -> list[MemoryHit]:
         """What plait serves for ``query`` (:func:`plait.nodes.memory_search.search_memory`)."""
         context = self._context(await self._knowledge_or_none(), group_id)
-        return await search_memory(
-            context, query, recall_groups(group_id, self.settings), limit
-        )
+        return await search_memory(context, query, recall_groups(group_id, self.settings), limit)
 
     async def refresh(self, group_id: str, root_session_id: str, query: str) -> CachedRecall | None:
         """Search long-term memory for ``query`` (prefetch when "") and cache the result now."""

@@ -118,7 +118,10 @@ async def test_recall_searches_long_term_memory_from_the_shell(
 
 
 def test_recall_says_when_the_graph_server_is_down(
-    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
     monkeypatch.setenv("PLAIT_FALKORDB__URL", "redis://127.0.0.1:1")

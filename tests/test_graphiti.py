@@ -90,7 +90,11 @@ async def test_a_write_is_one_episode_and_a_paraphrase_recalls_the_decision(
     assert set(episodes) == {episode_uuid(group_id, DECISION)}  # one episode, its first event's
     episode = episodes[episode_uuid(group_id, DECISION)]
     project, lines = parse_episode_body(episode["content"])
-    assert project == "shop" and [line.kind for line in lines] == ["decision", "error_resolved", "rule"]
+    assert project == "shop" and [line.kind for line in lines] == [
+        "decision",
+        "error_resolved",
+        "rule",
+    ]
     assert lines[0].refs == ("shop/orders/models.py",) and lines[0].key == "orders-storage"
     assert datetime.fromisoformat(episode["valid_at"]) == RULE.time  # the newest event's
     assert knowledge.graphiti.llm_client.unknown_requests.get("ExtractedEdges", 0) == 0

@@ -45,7 +45,9 @@ def test_persistent_memory_says_each_fact_once_without_keys_or_stale_states() ->
     hits = [
         hit("fact", "Decided: Use Redis instead, we already run it. (topic: topic:export)"),
         hit("decision", "Use Redis instead, we already run it."),
-        hit("entity", "export: Decided: Use Redis instead, we already run it. (topic: topic:export)"),
+        hit(
+            "entity", "export: Decided: Use Redis instead, we already run it. (topic: topic:export)"
+        ),
         hit("prompt", "What did we just change?"),
         hit("fact", "Task update: Add the CSV export endpoint [in_progress]"),
         hit("fact", "Error: glob: ripgrep execution failed"),

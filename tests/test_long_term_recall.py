@@ -46,4 +46,3 @@ async def test_what_was_remembered_is_recalled_before_any_drain(
         hits = await memory.search("WeasyPrint")
     assert found is not None and "WeasyPrint" in found
     assert hits and hits[0].kind == "decision" and "WeasyPrint" in hits[0].text
-

@@ -18,7 +18,9 @@ START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 MODEL = "test-model"
 
 
-def turn(n: int, text: str, *, group: str = "shop", session: str = "s1", **rest: str) -> IndexedTurn:
+def turn(
+    n: int, text: str, *, group: str = "shop", session: str = "s1", **rest: str
+) -> IndexedTurn:
     return IndexedTurn(
         id=f"{group}-{session}-{n}",
         group_id=group,
@@ -118,7 +120,9 @@ async def test_recall_index_ranks_by_vectors_when_the_query_has_one(index: Recal
     await index.add_turns(CONVERSATION)
     jobs = await index.pending_embeddings(100)
     wanted = {"shop-s1-4"}  # the export turn points where the query does
-    vectors = np.array([[1.0, 0.0] if j.turn_id in wanted else [0.0, 1.0] for j in jobs], np.float32)
+    vectors = np.array(
+        [[1.0, 0.0] if j.turn_id in wanted else [0.0, 1.0] for j in jobs], np.float32
+    )
     await index.store_vectors(jobs, vectors)
     query = np.array([1.0, 0.0], np.float32)
     hits = await index.search_turns("orders export", ["shop"], 10, query_vector=query)

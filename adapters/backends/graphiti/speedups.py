@@ -82,9 +82,10 @@ def install() -> bool:
     from graphiti_core.driver import falkordb_driver
     from graphiti_core.utils import bulk_utils, datetime_utils
 
-    replace(datetime_utils, "convert_datetimes_to_strings", vector_passthrough)
-    for module in (falkordb_driver, bulk_utils):
-        module.convert_datetimes_to_strings = datetime_utils.convert_datetimes_to_strings
+    name = "convert_datetimes_to_strings"
+    replace(datetime_utils, name, vector_passthrough)
+    for module in (falkordb_driver, bulk_utils):  # they imported it by name
+        setattr(module, name, getattr(datetime_utils, name))
     replace(falkordb_driver, "_strip_nul_bytes", vector_passthrough)
     replace(falkordb_helpers, "stringify_param_value", vector_header)
     falkordb_graph.stringify_param_value = falkordb_helpers.stringify_param_value
