@@ -177,3 +177,35 @@ def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> Non
     )
     write_section(output, "LLM cost", body)
     console.print(table)
+
+
+@bench_app.command("turns")
+def bench_turns_command(
+    dataset: Annotated[Path, typer.Option(help="Recall dataset JSON.")] = Path(
+        "datasets/devlog.json"
+    ),
+    copies: Annotated[str, typer.Option(help="Sizes, as copies of the dataset.")] = "1,10,40",
+    rounds: Annotated[int, typer.Option(help="Questions asked per size.")] = 200,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Recall index: indexing and search p50/p95 as a project's turns grow."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.turn_bench import bench_turns
+
+    sizes = tuple(int(size) for size in copies.split(","))
+    timings = bench_turns(dataset, sizes, rounds)
+    lines = ["| turns | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for t in timings:
+        turns = f"{t.turns:,}" if t.turns else "–"
+        lines.append(f"| {turns} | {t.operation} | {t.p50_ms:.1f} | {t.p95_ms:.1f} |")
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench turns --dataset {dataset} --copies {copies}`: the "
+        f"dataset's turns (repeated as further sessions) in one group of the recall index, "
+        f"{rounds} of its questions asked with words only and with vectors (random unit vectors "
+        f"of 384 dimensions: ranking cost does not depend on what they say); the last row is "
+        f"the bundled model embedding one query, which a search with vectors adds.\n\n"
+        f"{table}\n"
+    )
+    write_section(output, "Recall index search", body)
+    console.print(table)
