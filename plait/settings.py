@@ -74,9 +74,14 @@ class RedisSettings(Section):
 
     url: str | None = Field(default=None, description="Redis URL; unset runs the embedded server.")
     batch_size: int = Field(
-        default=100, ge=1, le=10_000, description="Events per drain batch (and per episode)."
+        default=500,
+        ge=1,
+        le=10_000,
+        description="Events per drain batch; an episode holds at most these and batch_max_bytes.",
     )
-    batch_max_bytes: int = Field(default=51_200, ge=1024, description="Bytes per drain batch.")
+    batch_max_bytes: int = Field(
+        default=51_200, ge=1024, description="Bytes of events per episode (bounds an LLM prompt)."
+    )
     session_ttl_seconds: int = Field(default=86_400, ge=60, description="Session data lifetime.")
     cache_ttl_seconds: int = Field(default=600, ge=1, description="Long-term search cache TTL.")
     drain_retry_max: int = Field(default=3, ge=1, le=100, description="Tries before dead letter.")

@@ -163,6 +163,7 @@ class TurnIndex:
     following: list[int] = field(default_factory=list)
     views: dict[str, BM25] = field(default_factory=lambda: {v: BM25() for v in LEXICAL_VIEWS})
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    _has_vector: dict[str, np.ndarray] = field(default_factory=dict)
     _sessions: dict[str, int] = field(default_factory=dict)
     _last_of_session: list[int] = field(default_factory=list)
     _session_turns: list[list[int]] = field(default_factory=list)
@@ -236,11 +237,16 @@ class TurnIndex:
         matrix = self.vectors.get(view)
         if matrix is None or matrix.shape[1] != vector.shape[0]:
             matrix = np.zeros((max(64, len(self.ids)), vector.shape[0]), dtype=np.float32)
+            self._has_vector[view] = np.zeros(matrix.shape[0], dtype=bool)
         if position >= matrix.shape[0]:
-            grown = np.zeros((max(position + 1, matrix.shape[0] * 2), matrix.shape[1]), np.float32)
+            size = max(position + 1, matrix.shape[0] * 2)
+            grown = np.zeros((size, matrix.shape[1]), np.float32)
             grown[: matrix.shape[0]] = matrix
-            matrix = grown
+            has = np.zeros(size, dtype=bool)
+            has[: matrix.shape[0]] = self._has_vector[view]
+            matrix, self._has_vector[view] = grown, has
         matrix[position] = vector
+        self._has_vector[view][position] = bool(vector.any())
         self.vectors[view] = matrix
 
     def dense_scores(self, query_vector: np.ndarray) -> dict[str, np.ndarray]:
@@ -249,9 +255,9 @@ class TurnIndex:
         for view, matrix in self.vectors.items():
             if matrix.shape[1] != query_vector.shape[0]:
                 continue  # vectors of another model: not comparable
-            rows = matrix[: len(self.ids)]
-            scores = (rows @ query_vector).astype(np.float64)
-            scores[~rows.any(axis=1)] = np.nan
+            count = len(self.ids)
+            scores = (matrix[:count] @ query_vector).astype(np.float64)
+            scores[~self._has_vector[view][:count]] = np.nan
             out[view] = scores
         return out
 
