@@ -255,6 +255,7 @@ __all__ = [
     "route_after_build_episodes",
     "route_after_claim_batch",
     "route_after_write_episodes",
+    "turns_of_batch",
     "wait_backoff",
     "without_repeated_events",
     "without_superseded",

@@ -17,7 +17,7 @@ prompt); this module decides what else happens to it:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import MemoryHit
@@ -89,18 +89,6 @@ def is_lasting(event: SessionEvent) -> bool:
     if event.kind is EventKind.ERROR_RESOLVED:
         return not BARE_SUCCESS.match(event.summary)
     return True
-
-
-def without_repeats(events: Iterable[SessionEvent]) -> list[SessionEvent]:
-    """Events in order, a repeat (same kind and wording) dropped: duplicates merge."""
-    seen: set[tuple[str, str]] = set()
-    kept = []
-    for event in events:
-        slot = (event.kind.value, " ".join(event.summary.lower().split()))
-        if slot not in seen:
-            seen.add(slot)
-            kept.append(event)
-    return kept
 
 
 def display_text(hit: MemoryHit) -> str:
@@ -183,5 +171,4 @@ __all__ = [
     "is_lasting",
     "is_transient_failure",
     "select_hits",
-    "without_repeats",
 ]

@@ -1,4 +1,4 @@
-"""Pure helpers for long-term recall: ranking hits and rendering ``<persistent_memory>`` text."""
+"""Pure helpers for long-term recall: rendering ``<persistent_memory>`` text within a budget."""
 
 from __future__ import annotations
 
@@ -9,18 +9,6 @@ from plait.state.ports import MemoryHit
 
 UNDATED_KINDS = frozenset({"entity"})
 LINE_MAX_BYTES = 400
-
-
-def rank_hits(hits: Sequence[MemoryHit], *, limit: int) -> list[MemoryHit]:
-    """Best score first, facts before entities before episodes on ties; one hit per text."""
-    seen: set[str] = set()
-    ranked = []
-    for hit in sorted(hits, key=lambda h: (-h.score, h.tie_rank)):
-        key = " ".join(hit.text.lower().split())
-        if key and key not in seen:
-            seen.add(key)
-            ranked.append(hit)
-    return ranked[:limit]
 
 
 def recall_line(hit: MemoryHit) -> str:
@@ -53,4 +41,4 @@ def render_recall(hits: Sequence[MemoryHit], budget_bytes: int) -> tuple[str, li
     return "\n".join(lines), refs
 
 
-__all__ = ["rank_hits", "recall_line", "render_recall"]
+__all__ = ["recall_line", "render_recall"]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits, without_repeats
+from plait.nodes.drain import turns_of_batch, without_repeated_events, without_superseded
+from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits
 from plait.nodes.memory_search import place_facts
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import MemoryHit
+from plait.state.ports import MemoryHit, QueueEntry
 
 NOW = datetime.now(UTC)
 
@@ -36,11 +37,6 @@ def test_only_lasting_knowledge_goes_to_the_graph() -> None:
     )
 
 
-def test_repeats_merge() -> None:
-    events = [ev(EventKind.DECISION, "Use Redis"), ev(EventKind.DECISION, "use  redis")]
-    assert len(without_repeats(events)) == 1
-
-
 def test_persistent_memory_says_each_fact_once_without_keys_or_stale_states() -> None:
     hits = [
         hit("fact", "Decided: Use Redis instead, we already run it. (topic: topic:export)"),
@@ -66,3 +62,34 @@ def test_facts_follow_the_turn_they_were_read_from() -> None:
     turns = [hit("decision", "a", "t1"), hit("prompt", "b", "t2")]
     facts = [hit("fact", "from t2", "f1", episodes=("t2",)), hit("fact", "loose", "f2")]
     assert [h.uuid for h in place_facts(turns, facts)] == ["t1", "t2", "f1", "f2"]
+
+
+def entry(n: int, kind: EventKind, summary: str, key: str = "") -> QueueEntry:
+    event = SessionEvent(
+        id=n, root_session_id="s", session_id="s", kind=kind, summary=summary, key=key
+    )
+    return QueueEntry(entry_id=f"{n}-0", group_id="g", event=event, deliveries=1)
+
+
+def test_a_batch_sends_the_graph_only_what_holds_now() -> None:
+    batch = [
+        entry(1, EventKind.DECISION, "Use SQLite for the cache", "topic:cache"),
+        entry(2, EventKind.DECISION, "Use Redis for the cache", "topic:cache"),
+        entry(3, EventKind.RULE, "Never commit to main", "topic:git"),
+        entry(4, EventKind.RULE, "Never commit to main", "topic:git"),
+    ]
+    kept = without_superseded(without_repeated_events(batch))
+    assert [c.event.summary for c in kept] == ["Use Redis for the cache", "Never commit to main"]
+
+
+def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_user() -> None:
+    batch = [
+        entry(1, EventKind.PROMPT, "What did we just change?"),
+        entry(2, EventKind.MESSAGE, "Sure, done."),
+        entry(3, EventKind.PREFERENCE, "I prefer small pull requests"),
+    ]
+    turns = turns_of_batch(batch, "plait-user-ada")
+    assert [(t.kind, t.group_id) for t in turns] == [
+        ("prompt", "g"),
+        ("preference", "plait-user-ada"),
+    ]

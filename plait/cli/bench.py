@@ -83,10 +83,12 @@ def bench_search_command(
     table = "\n".join(lines)
     body = (
         f"{stamp()}\n\n`uv run plait bench search`: graphs of that many fact edges seeded "
-        f"directly with offline embeddings, {rounds} refresh searches per size on the embedded "
-        f"FalkorDB server; `search_memory` is plait's refresh search (hybrid candidates of each "
-        f"kind, the lookup of what invalidated facts made stale, one cross-kind rerank), the "
-        f"other rows its parts and graphiti-core's own queries for comparison.\n\n{table}\n"
+        f"directly with offline embeddings, {rounds} searches per size on the embedded "
+        f"FalkorDB server; `search_memory` is the knowledge graph's part of plait's search "
+        f"(hybrid candidates of facts and entities, the lookup of what invalidated facts made "
+        f"stale, one cross-kind rerank, the events each fact's episode holds; turns come from "
+        f"the recall index, section Recall index search), the other rows its parts and "
+        f"graphiti-core's own queries for comparison.\n\n{table}\n"
     )
     write_section(output, "Knowledge-graph search", body)
     console.print(table)
@@ -104,7 +106,7 @@ def bench_drain_command(
     from plait.devtools.bench import seed_event, stamp, write_section
     from plait.memory import Memory
 
-    async def measure() -> tuple[int, int, int, float, float]:
+    async def measure() -> tuple[int, int, int, int, float, float]:
         with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
             async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
                 assert memory.background is not None
