@@ -188,6 +188,22 @@ def persistent_block(persistent: str | None, budget_bytes: int) -> str:
     return f"{head}{fit_bytes(persistent.strip(), room)}{tail}" if room > 0 else ""
 
 
+RECALL_LINE = re.compile(r"^- \[[a-z_]+\] (?P<text>.*?)(?: \(since \d{4}-\d{2}-\d{2}\))?$")
+
+
+def unsaid(persistent: str | None, entries: Sequence[Entry]) -> str | None:
+    """The recall lines whose text the session's own items do not already say (once is enough)."""
+    if not persistent:
+        return persistent
+    said = {normalized(entry.text) for entry in entries}
+    kept = []
+    for line in persistent.splitlines():
+        match = RECALL_LINE.match(line.strip())
+        if match is None or normalized(match["text"]) not in said:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 def assemble(lines: Sequence[str]) -> str:
     """The envelope around its section lines ("" when there are none)."""
     body = [line for line in lines if line]
@@ -239,7 +255,7 @@ def compose_envelope(
     """
     entries = candidates(snapshot)
     request = request_text(snapshot, entries)
-    memory = persistent_block(persistent, persistent_budget_bytes)
+    memory = persistent_block(unsaid(persistent, entries), persistent_budget_bytes)
     for top, block in attempts(request, memory):
         envelope = fit(top, entries, block, budget_bytes, snapshot_budget_bytes)
         if envelope:

@@ -9,6 +9,7 @@ from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits
 from plait.nodes.memory_search import place_facts
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import MemoryHit, QueueEntry
+from plait.state.snapshot import Snapshot
 
 NOW = datetime.now(UTC)
 
@@ -93,3 +94,21 @@ def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_
         ("prompt", "g"),
         ("preference", "plait-user-ada"),
     ]
+
+
+def test_the_envelope_says_a_decision_once_when_the_session_already_has_it() -> None:
+    from plait.nodes.envelope import compose_envelope
+    from plait.state.snapshot import fold_snapshot
+
+    snapshot = fold_snapshot(
+        Snapshot(), [ev(EventKind.DECISION, "Use Redis instead, we already run it.")]
+    )
+    persistent = (
+        "- [decision] Use Redis instead, we already run it. (since 2026-11-23)\n"
+        "- [rule] never commit directly to main (since 2026-11-20)"
+    )
+    envelope = compose_envelope(
+        snapshot, persistent=persistent, budget_bytes=6000, snapshot_budget_bytes=3000
+    )
+    assert envelope.count("Use Redis instead") == 1
+    assert "never commit directly to main" in envelope
