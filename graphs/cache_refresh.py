@@ -1,4 +1,4 @@
-"""The cache-refresh graph: search Graphiti for the query → rank → cache with a TTL.
+"""The cache-refresh graph: search long-term memory for the query → select → cache with a TTL.
 
 It runs in the background when a hook sees drift; the next turn's envelope reads the cache.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from plait.nodes.refresh import rank, search_graph, write_cache
+from plait.nodes.refresh import rank, search_long_term, write_cache
 from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
 
@@ -16,11 +16,11 @@ from plait.state.context import PlaitContext
 def build_cache_refresh_graph() -> StateGraph:
     """Wire the cache-refresh graph."""
     builder = StateGraph(RefreshState, context_schema=PlaitContext)
-    builder.add_node("search_graph", search_graph)
+    builder.add_node("search_long_term", search_long_term)
     builder.add_node("rank_hits", rank)
     builder.add_node("write_cache", write_cache)
-    builder.add_edge(START, "search_graph")
-    builder.add_edge("search_graph", "rank_hits")
+    builder.add_edge(START, "search_long_term")
+    builder.add_edge("search_long_term", "rank_hits")
     builder.add_edge("rank_hits", "write_cache")
     builder.add_edge("write_cache", END)
     return builder

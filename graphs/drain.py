@@ -1,4 +1,4 @@
-"""The drain graph: claim a batch → redact → build episodes → write to Graphiti → ack.
+"""The drain graph: claim a batch → redact → index → build episodes → write to Graphiti → ack.
 
 Failures retry with exponential backoff and jitter, then dead-letter after ``drain_retry_max``;
 an unreachable graph server leaves the batch queued. Checkpointed per consumer: a worker killed
@@ -16,7 +16,9 @@ from plait.nodes.drain import (
     build_episodes,
     claim_batch,
     dead_letter_batch,
+    index_turns,
     redact_batch,
+    route_after_build_episodes,
     route_after_claim_batch,
     route_after_write_episodes,
     wait_backoff,
@@ -31,6 +33,7 @@ def build_drain_graph() -> StateGraph:
     builder = StateGraph(DrainState, context_schema=PlaitContext)
     builder.add_node("claim_batch", claim_batch)
     builder.add_node("redact_batch", redact_batch)
+    builder.add_node("index_turns", index_turns)
     builder.add_node("build_episodes", build_episodes)
     builder.add_node("write_episodes", write_episodes)
     builder.add_node("wait_backoff", wait_backoff)
@@ -38,8 +41,9 @@ def build_drain_graph() -> StateGraph:
     builder.add_node("dead_letter_batch", dead_letter_batch)
     builder.add_edge(START, "claim_batch")
     builder.add_conditional_edges("claim_batch", route_after_claim_batch)
-    builder.add_edge("redact_batch", "build_episodes")
-    builder.add_edge("build_episodes", "write_episodes")
+    builder.add_edge("redact_batch", "index_turns")
+    builder.add_edge("index_turns", "build_episodes")
+    builder.add_conditional_edges("build_episodes", route_after_build_episodes)
     builder.add_conditional_edges("write_episodes", route_after_write_episodes)
     builder.add_edge("wait_backoff", "write_episodes")
     builder.add_edge("ack_batch", END)

@@ -6,7 +6,8 @@ a model call: (record → fold →) compose → hand the envelope over; a bare o
 compaction before: the compaction graph hands the envelope to the summarizer
 compaction after: record → fold → compaction
 anything else (tool results, edits, todos, idle): record → fold → refresh the staged envelope
-when the events changed it (→ drain when idle)
+when the events changed it (→ drain when idle; a new root session: prefetch its project's
+long-term memory)
 a tool call: the tool policy
 """
 
@@ -32,6 +33,7 @@ from plait.nodes.hooks import (
     route_after_fold_snapshot,
     route_after_refresh_envelope,
     schedule_drain,
+    schedule_prefetch,
     stage_envelope,
     take_envelope,
 )
@@ -58,6 +60,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
     builder.add_node("compaction", build_compaction_graph().compile())
     builder.add_node("refresh_envelope", refresh_envelope)
     builder.add_node("schedule_drain", schedule_drain)
+    builder.add_node("schedule_prefetch", schedule_prefetch)
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
     builder.add_edge(START, "adapt_payload")
@@ -75,6 +78,7 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
         "take_envelope",
         "compaction",
         "schedule_drain",
+        "schedule_prefetch",
     )
     for node in (*last_nodes, "apply_tool_policy"):
         builder.add_edge(node, END)

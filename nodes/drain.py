@@ -1,4 +1,10 @@
-"""Nodes of the drain graph: claim → redact → build episodes → write → ack, with retry and DLQ."""
+"""Nodes of the drain graph: claim → redact → index → build episodes → write → ack, retry, DLQ.
+
+Every claimed event that is not chatter goes into the recall index at once (a local write,
+milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
+knowledge graph, grouped: one episode per root session and batch, which is what an LLM
+extractor is paid per.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,15 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from plait.boundary import attempt, describe
+from plait.boundary import attempt, describe, fail_open
 from plait.errors import BackendUnavailable, PlaitError
+from plait.nodes.lasting import is_lasting
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
+from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
+from plait.state.recall import KEYED_KINDS, IndexedTurn, indexed_turn, is_indexed
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
@@ -21,14 +30,59 @@ CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 
 
 def is_chatter(event: SessionEvent) -> bool:
-    """Assistant chatter and raw tool output stay out of the knowledge graph."""
+    """Assistant chatter and raw tool output stay out of the knowledge graph and the index."""
     return event.kind in CHATTER_KINDS
+
+
+def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:
+    """The batch with a repeat (same group, session, kind and wording) dropped: it merges."""
+    seen: set[tuple[str, str, str, str]] = set()
+    kept = []
+    for claimed in batch:
+        event = claimed.event
+        slot = (claimed.group_id, event.root_session_id, event.kind.value, event.summary.lower())
+        if slot not in seen:
+            seen.add(slot)
+            kept.append(claimed)
+    return kept
+
+
+def turns_of_batch(batch: list[QueueEntry], user_group: str) -> list[IndexedTurn]:
+    """The recall-index turns of a batch; preferences belong to the user's group."""
+    return [
+        indexed_turn(
+            user_group if claimed.event.kind is EventKind.PREFERENCE else claimed.group_id,
+            claimed.event,
+        )
+        for claimed in batch
+        if is_indexed(claimed.event)
+    ]
 
 
 def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
     """Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2**attempt)]."""
     ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
     return ceiling * (random.random() if jitter is None else jitter)
+
+
+def without_superseded(batch: list[QueueEntry]) -> list[QueueEntry]:
+    """The batch less each decision, rule or preference a later one with its key reverses.
+
+    The recall index keeps both (the older marked replaced); the graph gets what holds now,
+    in one episode, instead of a fact it would have to invalidate from the next one.
+    """
+    last: dict[tuple[str, str], int] = {}
+    for position, claimed in enumerate(batch):
+        event = claimed.event
+        if event.kind in KEYED_KINDS and event.key:
+            last[(claimed.group_id, event.key)] = position
+    return [
+        claimed
+        for position, claimed in enumerate(batch)
+        if claimed.event.kind not in KEYED_KINDS
+        or not claimed.event.key
+        or last[(claimed.group_id, claimed.event.key)] == position
+    ]
 
 
 def chunk_episodes(
@@ -82,10 +136,24 @@ async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
     return {"batch": redacted}
 
 
+async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Add the batch to the recall index before the slow graph write (fails open: logged)."""
+    context = runtime.context
+    if context.recall is None:
+        return {}
+    graphiti = context.settings.graphiti
+    user = user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
+    turns = turns_of_batch(state.get("batch", []), user)
+    if turns:
+        await fail_open("recall indexing", context.recall.add_turns(turns), 0)
+    return {}
+
+
 async def build_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Drop chatter, then split into per-group, per-session episodes within the batch limits."""
+    """Keep lasting knowledge once and current, then one episode per group and session."""
     settings = runtime.context.settings.redis
-    kept = [c for c in state.get("batch", []) if not is_chatter(c.event)]
+    lasting = [c for c in state.get("batch", []) if is_lasting(c.event)]
+    kept = without_superseded(without_repeated_events(lasting))
     episodes = chunk_episodes(
         kept, max_events=settings.batch_size, max_bytes=settings.batch_max_bytes
     )
@@ -157,7 +225,7 @@ async def isolate_failures(
     """Write each event of ``batch`` alone; ack it, or dead-letter it with why. (dead, written)."""
     dead = written = 0
     for claimed in batch:
-        if is_chatter(claimed.event):
+        if not is_lasting(claimed.event):  # kept out of the graph (it is in the recall index)
             await context.queue.ack([claimed])
             continue
         result = await attempt(knowledge.write_episodes(claimed.group_id, [claimed.event]))
@@ -170,6 +238,13 @@ async def isolate_failures(
         await context.queue.ack([claimed])
         written += result
     return dead, written
+
+
+def route_after_build_episodes(
+    state: DrainState,
+) -> Literal["write_episodes", "ack_batch"]:
+    """Nothing worth the graph in the batch: ack it at once (it is in the recall index)."""
+    return "write_episodes" if state.get("episodes") else "ack_batch"
 
 
 def route_after_claim_batch(state: DrainState) -> Literal["redact_batch", "__end__"]:
@@ -195,17 +270,22 @@ def route_after_write_episodes(
 
 
 __all__ = [
+    "is_chatter",
     "ack_batch",
     "backoff_seconds",
     "build_episodes",
     "chunk_episodes",
     "claim_batch",
     "dead_letter_batch",
-    "is_chatter",
+    "index_turns",
     "isolate_failures",
     "redact_batch",
+    "route_after_build_episodes",
     "route_after_claim_batch",
     "route_after_write_episodes",
+    "turns_of_batch",
     "wait_backoff",
+    "without_repeated_events",
+    "without_superseded",
     "write_episodes",
 ]

@@ -23,7 +23,7 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr, unescape
+from xml.sax.saxutils import escape, unescape
 
 from plait.state.events import truncate_utf8
 from plait.state.snapshot import Item, Snapshot, is_read_only
@@ -48,7 +48,6 @@ REQUEST_CUT_BYTES = 300
 READ_FILES_MAX = 3
 ITEM_MAX_BYTES = 400
 PERSISTENT_BUDGET_BYTES = 2000
-NODE_REFS_MAX = 32
 SHORT_REQUEST_BYTES = 120
 
 
@@ -279,16 +278,33 @@ def request_line(request: str, max_bytes: int = ITEM_MAX_BYTES * 6) -> str:
     return f"  <last_request>{fit_bytes(request, max_bytes)}</last_request>" if request else ""
 
 
-def persistent_block(persistent: str | None, node_refs: Sequence[str], budget_bytes: int) -> str:
-    """The ``<persistent_memory>`` element within its own budget, or ""."""
+def persistent_block(persistent: str | None, budget_bytes: int) -> str:
+    """The ``<persistent_memory>`` element within its own budget, or "".
+
+    It carries no graph uuids: they cost bytes in every prompt and tell the model nothing.
+    """
     if not persistent or not persistent.strip() or budget_bytes <= 0:
         return ""
-    refs = " ".join(ref for ref in node_refs[:NODE_REFS_MAX] if ref and " " not in ref)
-    attribute = quoteattr(INVALID_XML.sub("", truncate_utf8(refs, 1500)))
-    head = f"  <persistent_memory node_refs={attribute}>\n"
+    head = "  <persistent_memory>\n"
     tail = "\n  </persistent_memory>"
     room = budget_bytes - len(head.encode()) - len(tail)
     return f"{head}{fit_bytes(persistent.strip(), room)}{tail}" if room > 0 else ""
+
+
+RECALL_LINE = re.compile(r"^- \[[a-z_]+\] (?P<text>.*?)(?: \(since \d{4}-\d{2}-\d{2}\))?$")
+
+
+def unsaid(persistent: str | None, entries: Sequence[Entry]) -> str | None:
+    """The recall lines whose text the session's own items do not already say (once is enough)."""
+    if not persistent:
+        return persistent
+    said = {normalized(entry.text) for entry in entries}
+    kept = []
+    for line in persistent.splitlines():
+        match = RECALL_LINE.match(line.strip())
+        if match is None or normalized(match["text"]) not in said:
+            kept.append(line)
+    return "\n".join(kept)
 
 
 def assemble(lines: Sequence[str]) -> str:
@@ -323,7 +339,6 @@ def compose_envelope(
     snapshot: Snapshot,
     *,
     persistent: str | None = None,
-    node_refs: Sequence[str] = (),
     budget_bytes: int,
     snapshot_budget_bytes: int,
     persistent_budget_bytes: int = PERSISTENT_BUDGET_BYTES,
@@ -333,7 +348,6 @@ def compose_envelope(
     Args:
         snapshot: The session's snapshot.
         persistent: Cached long-term facts (the cache is its only source), optional.
-        node_refs: Graph node uuids behind ``persistent``.
         budget_bytes: Hard cap on the whole envelope (UTF-8 bytes).
         snapshot_budget_bytes: Cap on the snapshot items (everything but the request and
             the persistent memory).
@@ -344,7 +358,7 @@ def compose_envelope(
     """
     entries = candidates(snapshot)
     request = request_text(snapshot, entries)
-    memory = persistent_block(persistent, tuple(node_refs), persistent_budget_bytes)
+    memory = persistent_block(unsaid(persistent, entries), persistent_budget_bytes)
     room = budget_bytes - MARK_BYTES
     for top, block in attempts(request, memory):
         envelope = fit(top, entries, block, room, snapshot_budget_bytes)

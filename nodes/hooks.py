@@ -133,7 +133,6 @@ def envelope_for(state: HookState, settings: Settings) -> str:
     return compose_envelope(
         state.get("snapshot") or Snapshot(),
         persistent=recall.text if recall else None,
-        node_refs=tuple(recall.node_refs) if recall else (),
         budget_bytes=settings.envelope.budget_bytes,
         snapshot_budget_bytes=settings.snapshot.budget_bytes,
         persistent_budget_bytes=settings.envelope.persistent_budget_bytes,
@@ -201,6 +200,19 @@ async def schedule_drain(state: HookState, runtime: Runtime[PlaitContext]) -> di
     return {}
 
 
+async def schedule_prefetch(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """A new root session: fetch the project's long-term memory before its first model call.
+
+    A refresh without a query caches the project's newest decisions, rules and preferences for
+    the session; the first turn's own query refreshes it again.
+    """
+    session = state["session"]
+    if session.session_id == session.root_session_id:
+        context = runtime.context
+        context.scheduler.schedule_refresh(context.group_id, session.root_session_id, "")
+    return {}
+
+
 async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """Decide whether a tool call goes ahead: allow, nudge, redirect or deny."""
     call = next(i for i in state.get("intents", []) if isinstance(i, ToolCall))
@@ -245,8 +257,10 @@ def route_after_capture_events(state: HookState) -> Route:
 
 def route_after_fold_snapshot(
     state: HookState,
-) -> Literal["read_cache", "compaction", "refresh_envelope", "schedule_drain", "__end__"]:
-    """A turn or model call composes, a compaction rebuilds, new events refresh, idle drains."""
+) -> Literal[
+    "read_cache", "compaction", "refresh_envelope", "schedule_drain", "schedule_prefetch", "__end__"
+]:
+    """Turns compose; compactions rebuild; new events refresh; idle drains; new roots prefetch."""
     if wants(state, UserTurn) or wants(state, ModelCall):
         return "read_cache"
     if wants(state, CompactionAfter):
@@ -256,9 +270,15 @@ def route_after_fold_snapshot(
     return route_after_refresh_envelope(state)
 
 
-def route_after_refresh_envelope(state: HookState) -> Literal["schedule_drain", "__end__"]:
-    """Idle drains."""
-    return "schedule_drain" if state.get("lifecycle") == "idle" else "__end__"
+def route_after_refresh_envelope(
+    state: HookState,
+) -> Literal["schedule_drain", "schedule_prefetch", "__end__"]:
+    """Idle drains; a new root session prefetches the project's long-term memory."""
+    if state.get("lifecycle") == "idle":
+        return "schedule_drain"
+    if state.get("lifecycle") == "created":
+        return "schedule_prefetch"
+    return "__end__"
 
 
 def route_after_compose_envelope(
@@ -293,6 +313,7 @@ __all__ = [
     "route_after_refresh_envelope",
     "route_compaction",
     "schedule_drain",
+    "schedule_prefetch",
     "session_cache_key",
     "stage_envelope",
     "take_envelope",

@@ -1,4 +1,4 @@
-"""Pure helpers for long-term recall: ranking hits and rendering ``<persistent_memory>`` text."""
+"""Pure helpers for long-term recall: rendering ``<persistent_memory>`` text within a budget."""
 
 from __future__ import annotations
 
@@ -7,26 +7,14 @@ from collections.abc import Sequence
 from plait.state.events import truncate_utf8
 from plait.state.ports import MemoryHit
 
-DATED_KINDS = frozenset({"fact", "preference"})
+UNDATED_KINDS = frozenset({"entity"})
 LINE_MAX_BYTES = 400
 
 
-def rank_hits(hits: Sequence[MemoryHit], *, limit: int) -> list[MemoryHit]:
-    """Best score first, facts before entities before episodes on ties; one hit per text."""
-    seen: set[str] = set()
-    ranked = []
-    for hit in sorted(hits, key=lambda h: (-h.score, h.tie_rank)):
-        key = " ".join(hit.text.lower().split())
-        if key and key not in seen:
-            seen.add(key)
-            ranked.append(hit)
-    return ranked[:limit]
-
-
 def recall_line(hit: MemoryHit) -> str:
-    """``- [kind] text`` on one line of at most about 400 bytes, ``(since date)`` for facts."""
+    """``- [kind] text (since date)`` on one line of at most about 400 bytes (no date: entities)."""
     valid_at = hit.valid_at
-    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind in DATED_KINDS and valid_at else ""
+    since = f" (since {valid_at:%Y-%m-%d})" if hit.kind not in UNDATED_KINDS and valid_at else ""
     text = truncate_utf8(" ".join(hit.text.split()), LINE_MAX_BYTES)
     return f"- [{hit.kind}] {text}{since}"
 
@@ -53,4 +41,4 @@ def render_recall(hits: Sequence[MemoryHit], budget_bytes: int) -> tuple[str, li
     return "\n".join(lines), refs
 
 
-__all__ = ["rank_hits", "recall_line", "render_recall"]
+__all__ = ["recall_line", "render_recall"]

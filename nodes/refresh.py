@@ -1,4 +1,9 @@
-"""Nodes of the cache-refresh graph: search long-term memory, rank, cache for the next turn."""
+"""Nodes of the cache-refresh graph: search long-term memory, select, cache for the next turn.
+
+A refresh with a query searches (:func:`plait.nodes.memory_search.search_memory`); one without
+(a session just created) prefetches the project's newest decisions, rules and preferences, so
+the first model call of a new session already carries them.
+"""
 
 from __future__ import annotations
 
@@ -7,36 +12,31 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from plait.nodes.hooks import project_cache_key, session_cache_key
-from plait.nodes.recall import rank_hits, render_recall
+from plait.nodes.lasting import select_hits
+from plait.nodes.memory_search import prefetch_memory, recall_groups, search_memory
+from plait.nodes.recall import render_recall
 from plait.redact import redact
-from plait.settings import Settings
 from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
-from plait.state.groups import user_group_id
 from plait.state.hooks import CachedRecall
 from plait.state.ports import MemoryHit
 
-
-def recall_groups(group_id: str, settings: Settings) -> list[str]:
-    """The groups a recall searches: the project's, and the user's preferences."""
-    return [group_id, user_group_id(settings.graphiti.group_id_prefix)]
+CANDIDATES_PER_SHOWN = 3
 
 
-async def search_graph(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Hybrid search of the project group and the user's preference group.
+async def search_long_term(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Search the project's and the user's memory for the query (prefetch without one).
 
     The project's saved observations (its brief, the best matches) come first.
     """
     context = runtime.context
+    groups = recall_groups(state["group_id"], context.settings)
+    depth = context.settings.graphiti.search_limit * CANDIDATES_PER_SHOWN
+    query = state.get("query", "")
     observed = await observation_hits(state, context)
-    if context.knowledge is None:
-        return {"hits": observed}
-    found = await context.knowledge.search(
-        state["query"],
-        recall_groups(state["group_id"], context.settings),
-        context.settings.graphiti.search_limit,
-    )
-    return {"hits": [*observed, *found]}
+    if query.strip():
+        return {"hits": [*observed, *await search_memory(context, query, groups, depth)]}
+    return {"hits": [*observed, *await prefetch_memory(context, groups, depth)]}
 
 
 async def observation_hits(state: RefreshState, context: PlaitContext) -> list[MemoryHit]:
@@ -44,13 +44,13 @@ async def observation_hits(state: RefreshState, context: PlaitContext) -> list[M
     if context.observations is None:
         return []
     limit = context.settings.graphiti.search_limit
-    return await context.observations.recall_hits(state["group_id"], state["query"], limit)
+    return await context.observations.recall_hits(state["group_id"], state.get("query", ""), limit)
 
 
 async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Drop repeats, best first, within the search limit."""
+    """Keep what ``<persistent_memory>`` shows: lasting, current, each fact once, in order."""
     limit = runtime.context.settings.graphiti.search_limit
-    return {"hits": rank_hits(state.get("hits", []), limit=limit)}
+    return {"hits": select_hits(state.get("hits", []), limit)}
 
 
 async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -60,7 +60,7 @@ async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> di
     """
     settings = runtime.context.settings
     text, refs = render_recall(state.get("hits", []), settings.envelope.persistent_budget_bytes)
-    recall = CachedRecall(query=redact(state["query"]), text=redact(text), node_refs=refs)
+    recall = CachedRecall(query=redact(state.get("query", "")), text=redact(text), node_refs=refs)
     payload = recall.model_dump_json()
     ttl = settings.redis.cache_ttl_seconds
     cache = runtime.context.cache
@@ -72,4 +72,4 @@ async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> di
     return {"recall": recall}
 
 
-__all__ = ["rank", "recall_groups", "search_graph", "write_cache"]
+__all__ = ["rank", "recall_groups", "search_long_term", "write_cache"]

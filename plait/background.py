@@ -1,4 +1,4 @@
-"""Background work of a plait process: the drain loop and cache refreshes, off the hot path.
+"""Background work of a plait process: drain, embedding and cache refreshes, off the hot path.
 
 The process holding :class:`plait.Memory` (the demo, ``plait serve``) runs these itself;
 ``plait worker`` runs the same loops as a separate process. Several workers share the queue
@@ -8,6 +8,10 @@ In a process that also serves hooks, the loops share its event loop, so they yie
 path: each drain batch and each refresh starts only after a pause of ``quiet_seconds`` with no
 hook in flight (:meth:`Background.hot_path` marks one), or once it has waited
 ``max_defer_seconds``, so a busy session cannot starve them.
+
+The embedding pass gives the recall index's turns their vectors in batches after each drain
+(:meth:`Background.embed_pending`); it never holds the queue back, and a turn not embedded yet
+ranks by its words.
 """
 
 from __future__ import annotations
@@ -28,15 +32,18 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from plait.adapters.backends.checkpoint import plait_serializer
-from plait.boundary import fail_open
+from plait.boundary import attempt, fail_open
+from plait.errors import PlaitError
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.drain import build_drain_graph
+from plait.nodes.memory_search import recall_groups, search_memory
 from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
-from plait.state.ports import HotStore, KnowledgeGraph
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
+from plait.state.recall import RecallIndex, TextEmbedder
 
 logger = redacted_logger("plait")
 
@@ -61,6 +68,7 @@ class DrainReport:
     written: int
     dead_lettered: int
     left_queued: bool
+    drained: int = 0  # events taken off the queue (written, left out as chatter, or dead)
 
 
 class Background:
@@ -79,11 +87,14 @@ class Background:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         quiet_seconds: float = QUIET_SECONDS,
         max_defer_seconds: float = MAX_DEFER_SECONDS,
+        recall: RecallIndex | None = None,
+        embedder: TextEmbedder | None = None,
     ) -> None:
         """Nothing starts until :meth:`start`; the knowledge graph is opened lazily.
 
         ``sleep`` is the retry backoff's; ``quiet_seconds`` and ``max_defer_seconds`` say how
-        the loops yield to hooks (see the module).
+        the loops yield to hooks (see the module). ``recall`` is the recall index the drain
+        fills and searches read, ``embedder`` what gives its turns vectors (None: words only).
         """
         self.store = store
         self.settings = settings
@@ -98,6 +109,9 @@ class Background:
         self._sleep = sleep
         self._knowledge_factory = knowledge_factory
         self._knowledge: KnowledgeGraph | None = None
+        self.recall = recall
+        self.embedder = embedder if recall is not None else None
+        self.embedded_total = 0  # vectors this process has computed and kept
         self._knowledge_lock = asyncio.Lock()
         self.drain_graph: CompiledStateGraph = build_drain_graph().compile(
             checkpointer=checkpointer or InMemorySaver(serde=plait_serializer())
@@ -111,8 +125,11 @@ class Background:
         # Set by the process's Memory: session summaries and observations in recall.
         self.summarizer: Summarizer | None = None
         self.observations: ObservationRecall | None = None
+        self._refreshing = 0
+        self._embed_wanted = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._drain_lock = asyncio.Lock()
+        self._embed_lock = asyncio.Lock()
 
     # -- Scheduler ------------------------------------------------------------------------------
     def schedule_drain(self, group_id: str) -> None:
@@ -161,6 +178,8 @@ class Background:
                 asyncio.create_task(self._refresh_loop(), name="plait-refresh"),
                 asyncio.create_task(self._summary_loop(), name="plait-summaries"),
             ]
+            if self.embedder is not None:
+                self._tasks.append(asyncio.create_task(self._embed_loop(), name="plait-embed"))
 
     async def aclose(self) -> None:
         """Stop the loops and close the knowledge graph."""
@@ -173,6 +192,8 @@ class Background:
         if self._knowledge is not None:
             await self._knowledge.aclose()
             self._knowledge = None
+        if self.recall is not None:
+            await self.recall.aclose()
 
     async def knowledge(self) -> KnowledgeGraph:
         """The knowledge graph, opened on first use."""
@@ -181,12 +202,14 @@ class Background:
                 self._knowledge = await self._knowledge_factory()
             return self._knowledge
 
-    def _context(self, knowledge: KnowledgeGraph, group_id: str) -> PlaitContext:
+    def _context(self, knowledge: KnowledgeGraph | None, group_id: str) -> PlaitContext:
         return PlaitContext.over(
             self.store,
             settings=self.settings,
             group_id=group_id,
             knowledge=knowledge,
+            recall=self.recall,
+            embedder=self.embedder,
             sleep=self._sleep,
             observations=self.observations,
         )
@@ -206,7 +229,7 @@ class Background:
             knowledge = await self.knowledge()
             context = self._context(knowledge, self.group_id)
             config = RunnableConfig(configurable={"thread_id": f"drain:{self.consumer}"})
-            batches = written = dead = 0
+            batches = written = dead = drained = 0
             left_queued = False
             for _ in range(max_batches):
                 if before_batch is not None:
@@ -221,9 +244,16 @@ class Background:
                 if not claimed:
                     break
                 batches += 1
+                drained += claimed
             self.written_total += written
+            if batches:
+                self._embed_wanted.set()
             return DrainReport(
-                batches=batches, written=written, dead_lettered=dead, left_queued=left_queued
+                batches=batches,
+                written=written,
+                dead_lettered=dead,
+                left_queued=left_queued,
+                drained=drained,
             )
 
     async def _drain_once(self, context: PlaitContext, config: RunnableConfig) -> dict[str, Any]:
@@ -239,25 +269,101 @@ class Background:
         result = await self.drain_graph.ainvoke(graph_input, config=config, context=context)
         return dict(result)
 
+    async def quiet_queue(self) -> None:
+        """Wait until the queue stops growing for ``redis.drain_quiet_seconds``.
+
+        Or until it holds a full batch, or ``redis.drain_max_wait_seconds`` passed: an idle
+        period's events then drain as one episode (an LLM extractor is paid per episode).
+        Nothing waits on it for recall: searches read what is still queued.
+        """
+        settings = self.settings.redis
+        started = time.monotonic()
+        depth, since = await self.store.queue_depth(), started
+        step = max(0.01, min(1.0, settings.drain_quiet_seconds / 4))
+        while depth and depth < settings.batch_size:
+            now = time.monotonic()
+            if now - since >= settings.drain_quiet_seconds:
+                return
+            if now - started >= settings.drain_max_wait_seconds:
+                return
+            await asyncio.sleep(step)
+            latest = await self.store.queue_depth()
+            if latest != depth:
+                depth, since = latest, time.monotonic()
+
     async def _drain_loop(self) -> None:
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drain_wanted.wait(), self.interval_seconds)
             self._drain_wanted.clear()
+            await self.quiet_queue()
             work = self.drain(before_batch=self.pause_for_hooks)
             report = await fail_open("drain", work, None)
             if report is None or report.left_queued:
                 await asyncio.sleep(min(self.interval_seconds, 5.0))
 
-    # -- cache refresh --------------------------------------------------------------------------
+    # -- embedding ------------------------------------------------------------------------------
+    async def embed_pending(
+        self,
+        *,
+        max_batches: int | None = None,
+        before_batch: Callable[[], Awaitable[None]] | None = None,
+    ) -> int:
+        """Give the recall index's new turns their vectors, a batch at a time; how many.
+
+        ``before_batch`` is awaited before each batch (the loop passes :meth:`pause_for_hooks`).
+        """
+        if self.recall is None or self.embedder is None:
+            return 0
+        batch = self.settings.recall.embed_batch
+        stored = done = 0
+        async with self._embed_lock:
+            while max_batches is None or done < max_batches:
+                if before_batch is not None:
+                    await before_batch()
+                jobs = await self.recall.pending_embeddings(batch)
+                if not jobs:
+                    break
+                vectors = await self.embedder.embed_passages([job.text for job in jobs])
+                stored += await self.recall.store_vectors(jobs, vectors)
+                done += 1
+        self.embedded_total += stored
+        return stored
+
+    async def _embed_loop(self) -> None:
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._embed_wanted.wait(), self.interval_seconds)
+            self._embed_wanted.clear()
+            await fail_open("embedding", self.embed_pending(before_batch=self.pause_for_hooks), 0)
+
+    # -- search and cache refresh ---------------------------------------------------------------
+    async def _knowledge_or_none(self) -> KnowledgeGraph | None:
+        """The knowledge graph, or None when it cannot be opened (turns are still searched)."""
+        opened = await attempt(self.knowledge())
+        if isinstance(opened, PlaitError):
+            logger.warning("plait: knowledge graph unavailable: %s", opened)
+            return None
+        return opened
+
+    async def search(self, group_id: str, query: str, limit: int) -> list[MemoryHit]:
+        """What plait serves for ``query`` (:func:`plait.nodes.memory_search.search_memory`)."""
+        context = self._context(await self._knowledge_or_none(), group_id)
+        return await search_memory(context, query, recall_groups(group_id, self.settings), limit)
+
     async def refresh(self, group_id: str, root_session_id: str, query: str) -> CachedRecall | None:
-        """Search long-term memory for ``query`` and cache the result now."""
-        knowledge = await self.knowledge()
+        """Search long-term memory for ``query`` (prefetch when "") and cache the result now."""
+        knowledge = await self._knowledge_or_none()
         result = await self.refresh_graph.ainvoke(
             {"group_id": group_id, "root_session_id": root_session_id, "query": query},
             context=self._context(knowledge, group_id),
         )
         return result.get("recall")
+
+    async def refreshed(self) -> None:
+        """Wait until no refresh is queued or running (tests and the demo)."""
+        while self._refreshes or self._refreshing:
+            await asyncio.sleep(0.01)
 
     async def _refresh_loop(self) -> None:
         while True:
@@ -268,7 +374,11 @@ class Background:
                 key = next(iter(self._refreshes))
                 query = self._refreshes.pop(key)
                 group_id, root = key
-                await fail_open("cache refresh", self.refresh(group_id, root, query), None)
+                self._refreshing += 1
+                try:
+                    await fail_open("cache refresh", self.refresh(group_id, root, query), None)
+                finally:
+                    self._refreshing -= 1
 
     # -- session summaries ----------------------------------------------------------------------
     async def summarize_pending(self) -> int:

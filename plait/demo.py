@@ -102,18 +102,23 @@ NEXT_SESSION_QUESTION = "New session: which cache did we settle on for the invoi
 async def next_session(console: Console, memory: Memory) -> bool:
     """Drain the first session into the knowledge graph; show a new session recalling it."""
     assert memory.background is not None
-    drained = await memory.background.drain()
+    await memory.background.drain()
     console.rule("[bold]a new session in the same project")
     console.print(
-        f"{memory.background.written_total} events of the first session are in the knowledge "
-        f"graph: {drained.written} drained now, the rest in the background during the session"
+        "the first session is in long-term memory: every event in the recall index, "
+        f"{memory.background.written_total} of them (the lasting knowledge) in the knowledge graph"
     )
     session = SessionReplay(runner=memory)
-    await session.start()
-    await session.user(NEXT_SESSION_QUESTION)
-    await memory.background.refresh(memory.group_id, session.session_id, NEXT_SESSION_QUESTION)
-    envelope = find_envelope(await session.user("Go on with the docs, then."))
-    console.print(Panel(Syntax(envelope or "(none)", "xml", word_wrap=True), title="new session"))
+    await session.start()  # session.created: plait prefetches the project's memory meanwhile
+    await memory.background.refreshed()  # (a person takes longer to type the first message)
+    envelope = find_envelope(await session.user(NEXT_SESSION_QUESTION))
+    console.print(
+        Panel(
+            Syntax(envelope or "(none)", "xml", word_wrap=True),
+            title="new session, first model call",
+            subtitle=f"{len(envelope.encode())} bytes",
+        )
+    )
     recalled = "<persistent_memory" in envelope and "redis" in envelope.lower()
     verdict = "[green]recalled[/]" if recalled else "[red]nothing recalled[/]"
     console.print(f"long-term memory: {verdict}")

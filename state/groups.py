@@ -18,9 +18,14 @@ def group_id_for(prefix: str, project_root: Path) -> str:
     return f"{UNSAFE.sub('-', prefix)}-{name}-{digest}"
 
 
-def user_group_id(prefix: str) -> str:
-    """The group of the user's cross-project preferences."""
-    return f"{UNSAFE.sub('-', prefix)}-user"
+def user_group_id(prefix: str, user: str) -> str:
+    """The group of one user's cross-project preferences: ``<prefix>-user-<name>``.
+
+    Each user identity gets its own (configured as ``graphiti.user_id``, else the OS user), so
+    two people sharing a data dir or a graph server never read each other's preferences.
+    """
+    name = UNSAFE.sub("-", user).strip("-")[:40] or "user"
+    return f"{UNSAFE.sub('-', prefix)}-user-{name}"
 
 
 def project_name_of(group_id: str, prefix: str) -> str:

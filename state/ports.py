@@ -178,6 +178,13 @@ class DrainQueue(Protocol):
         """Mark entries as drained."""
         ...
 
+    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
+        """Entries not yet drained, of the groups, among the newest ``limit``; oldest first.
+
+        Nothing is claimed: a search reads what is still queued (``deliveries`` is 0).
+        """
+        ...
+
     async def queue_depth(self) -> int:
         """Entries not yet acknowledged (pending or never delivered)."""
         ...

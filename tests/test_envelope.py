@@ -51,11 +51,11 @@ def render(snapshot: Snapshot, **kwargs) -> str:
 
 
 def test_envelope_has_the_design_sections_in_order() -> None:
-    envelope = render(full_snapshot(), persistent="- [fact] uses FastAPI", node_refs=("u1", "u2"))
+    envelope = render(full_snapshot(), persistent="- [fact] uses FastAPI")
     root = ET.fromstring(envelope)
     assert root.tag == "session_memory" and root.get("version") == "1"
     assert [child.tag for child in root] == TAG_ORDER
-    assert root.find("persistent_memory").get("node_refs") == "u1 u2"
+    assert root.find("persistent_memory").attrib == {}  # no graph uuids in the prompt
     assert root.find("key_decisions/decision").text == "use Redis for the cache"
     assert root.find("files_in_play/file").text == "app/cache.py (edited)"
     assert "branch feature/x" in root.find("session_snapshot").text
@@ -185,16 +185,10 @@ def test_envelope_persistent_memory_has_its_own_budget_and_only_comes_from_the_c
 
 
 def test_envelope_with_only_persistent_memory() -> None:
-    envelope = render(Snapshot(), persistent="- uses FastAPI", node_refs=("n1",))
+    envelope = render(Snapshot(), persistent="- uses FastAPI")
     root = ET.fromstring(envelope)
     assert [child.tag for child in root] == ["persistent_memory"]
     assert render(Snapshot(), persistent="   ") == ""
-
-
-def test_envelope_node_refs_are_a_safe_attribute() -> None:
-    refs = ('a"b', "<x>", "ok-1", "with space")
-    envelope = render(full_snapshot(), persistent="fact", node_refs=refs)
-    assert ET.fromstring(envelope).find("persistent_memory").get("node_refs") == 'a"b <x> ok-1'
 
 
 def test_envelope_under_a_tight_budget_drops_memory_then_shortens_the_request() -> None:
@@ -259,7 +253,6 @@ def test_envelope_user_text_cannot_escape(
         budget_bytes=budget,
         snapshot_budget_bytes=snapshot_budget,
         persistent=hostile,
-        node_refs=(hostile[:30],),
     )
     assert len(envelope.encode()) <= budget
     if envelope:

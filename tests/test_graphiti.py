@@ -80,19 +80,23 @@ async def episodes_of(graph: GraphitiKnowledgeGraph, group_id: str) -> list[dict
     return records
 
 
-async def test_each_event_is_one_episode_and_a_paraphrase_recalls_the_decision(
+async def test_a_write_is_one_episode_and_a_paraphrase_recalls_the_decision(
     knowledge: GraphitiKnowledgeGraph, tmp_path: Path, prefix: str
 ) -> None:
     group_id = project_group(tmp_path, prefix)
     assert isinstance(knowledge, KnowledgeGraph)
     assert await knowledge.write_episodes(group_id, EVENTS) == 4
     episodes = {e["uuid"]: e for e in await episodes_of(knowledge, group_id)}
-    assert set(episodes) == {episode_uuid(group_id, e) for e in [DECISION, FIX, RULE]}
-    decision = episodes[episode_uuid(group_id, DECISION)]
-    project, lines = parse_episode_body(decision["content"])
-    assert project == "shop" and [line.kind for line in lines] == ["decision"]
+    assert set(episodes) == {episode_uuid(group_id, DECISION)}  # one episode, its first event's
+    episode = episodes[episode_uuid(group_id, DECISION)]
+    project, lines = parse_episode_body(episode["content"])
+    assert project == "shop" and [line.kind for line in lines] == [
+        "decision",
+        "error_resolved",
+        "rule",
+    ]
     assert lines[0].refs == ("shop/orders/models.py",) and lines[0].key == "orders-storage"
-    assert datetime.fromisoformat(decision["valid_at"]) == DECISION.time
+    assert datetime.fromisoformat(episode["valid_at"]) == RULE.time  # the newest event's
     assert knowledge.graphiti.llm_client.unknown_requests.get("ExtractedEdges", 0) == 0
 
     hits = await knowledge.search("which database did we pick for storing orders?", [group_id], 5)
@@ -109,7 +113,7 @@ async def test_replay_writes_nothing_new(
     assert await knowledge.write_episodes(group_id, [DECISION, FIX]) == 2
     assert await knowledge.write_episodes(group_id, [DECISION, FIX]) == 0
     assert await knowledge.write_episodes(group_id, [FIX, RULE, DECISION]) == 1
-    assert len(await episodes_of(knowledge, group_id)) == 3
+    assert len(await episodes_of(knowledge, group_id)) == 2  # the rule alone in a new one
 
 
 async def test_groups_are_isolated_and_preferences_are_the_users(
@@ -126,7 +130,7 @@ async def test_groups_are_isolated_and_preferences_are_the_users(
     shop_hits = await knowledge.search("PostgreSQL SQLite datastore", [shop], 10)
     assert any("PostgreSQL" in h.text for h in shop_hits)
     assert all("SQLite" not in h.text for h in shop_hits)
-    users = user_group_id(prefix)
+    users = user_group_id(prefix, knowledge.user)
     preferred = await knowledge.search("what size of pull requests", [shop, users], 10)
     assert any(h.kind == "preference" and "small pull requests" in h.text for h in preferred)
     assert not any(

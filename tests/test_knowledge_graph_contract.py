@@ -36,12 +36,12 @@ async def graph(
     request: pytest.FixtureRequest, tmp_path: Path, prefix: str
 ) -> AsyncIterator[KnowledgeGraph]:
     if request.param == "graphiti":
-        settings = Settings.load(tmp_path, graphiti={"group_id_prefix": prefix})
+        settings = Settings.load(tmp_path, graphiti={"group_id_prefix": prefix, "user_id": "ada"})
         knowledge: KnowledgeGraph = await open_knowledge_graph(
             settings, request.getfixturevalue("redis_url")
         )
     else:
-        knowledge = InMemoryKnowledgeGraph(prefix=prefix)
+        knowledge = InMemoryKnowledgeGraph(prefix=prefix, user="ada")
     yield knowledge
     await knowledge.aclose()
 
@@ -94,9 +94,11 @@ async def test_knowledge_graph_keeps_preferences_in_the_users_group(
 ) -> None:
     shop = group(tmp_path, prefix)
     await graph.write_episodes(shop, [DECISION, PREFERENCE])
-    users = user_group_id(prefix)
+    users = user_group_id(prefix, "ada")
     found = await graph.search("small pull requests", [shop, users], 10)
     assert any(hit.kind == "preference" and "small pull requests" in hit.text for hit in found)
+    someone_else = user_group_id(prefix, "bob")  # preferences belong to a user, not the install
+    assert await graph.search("small pull requests", [someone_else], 10) == []
     assert not any("pull requests" in hit.text for hit in await graph.search("pull", [shop], 10))
 
 

@@ -32,7 +32,9 @@ def write(path: Path, text: str) -> Path:
 def test_settings_defaults_match_the_seed_plugin(tmp_path: Path) -> None:
     settings = Settings.load(tmp_path)
     assert settings.redis.url is None
-    assert (settings.redis.batch_size, settings.redis.batch_max_bytes) == (20, 51200)
+    # since #15 a batch is one episode per session, of at most 51,200 bytes of events (the seed
+    # plugin drained 20 events at a time, each its own episode)
+    assert (settings.redis.batch_size, settings.redis.batch_max_bytes) == (500, 51200)
     assert settings.redis.session_ttl_seconds == 86400
     assert settings.redis.cache_ttl_seconds == 600
     assert settings.redis.drain_retry_max == 3

@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from plait.settings import os_user
 from plait.state.events import EventKind, SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import MemoryHit, episode_uuid
@@ -30,13 +31,14 @@ class InMemoryKnowledgeGraph:
     """Episodes per group in a dict."""
 
     prefix: str = "plait"
+    user: str = field(default_factory=os_user)
     user_preferences: bool = True
     episodes: dict[str, dict[str, SessionEvent]] = field(default_factory=lambda: defaultdict(dict))
 
     def group_of(self, group_id: str, event: SessionEvent) -> str:
         """Where an event is kept: a preference in the user's group, the rest in ``group_id``."""
         if self.user_preferences and event.kind is EventKind.PREFERENCE:
-            return user_group_id(self.prefix)
+            return user_group_id(self.prefix, self.user)
         return group_id
 
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:

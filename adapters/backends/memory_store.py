@@ -158,6 +158,16 @@ class InMemoryHotStore:
             self._queue.pop(entry.entry_id, None)
             self._pending.pop(entry.entry_id, None)
 
+    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
+        """The newest ``limit`` entries not yet drained, those of the groups, oldest first."""
+        wanted = set(group_ids)
+        newest = list(self._queue.items())[-limit:] if limit > 0 else []
+        return [
+            QueueEntry(entry_id=entry_id, group_id=group_id, event=event, deliveries=0)
+            for entry_id, (group_id, event) in newest
+            if group_id in wanted
+        ]
+
     async def queue_depth(self) -> int:
         """Entries not yet acknowledged."""
         return len(self._queue)

@@ -274,6 +274,25 @@ class RedisHotStore:
             await pipe.execute()
 
     @translated
+    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
+        """XREVRANGE: the newest ``limit`` entries not yet drained, those of the groups."""
+        raw: Any = await self.client.xrevrange(self._key("drain"), count=limit)
+        wanted = set(group_ids)
+        entries = []
+        for entry_id, fields in reversed(raw or []):
+            values = _fields(fields)
+            group_id = _decode(values.get("group", b""))
+            if group_id in wanted and "event" in values:
+                event_id = int(_decode(values["id"])) if "id" in values else None
+                event = load_event(values["event"], event_id=event_id)
+                entries.append(
+                    QueueEntry(
+                        entry_id=_decode(entry_id), group_id=group_id, event=event, deliveries=0
+                    )
+                )
+        return entries
+
+    @translated
     async def queue_depth(self) -> int:
         """XLEN: acked entries are deleted, so what remains is pending or new."""
         return int(await self.client.xlen(self._key("drain")))

@@ -83,10 +83,12 @@ def bench_search_command(
     table = "\n".join(lines)
     body = (
         f"{stamp()}\n\n`uv run plait bench search`: graphs of that many fact edges seeded "
-        f"directly with offline embeddings, {rounds} refresh searches per size on the embedded "
-        f"FalkorDB server; `search_memory` is plait's refresh search (hybrid candidates of each "
-        f"kind, the lookup of what invalidated facts made stale, one cross-kind rerank), the "
-        f"other rows its parts and graphiti-core's own queries for comparison.\n\n{table}\n"
+        f"directly with offline embeddings, {rounds} searches per size on the embedded "
+        f"FalkorDB server; `search_memory` is the knowledge graph's part of plait's search "
+        f"(hybrid candidates of facts and entities, the lookup of what invalidated facts made "
+        f"stale, one cross-kind rerank, the events each fact's episode holds; turns come from "
+        f"the recall index, section Recall index search), the other rows its parts and "
+        f"graphiti-core's own queries for comparison.\n\n{table}\n"
     )
     write_section(output, "Knowledge-graph search", body)
     console.print(table)
@@ -97,14 +99,14 @@ def bench_drain_command(
     events: Annotated[int, typer.Option(help="Events to drain.")] = 500,
     output: OutputOption = Path("docs/benchmarks.md"),
 ) -> None:
-    """Events per second from the queue into Graphiti with the offline extractor."""
+    """Events per second through the drain (recall index and Graphiti), offline."""
     import tempfile
     import time
 
     from plait.devtools.bench import seed_event, stamp, write_section
     from plait.memory import Memory
 
-    async def measure() -> tuple[int, float]:
+    async def measure() -> tuple[int, int, int, int, float, float]:
         with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
             async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
                 assert memory.background is not None
@@ -113,18 +115,30 @@ def bench_drain_command(
                 await memory.store.append_events("bench", batch, enqueue_group=memory.group_id)
                 started = time.perf_counter()
                 report = await memory.background.drain()
-                return report.written, time.perf_counter() - started
+                seconds = time.perf_counter() - started
+                started = time.perf_counter()
+                vectors = await memory.background.embed_pending()
+                embedding = time.perf_counter() - started
+                computed = getattr(memory.background.embedder, "computed", vectors)
+                return report.drained, report.written, vectors, computed, seconds, embedding
 
-    written, seconds = _run(measure())
-    rate = written / seconds if seconds else 0.0
+    drained, written, vectors, computed, seconds, embedding = _run(measure())
+    rate = drained / seconds if seconds else 0.0
     body = (
         f"{stamp()}\n\n`uv run plait bench drain --events {events}`: {events} queued events "
-        f"drained by the drain graph into Graphiti on the embedded server with the offline "
-        f"extractor and embedder (batch size 20): {written} written in {seconds:.1f} s, "
-        f"**{rate:.0f} events/s**.\n"
+        f"(a mix of edits, reads, decisions, tasks, errors and prompts) drained by the drain "
+        f"graph on the embedded server, offline, with the default settings: every event into "
+        f"the recall index, the {written} lasting ones into Graphiti with the offline "
+        f"extractor, one episode per batch. {drained} drained in {seconds:.2f} s, "
+        f"**{rate:.0f} events/s**. Embedding is a background pass after the drain that does "
+        f"not hold the queue: {vectors} vectors in {embedding:.1f} s ({computed} computed by "
+        f"the model, the rest from the embedding cache).\n"
     )
     write_section(output, "Drain", body)
-    console.print(f"{written} events in {seconds:.1f} s: {rate:.0f} events/s")
+    console.print(
+        f"{drained} events in {seconds:.2f} s: {rate:.0f} events/s; {vectors} vectors "
+        f"in {embedding:.1f} s ({computed} computed)"
+    )
 
 
 @bench_app.command("capture")
@@ -201,4 +215,58 @@ def bench_startup_command(
         "it 1.7-2.0 s).\n"
     )
     write_section(output, "Start-up", body)
+
+
+@bench_app.command("cost")
+def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> None:
+    """LLM calls and tokens per 100 session events, against a local OpenAI-compatible server."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.cost import SESSIONS, measure_cost, render_cost
+
+    rows = _run(measure_cost())
+    table = render_cost(rows)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench cost`: the demo's coding session played {SESSIONS} "
+        "times (two sessions of one project) through `plait.Memory`, with `llm.base_url` and "
+        "`embedder.base_url` set to a local OpenAI-compatible server that answers "
+        "graphiti-core's prompts with the offline extractor and counts every request (tokens "
+        "estimated at four characters a token). *plait now* is the drain as it runs: the "
+        "background drain waits for `redis.drain_quiet_seconds` without new events, then one "
+        "episode per root session and batch of lasting knowledge. *One episode per event* "
+        "writes every event but assistant chatter and raw tool output as its own episode, as "
+        "the drain did before.\n\n" + table
+    )
+    write_section(output, "LLM cost", body)
+    console.print(table)
+
+
+@bench_app.command("turns")
+def bench_turns_command(
+    dataset: Annotated[Path, typer.Option(help="Recall dataset JSON.")] = Path(
+        "datasets/devlog.json"
+    ),
+    copies: Annotated[str, typer.Option(help="Sizes, as copies of the dataset.")] = "1,10,40",
+    rounds: Annotated[int, typer.Option(help="Questions asked per size.")] = 200,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Recall index: indexing and search p50/p95 as a project's turns grow."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.turn_bench import bench_turns
+
+    sizes = tuple(int(size) for size in copies.split(","))
+    timings = bench_turns(dataset, sizes, rounds)
+    lines = ["| turns | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for t in timings:
+        turns = f"{t.turns:,}" if t.turns else "–"
+        lines.append(f"| {turns} | {t.operation} | {t.p50_ms:.1f} | {t.p95_ms:.1f} |")
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench turns --dataset {dataset} --copies {copies}`: the "
+        f"dataset's turns (repeated as further sessions) in one group of the recall index, "
+        f"{rounds} of its questions asked with words only and with vectors (random unit vectors "
+        f"of 384 dimensions: ranking cost does not depend on what they say); the last row is "
+        f"the bundled model embedding one query, which a search with vectors adds.\n\n"
+        f"{table}\n"
+    )
+    write_section(output, "Recall index search", body)
     console.print(table)

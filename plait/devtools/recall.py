@@ -2,12 +2,16 @@
 
 Every turn of the dataset goes through the real drain path: it becomes one
 :class:`~plait.state.events.SessionEvent` appended to the hot store and queued in the same
-script, :meth:`plait.background.Background.drain` writes it into the knowledge graph as its own
-episode (the drain batch size is 1 for the run), and each question is a
-``knowledge.search(question, [group], depth)``. Hits map back to turn ids through the episode
-uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts only if it carries its
-source episodes (an ``episodes`` attribute), otherwise it is left out of the ranking and counted in
-``unmapped_hits``. A BM25 baseline (``bm25s``) ranks the same turns for the same questions.
+script, :meth:`plait.background.Background.drain` indexes it in the recall index and writes what
+is lasting into the knowledge graph (the drain batch size is 1 for the run, so an episode is one
+turn), the background embedding pass gives the index its vectors (with the configured recall
+embedder; each text once, cached by text), and each question is asked of
+:meth:`plait.background.Background.search`, the search plait serves to refresh, recall and
+``plait recall`` (:func:`plait.nodes.memory_search.search_memory`). Hits map back to turn ids
+through the episode uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts
+only if it carries its source episodes (an ``episodes`` attribute), otherwise it is left out of
+the ranking and counted in ``unmapped_hits``. A BM25 baseline (``bm25s``) ranks the same turns
+for the same questions.
 
 Metrics follow LoCoMo: recall@k is the share of a question's evidence turns found among the top
 k retrieved turns; NDCG@10 uses binary relevance. Both are averaged over questions, overall and per
@@ -20,6 +24,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 import re
 import secrets
 import tempfile
@@ -49,6 +54,7 @@ from plait.errors import UsageError
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
+from plait.wiring import open_recall
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
 NDCG_K = 10
@@ -326,6 +332,8 @@ class RecallReport:
     dataset: str
     backend: str
     ks: tuple[int, ...]
+    embedder: str = "none (words alone)"
+    vectors: int = 0
     depth: int
     turns: int
     episodes_written: int
@@ -354,6 +362,8 @@ class RecallReport:
         return {
             "dataset": self.dataset,
             "backend": self.backend,
+            "embedder": self.embedder,
+            "vectors": self.vectors,
             "ks": list(self.ks),
             "depth": self.depth,
             "turns": self.turns,
@@ -411,7 +421,8 @@ def render_report(report: RecallReport) -> str:
     lines = [
         f"Dataset `{report.dataset}`: {report.turns} turns, {len(report.results)} questions; "
         f"knowledge graph `{report.backend}`, {report.episodes_written} episodes written "
-        f"through the drain ({report.dead_lettered} dead-lettered), search depth {report.depth}.",
+        f"through the drain ({report.dead_lettered} dead-lettered), search depth {report.depth}; "
+        f"recall embedder {report.embedder}, {report.vectors} vectors.",
         f"Hits that mapped to no turn (facts or entities without source episodes): "
         f"{report.unmapped_hits} of {report.total_hits}.",
         "",
@@ -467,10 +478,15 @@ async def record_conversation(
     return turn_by_episode
 
 
-def one_episode_per_turn(settings: Settings) -> Settings:
-    """The settings with a drain batch of one event, so every turn is its own episode."""
+def bench_settings(settings: Settings, data_dir: Path) -> Settings:
+    """The run's settings: its data dir, one event per drain batch, every core for embedding.
+
+    A batch of one makes every turn its own episode; the embedding pass may use every core
+    because nothing else runs.
+    """
     redis = settings.redis.model_copy(update={"batch_size": 1})
-    return settings.model_copy(update={"redis": redis})
+    recall = settings.recall.model_copy(update={"threads": max(1, os.cpu_count() or 1)})
+    return settings.model_copy(update={"redis": redis, "recall": recall, "data_dir": data_dir})
 
 
 async def in_memory_knowledge(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
@@ -486,14 +502,14 @@ async def graphiti_knowledge(settings: Settings, falkordb_url: str) -> Knowledge
 
 
 async def search_question(
-    knowledge: KnowledgeGraph,
+    background: Background,
     question: Question,
     group: str,
     depth: int,
     turn_by_episode: dict[str, str],
 ) -> tuple[list[str], int, int]:
     """Ranked turn ids for a question, the number of hits, and how many mapped to no turn."""
-    hits = await knowledge.search(question.text, [group], depth)
+    hits = await background.search(group, question.text, depth)
     turns, unmapped = ranked_turns(hits, turn_by_episode)
     return turns[:depth], len(hits), unmapped
 
@@ -506,27 +522,34 @@ async def bench_conversations(
     settings: Settings,
     falkordb_url: str,
     knowledge_factory: BenchKnowledgeFactory,
+    data_dir: Path,
 ) -> RecallReport:
-    """Ingest every conversation through the drain, then ask every question of both systems."""
+    """Ingest every conversation through the drain, embed, then ask every question of both."""
     run_id = secrets.token_hex(4)
     depth = max([*ks, NDCG_K])
-    settings = one_episode_per_turn(settings)
+    settings = bench_settings(settings, data_dir)
     turn_by_episode: dict[str, str] = {}
     for conversation in dataset.conversations:
         turn_by_episode |= await record_conversation(store, run_id, conversation)
+    recall, embedder = open_recall(settings)
     background = Background(
         store=store,
         settings=settings,
         group_id=group_for(run_id, dataset.conversations[0]),
         knowledge_factory=lambda: knowledge_factory(settings, falkordb_url),
         consumer=f"recall-bench-{run_id}",
+        recall=recall,
+        embedder=embedder,
     )
     try:
         drained = await background.drain()
+        vectors = await background.embed_pending()
         knowledge = await background.knowledge()
         report = RecallReport(
             dataset=dataset.name,
             backend=type(knowledge).__name__,
+            embedder=embedder.name if embedder is not None else "none (words alone)",
+            vectors=vectors,
             ks=tuple(sorted(set(ks))),
             depth=depth,
             turns=len(turn_by_episode),
@@ -536,7 +559,7 @@ async def bench_conversations(
             unmapped_hits=0,
         )
         for conversation in dataset.conversations:
-            await ask_conversation(report, knowledge, run_id, conversation, turn_by_episode)
+            await ask_conversation(report, background, run_id, conversation, turn_by_episode)
     finally:
         await background.aclose()
     return report
@@ -544,7 +567,7 @@ async def bench_conversations(
 
 async def ask_conversation(
     report: RecallReport,
-    knowledge: KnowledgeGraph,
+    background: Background,
     run_id: str,
     conversation: Conversation,
     turn_by_episode: dict[str, str],
@@ -554,7 +577,7 @@ async def ask_conversation(
     bm25 = BM25Index.build([turn for _, _, turn in conversation.turns()])
     for question in conversation.questions:
         plait_turns, hits, unmapped = await search_question(
-            knowledge, question, group, report.depth, turn_by_episode
+            background, question, group, report.depth, turn_by_episode
         )
         report.total_hits += hits
         report.unmapped_hits += unmapped
@@ -575,22 +598,30 @@ async def ask_conversation(
 @asynccontextmanager
 async def bench_backend(
     data_dir: Path | None, redis_url: str | None
-) -> AsyncIterator[tuple[RedisHotStore, str]]:
-    """A hot store with a key prefix of its own, on ``redis_url`` or an embedded server."""
+) -> AsyncIterator[tuple[RedisHotStore, str, Path]]:
+    """A hot store with a key prefix of its own, and the run's data dir.
+
+    The store is on ``redis_url`` or an embedded server; the data dir is ``data_dir``, or a
+    fresh temporary one, removed afterwards.
+    """
     from plait.adapters.backends.embedded import EmbeddedFalkorDB
 
     prefix = f"plait-recall-bench:{secrets.token_hex(4)}:"
+    scratch = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="plait-recall-")
+    directory = data_dir or Path(scratch.name)  # type: ignore[union-attr]
     server = None
     if redis_url is None:
-        server = EmbeddedFalkorDB(data_dir or Path(tempfile.mkdtemp(prefix="plait-recall-")))
+        server = EmbeddedFalkorDB(directory)
         redis_url = (await asyncio.to_thread(server.start)).url
     store = RedisHotStore.from_url(redis_url, prefix=prefix)
     try:
-        yield store, redis_url
+        yield store, redis_url, directory
     finally:
         await store.aclose()
         if server is not None:
             await asyncio.to_thread(server.stop)
+        if scratch is not None:
+            scratch.cleanup()
 
 
 async def run_recall_bench(
@@ -618,7 +649,7 @@ async def run_recall_bench(
     dataset = load_dataset(dataset_path)
     directory = Path(data_dir) if data_dir is not None else None
     settings = settings or Settings.load(directory or Path.cwd())
-    async with bench_backend(directory, redis_url) as (store, url):
+    async with bench_backend(directory, redis_url) as (store, url, run_dir):
         return await bench_conversations(
             dataset,
             ks,
@@ -626,6 +657,7 @@ async def run_recall_bench(
             settings=settings,
             falkordb_url=url,
             knowledge_factory=knowledge_factory or graphiti_knowledge,
+            data_dir=run_dir,
         )
 
 

@@ -228,9 +228,10 @@ async def bench_search(
     """Seed a graph per size, time the searches, drop the graphs (unless ``keep``).
 
     Returns ``{"sizes": {edges: {operation: {"p50", "p95", "max"}}}, "seed_seconds": {...},
-    "rounds": n}`` in milliseconds: ``search_memory`` is the cache-refresh search (facts,
-    entities and episodes, hybrid RRF); the other rows are its parts; ``(graphiti stock)``
-    rows are the same with graphiti-core's own FalkorDB queries, for comparison.
+    "rounds": n}`` in milliseconds: ``search_memory`` is the knowledge graph's part of plait's
+    search (facts and entities, hybrid RRF, reranked; turns come from the recall index, see
+    ``plait bench turns``); the other rows are its parts; ``(graphiti stock)`` rows are the same
+    with graphiti-core's own FalkorDB queries, for comparison.
     """
     graphiti = await make_graphiti(falkordb_url=falkordb_url)
     stock = await make_graphiti(falkordb_url=falkordb_url, fast_search=False)

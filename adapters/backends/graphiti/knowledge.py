@@ -9,6 +9,7 @@ next call tries again.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,15 +25,21 @@ from plait.adapters.backends.graphiti.factory import (
     make_graphiti,
     make_llm_client,
 )
+from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.search import search_memory
+from plait.adapters.backends.graphiti.spend import SpendLedger, meter_llm
 from plait.adapters.backends.graphiti.writer import split_preferences, write_events
 from plait.errors import BackendUnavailable
+from plait.settings import ProviderSettings, os_user
 from plait.state.events import SessionEvent
 from plait.state.groups import project_name_of, user_group_id
-from plait.state.ports import MemoryHit
+from plait.state.ports import Cache, MemoryHit
+from plait.state.spend import describe_spend, over_cap
 
 if TYPE_CHECKING:
     from plait.settings import Settings
+
+logger = logging.getLogger("plait")
 
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, ConnectionError)
@@ -45,7 +52,7 @@ def unreachable(error: Exception, url: str) -> BackendUnavailable:
 
 @dataclass
 class GraphitiKnowledgeGraph:
-    """Episodes written and searched through graphiti-core; preferences go to the user group.
+    """Episodes written and searched through graphiti-core; preferences go to the user's group.
 
     Give it an open ``graphiti``, or a ``connect`` coroutine function that opens one on first
     use (retried on the next call when the server was down).
@@ -53,10 +60,14 @@ class GraphitiKnowledgeGraph:
 
     graphiti: Graphiti | None = None
     prefix: str = "plait"
+    user: str = field(default_factory=os_user)
     user_preferences: bool = True
     server: str = "FalkorDB"
     connect: Callable[[], Awaitable[Graphiti]] | None = None
+    ledger: SpendLedger | None = None
+    llm_settings: ProviderSettings | None = None
     _connecting: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
+    _offline: Graphiti | None = field(default=None, repr=False)
 
     async def ready(self) -> Graphiti:
         """The open ``Graphiti``, connecting first if needed."""
@@ -70,22 +81,53 @@ class GraphitiKnowledgeGraph:
                     raise unreachable(error, self.server) from error
             return self.graphiti
 
-    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
-        """Write each event as its own episode; count the new ones.
+    def offline(self, graphiti: Graphiti) -> Graphiti:
+        """The same graph with the offline extractor (no LLM calls), made once."""
+        if self._offline is None:
+            self._offline = Graphiti(
+                graph_driver=graphiti.driver,
+                llm_client=OfflineLLMClient(),
+                embedder=graphiti.embedder,
+                cross_encoder=graphiti.cross_encoder,
+            )
+        return self._offline
 
-        Preferences go to the user's group (cross-project) when ``user_preferences``. The
-        two groups are written concurrently (each is its own graph, and graphiti-core scopes
-        a call to its group); within a group, events are written in order.
-        Raises :class:`~plait.errors.BackendUnavailable` when the server does not answer.
+    async def extractor(self, graphiti: Graphiti) -> Graphiti:
+        """The LLM's graph, or the offline one once today's spend passed its cap (said once)."""
+        if self.ledger is None or self.llm_settings is None:
+            return graphiti
+        spend = await self.ledger.today()
+        if not over_cap(spend, self.llm_settings):
+            return graphiti
+        if await self.ledger.note_capped():
+            logger.warning(
+                "plait: the LLM spend cap is reached for today (%s); the drain extracts with "
+                "the offline extractor until tomorrow",
+                describe_spend(spend, self.llm_settings),
+            )
+        return self.offline(graphiti)
+
+    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
+        """Write the events as one episode (per group); count the new ones.
+
+        Preferences go to the user's group (cross-project) when ``user_preferences``; they are
+        statements made outright, so the offline extractor reads them (no LLM call). The two
+        groups are written concurrently (each is its own graph, and graphiti-core scopes a
+        call to its group). Past the day's LLM spend cap the offline extractor reads
+        everything. Raises :class:`~plait.errors.BackendUnavailable` when the server does not
+        answer.
         """
         project = project_name_of(group_id, self.prefix)
         rest, preferences = (
             split_preferences(events) if self.user_preferences else (list(events), [])
         )
         graphiti = await self.ready()
-        writes = [(group_id, rest), (user_group_id(self.prefix), preferences)]
+        writes = [
+            (await self.extractor(graphiti), group_id, rest),
+            (self.offline(graphiti), user_group_id(self.prefix, self.user), preferences),
+        ]
         results = await asyncio.gather(
-            *(write_events(graphiti, group, batch, project) for group, batch in writes if batch),
+            *(write_events(g, group, batch, project) for g, group, batch in writes if batch),
             return_exceptions=True,
         )
         for result in results:
@@ -127,13 +169,21 @@ def provider_config(section: Any, *, dimensions: int | None = None) -> ProviderC
     return ProviderConfig(**options)
 
 
-async def open_knowledge_graph(settings: Settings, falkordb_url: str) -> GraphitiKnowledgeGraph:
+async def open_knowledge_graph(
+    settings: Settings, falkordb_url: str, *, spend_cache: Cache | None = None
+) -> GraphitiKnowledgeGraph:
     """Graphiti on the FalkorDB server at ``falkordb_url``, configured from ``settings``.
 
     Connects lazily: nothing is sent to the server before the first write or search. A
-    provider that is misconfigured or not installed fails here, at once.
+    provider that is misconfigured or not installed fails here, at once. An LLM provider's
+    calls are counted per day in ``spend_cache`` (the hot tier's cache; this process only
+    without one), which ``llm.daily_call_cap`` and ``llm.daily_token_cap`` read.
     """
     llm = make_llm_client(provider_config(settings.llm))
+    ledger = None
+    if settings.llm.resolved() != "offline":
+        ledger = SpendLedger(spend_cache)
+        llm = meter_llm(llm, ledger)
     embedder = make_embedder(
         provider_config(settings.embedder, dimensions=settings.embedder.dimensions)
     )
@@ -150,8 +200,11 @@ async def open_knowledge_graph(settings: Settings, falkordb_url: str) -> Graphit
 
     return GraphitiKnowledgeGraph(
         prefix=settings.graphiti.group_id_prefix,
+        user=settings.graphiti.resolved_user(),
         server=redacted_url(falkordb_url),
         connect=connect,
+        ledger=ledger,
+        llm_settings=settings.llm,
     )
 
 

@@ -210,17 +210,14 @@ def answer_summaries(text: str) -> dict[str, Any]:
     """``SummarizedEntities``: each entity's summary is the lines that name it."""
     project, lines = episode_of(text)
     entities = literal(block(text, "ENTITIES"))
+    named = [(line, {normalize(e.name) for e in line_entities(line, project)}) for line in lines]
     summaries = []
     for entity in entities if isinstance(entities, list) else []:
-        name = str(entity.get("name", "")) if isinstance(entity, dict) else ""
-        said = [
-            line.summary
-            for line in lines
-            if line.summary
-            and any(normalize(e.name) == normalize(name) for e in line_entities(line, project))
-        ]
+        name = normalize(str(entity.get("name", "")) if isinstance(entity, dict) else "")
+        said = [line.summary for line, names in named if line.summary and name in names]
         if said:
-            summaries.append({"name": name, "summary": "; ".join(said)[:SUMMARY_MAX_CHARS]})
+            original = str(entity.get("name", ""))
+            summaries.append({"name": original, "summary": "; ".join(said)[:SUMMARY_MAX_CHARS]})
     return {"summaries": summaries}
 
 

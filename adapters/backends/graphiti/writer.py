@@ -2,13 +2,15 @@
 
 graphiti-core's ``add_episode(uuid=...)`` loads an *existing* episode by that uuid, and
 ``add_episode_bulk`` has no idempotency at all, so plait makes replays safe itself: every
-event has a deterministic uuid (:func:`plait.state.ports.episode_uuid`); its episode is saved
-first under that uuid, processed by ``add_episode``, then marked done. Events whose episode
-is done are skipped; a crash between save and mark leaves an unmarked episode that the next
-try processes again.
+event has a deterministic uuid (:func:`plait.state.ports.episode_uuid`); an episode is saved
+first under its first event's uuid, processed by ``add_episode``, then marked done with the
+uuids of every event it holds (``plait_events``). Events already in a done episode are
+skipped; a crash between save and mark leaves an unmarked episode that the next try processes
+again.
 
-:func:`write_events` is the knowledge-graph port's path: one episode per event, its uuid the
-event's own, reference time the event's time.
+:func:`write_events` is the knowledge-graph port's path: the events it is given (the drain's
+episode: one root session's lasting events of one batch) become one episode, since an LLM
+extractor is paid per episode; its reference time is the newest event's.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ SOURCE_DESCRIPTION = "plait session events"
 PREVIOUS_EPISODES = 3
 NAME_MAX_CHARS = 120
 
-DONE_BY_UUID_QUERY = """
-MATCH (e:Episodic) WHERE e.uuid IN $ids AND e.plait_done = true
-RETURN e.uuid AS id
+DONE_EVENTS_QUERY = """
+MATCH (e:Episodic) WHERE e.plait_done = true AND any(id IN e.plait_events WHERE id IN $ids)
+UNWIND e.plait_events AS id
+WITH id WHERE id IN $ids
+RETURN DISTINCT id
 """
 MARK_QUERY = """
 MATCH (e:Episodic {uuid: $uuid})
@@ -111,37 +115,40 @@ async def save_and_process(
     await driver.execute_query(MARK_QUERY, uuid=uuid, ids=[key for key, _ in fresh])
 
 
-async def done_episode_uuids(driver: Any, ids: list[str]) -> set[str]:
-    """Which of the episode uuids are finished episodes of this group (by the uuid index)."""
+async def done_event_uuids(driver: Any, ids: list[str]) -> set[str]:
+    """Which of the events (by episode uuid) are in a finished episode of this group."""
     if not ids:
         return set()
-    records, _, _ = await driver.execute_query(DONE_BY_UUID_QUERY, ids=ids)
+    records, _, _ = await driver.execute_query(DONE_EVENTS_QUERY, ids=ids)
     return {record["id"] for record in records}
 
 
 async def write_events(
     graphiti: Graphiti, group_id: str, events: Sequence[SessionEvent], project: str = ""
 ) -> int:
-    """Write each event not written before as its own episode; return how many were new.
+    """Write the events not written before as one episode; return how many were new.
 
-    The episode's uuid is :func:`~plait.state.ports.episode_uuid` of the event, its reference
-    time the event's time. Events in order, so each episode sees the ones before as context.
+    The episode's uuid is :func:`~plait.state.ports.episode_uuid` of its first new event,
+    its reference time the newest event's; events in time order.
     """
     if not events:
         return 0
     await build_indices(graphiti, [group_id])
     driver = graphiti.driver.clone(database=group_id)
     keyed = {episode_uuid(group_id, event): event for event in events}
-    done = await done_episode_uuids(driver, list(keyed))
-    fresh = [(key, event) for key, event in keyed.items() if key not in done]
-    for key, event in sorted(fresh, key=lambda pair: pair[1].time):
-        await save_and_process(graphiti, driver, group_id, [(key, event)], project)
+    done = await done_event_uuids(driver, list(keyed))
+    fresh = sorted(
+        ((key, event) for key, event in keyed.items() if key not in done),
+        key=lambda pair: pair[1].time,
+    )
+    if fresh:
+        await save_and_process(graphiti, driver, group_id, fresh, project)
     return len(fresh)
 
 
 __all__ = [
     "ENTITY_MODELS",
-    "done_episode_uuids",
+    "done_event_uuids",
     "episode_name",
     "split_preferences",
     "write_events",

@@ -1,0 +1,258 @@
+"""The recall index in memory: the reference implementation and the degraded-mode fallback.
+
+The SQLite index (:mod:`plait.adapters.backends.recall_index`) is this one plus a file: it
+loads a group's rows into the same structures on first use and writes every change through.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from plait.state.ranking import DENSE_VIEWS, NO_TURN, TurnIndex, rank_turns
+from plait.state.recall import (
+    KEYED_KINDS,
+    EmbeddingJob,
+    IndexedTurn,
+    IndexStats,
+    TurnHit,
+)
+
+KEYED = frozenset(kind.value for kind in KEYED_KINDS)
+
+
+def text_digest(text: str) -> str:
+    """A short, stable fingerprint of a text (which text a vector was computed from)."""
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+class InMemoryRecallIndex:
+    """Turns per group in :class:`~plait.state.ranking.TurnIndex` structures, nothing on disk.
+
+    ``vector_model`` names the embedder whose vectors the index keeps (None: words only).
+    """
+
+    def __init__(self, *, vector_model: str | None = None) -> None:
+        """An empty index."""
+        self.vector_model = vector_model
+        self._groups: dict[str, TurnIndex] = {}
+        self._turns: dict[str, IndexedTurn] = {}
+        self._replaced: dict[str, datetime] = {}
+        self._newest_by_key: dict[tuple[str, str], str] = {}
+        self._embedded: dict[tuple[str, str], str] = {}
+        self._pending: dict[tuple[str, str], None] = {}
+
+    # -- the port -------------------------------------------------------------------------------
+    async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
+        """Index turns (idempotent by id); return how many were new."""
+        return self.add_now(turns)
+
+    async def search_turns(
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: np.ndarray | None = None,
+    ) -> list[TurnHit]:
+        """The turns of the groups best matching ``query``, best first, at most ``limit``."""
+        return self.search_now(query, group_ids, limit, query_vector=query_vector)
+
+    async def newest_turns(
+        self, group_ids: Sequence[str], kinds: Sequence[str], limit: int
+    ) -> list[TurnHit]:
+        """The newest current turns of the given kinds, newest first."""
+        return self.newest_now(group_ids, kinds, limit)
+
+    async def pending_embeddings(self, limit: int) -> list[EmbeddingJob]:
+        """Views whose vector is missing or stale, oldest first."""
+        return self.pending_now(limit)
+
+    async def store_vectors(self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray) -> int:
+        """Keep the vectors whose text is still the view's text; how many."""
+        return self.store_now(jobs, vectors)
+
+    async def forget_turns(self, turn_ids: Sequence[str]) -> int:
+        """Remove turns; how many were there."""
+        return self.forget_now(turn_ids)
+
+    async def stats(self) -> IndexStats:
+        """How much the index holds."""
+        return self.stats_now()
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    # -- the work, synchronous (the SQLite index runs it in a worker thread) ---------------------
+    def group(self, group_id: str) -> TurnIndex:
+        """A group's turn index (created empty)."""
+        index = self._groups.get(group_id)
+        if index is None:
+            index = self._groups[group_id] = TurnIndex()
+        return index
+
+    def add_now(self, turns: Sequence[IndexedTurn]) -> int:
+        """Index the turns not indexed yet; how many."""
+        fresh = [turn for turn in dict((t.id, t) for t in turns).values() if not self.has(turn)]
+        for turn in sorted(fresh, key=lambda t: (t.session, t.seq)):
+            self.place(turn)
+        return len(fresh)
+
+    def has(self, turn: IndexedTurn) -> bool:
+        """Whether a turn is indexed already."""
+        return turn.id in self._turns
+
+    def place(self, turn: IndexedTurn) -> None:
+        """Add one turn to its group's index, supersede by key, queue its views for vectors."""
+        index = self.group(turn.group_id)
+        position = index.add(turn.id, turn.session, turn.text, turn.said_at)
+        self._turns[turn.id] = turn
+        self.supersede(turn)
+        if self.vector_model is not None:
+            before = index.previous[position]
+            self._pending.update(dict.fromkeys((turn.id, view) for view in DENSE_VIEWS))
+            if before != NO_TURN:
+                self._pending[(index.ids[before], "with_both")] = None
+
+    def supersede(self, turn: IndexedTurn) -> None:
+        """A newer decision, rule or preference with the same key replaces the older one."""
+        if turn.kind not in KEYED or not turn.key:
+            return
+        slot = (turn.group_id, turn.key)
+        newest = self._turns.get(self._newest_by_key.get(slot, ""))
+        if newest is None or newest.said_at <= turn.said_at:
+            self._newest_by_key[slot] = turn.id
+            if newest is not None:
+                self._replaced[newest.id] = turn.said_at
+        else:
+            self._replaced[turn.id] = newest.said_at
+
+    def hit(self, turn_id: str, score: float) -> TurnHit:
+        """A found turn with its score and, when replaced, when."""
+        return TurnHit(
+            turn=self._turns[turn_id], score=score, replaced_at=self._replaced.get(turn_id)
+        )
+
+    def search_now(
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: np.ndarray | None = None,
+    ) -> list[TurnHit]:
+        """Rank every group's turns, merge by score."""
+        hits: list[TurnHit] = []
+        for group_id in dict.fromkeys(group_ids):
+            index = self._groups.get(group_id)
+            if index is None or limit <= 0:
+                continue
+            ranked = rank_turns(index, query, query_vector=query_vector, limit=limit)
+            hits.extend(self.hit(index.ids[position], score) for position, score in ranked)
+        return sorted(hits, key=lambda h: -h.score)[:limit]
+
+    def newest_now(
+        self, group_ids: Sequence[str], kinds: Sequence[str], limit: int
+    ) -> list[TurnHit]:
+        """The newest current turns of the kinds in the groups."""
+        wanted, groups = set(kinds), set(group_ids)
+        found = [
+            turn
+            for turn in self._turns.values()
+            if turn.group_id in groups and turn.kind in wanted and turn.id not in self._replaced
+        ]
+        found.sort(key=lambda t: t.said_at, reverse=True)
+        return [self.hit(turn.id, 0.0) for turn in found[:limit]]
+
+    def view_text(self, turn_id: str, view: str) -> str | None:
+        """The current text of a turn's view (None: the turn is gone)."""
+        turn = self._turns.get(turn_id)
+        if turn is None:
+            return None
+        index = self._groups[turn.group_id]
+        position = index.position(turn_id)
+        return None if position is None else index.view_text(position, view)
+
+    def pending_now(self, limit: int) -> list[EmbeddingJob]:
+        """Views to embed, oldest first (those whose text was embedded already are dropped)."""
+        jobs: list[EmbeddingJob] = []
+        for slot in list(self._pending):
+            if len(jobs) >= limit:
+                break
+            turn_id, view = slot
+            text = self.view_text(turn_id, view)
+            if text is None or self._embedded.get(slot) == text_digest(text):
+                del self._pending[slot]
+                continue
+            group_id = self._turns[turn_id].group_id
+            jobs.append(EmbeddingJob(turn_id=turn_id, group_id=group_id, view=view, text=text))
+        return jobs
+
+    def store_now(self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray) -> int:
+        """Keep each vector whose view still has the text it was computed from."""
+        kept = 0
+        for job, vector in zip(jobs, vectors, strict=True):
+            if self.view_text(job.turn_id, job.view) != job.text:
+                continue
+            self.keep_vector(job.turn_id, job.view, text_digest(job.text), vector)
+            kept += 1
+        return kept
+
+    def keep_vector(self, turn_id: str, view: str, digest: str, vector: np.ndarray) -> None:
+        """Put a vector in place and remember which text it stands for."""
+        turn = self._turns[turn_id]
+        index = self._groups[turn.group_id]
+        position = index.position(turn_id)
+        if position is None:
+            return
+        index.set_vector(position, view, np.asarray(vector, dtype=np.float32))
+        self._embedded[(turn_id, view)] = digest
+        self._pending.pop((turn_id, view), None)
+
+    def forget_now(self, turn_ids: Iterable[str]) -> int:
+        """Drop turns and rebuild the groups they were in (forgetting is rare)."""
+        gone = [
+            self._turns[turn_id] for turn_id in dict.fromkeys(turn_ids) if turn_id in self._turns
+        ]
+        for group_id in {turn.group_id for turn in gone}:
+            self.rebuild(group_id, {turn.id for turn in gone})
+        return len(gone)
+
+    def rebuild(self, group_id: str, without: set[str]) -> None:
+        """Index a group again without some turns, keeping the vectors of the others."""
+        old = self._groups.pop(group_id)
+        vectors = {
+            (turn_id, view): matrix[position].copy()
+            for view, matrix in old.vectors.items()
+            for position, turn_id in enumerate(old.ids)
+            if turn_id not in without and matrix[position].any()
+        }
+        kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
+        for turn_id in without:
+            self._turns.pop(turn_id, None)
+            self._replaced.pop(turn_id, None)
+            self._embedded.pop((turn_id, "with_previous"), None)
+            self._embedded.pop((turn_id, "with_both"), None)
+        self._newest_by_key = {k: v for k, v in self._newest_by_key.items() if v not in without}
+        for turn in kept:
+            del self._turns[turn.id]
+            self.place(turn)
+        for (turn_id, view), vector in vectors.items():
+            text = self.view_text(turn_id, view) or ""
+            if self._embedded.get((turn_id, view)) == text_digest(text):
+                self.keep_vector(turn_id, view, text_digest(text), vector)
+
+    def stats_now(self) -> IndexStats:
+        """Counts over the loaded groups."""
+        return IndexStats(
+            turns=len(self._turns),
+            groups=len(self._groups),
+            vectors=len(self._embedded),
+            pending_vectors=len(self._pending),
+        )
+
+
+__all__ = ["InMemoryRecallIndex", "text_digest"]

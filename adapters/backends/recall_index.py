@@ -1,0 +1,278 @@
+"""The recall index in one SQLite file per data dir (``<data_dir>/recall.sqlite3``, WAL).
+
+Rows are the truth: ``turns`` (one per indexed event, in the order they were added) and
+``vectors`` (float16, one per turn and dense view, with the model and a digest of the text it
+was computed from). Ranking runs in memory: a group's rows are loaded into the structures of
+:class:`~plait.adapters.backends.memory_recall.InMemoryRecallIndex` the first time the group is
+touched, and every change is written through. SQLite work and ranking run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from plait.adapters.backends.memory_recall import InMemoryRecallIndex, text_digest
+from plait.state.recall import EmbeddingJob, IndexedTurn, IndexStats, TurnHit
+
+RECALL_FILE = "recall.sqlite3"
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    added INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    group_id TEXT NOT NULL,
+    session TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    said_at TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turns_by_group ON turns (group_id, added);
+CREATE TABLE IF NOT EXISTS vectors (
+    turn_id TEXT NOT NULL,
+    view TEXT NOT NULL,
+    model TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (turn_id, view)
+);
+"""
+TURN_COLUMNS = "id, group_id, session, seq, said_at, kind, key, text"
+
+
+def turn_row(turn: IndexedTurn) -> tuple[object, ...]:
+    """A turn as a row of ``turns`` (without ``added``)."""
+    return (
+        turn.id,
+        turn.group_id,
+        turn.session,
+        turn.seq,
+        turn.said_at.isoformat(),
+        turn.kind,
+        turn.key,
+        turn.text,
+    )
+
+
+def row_turn(row: Sequence[object]) -> IndexedTurn:
+    """A row of ``turns`` as a turn."""
+    turn_id, group_id, session, seq, said_at, kind, key, text = row
+    return IndexedTurn(
+        id=str(turn_id),
+        group_id=str(group_id),
+        session=str(session),
+        seq=int(seq),  # type: ignore[call-overload]
+        said_at=datetime.fromisoformat(str(said_at)),
+        kind=str(kind),
+        key=str(key),
+        text=str(text),
+    )
+
+
+class SqliteRecallIndex(InMemoryRecallIndex):
+    """The in-memory index, loaded per group from a SQLite file and written through to it."""
+
+    def __init__(self, path: Path, *, vector_model: str | None = None) -> None:
+        """The index in ``path`` (opened on first use) keeping vectors of ``vector_model``."""
+        super().__init__(vector_model=vector_model)
+        self.path = path
+        self._connection: sqlite3.Connection | None = None
+        self._loaded: set[str] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def in_data_dir(cls, data_dir: Path, *, vector_model: str | None = None) -> SqliteRecallIndex:
+        """The index at ``<data_dir>/recall.sqlite3``."""
+        return cls(Path(data_dir) / RECALL_FILE, vector_model=vector_model)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.executescript(SCHEMA)
+            self._connection = connection
+        return self._connection
+
+    async def _run(self, work: Callable[[], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                return work()
+
+        return await asyncio.to_thread(locked)
+
+    def _load(self, group_ids: Iterable[str]) -> None:
+        """Read the groups not read yet into memory."""
+        for group_id in dict.fromkeys(group_ids):
+            if group_id in self._loaded:
+                continue
+            self._loaded.add(group_id)
+            connection = self._connect()
+            rows = connection.execute(
+                f"SELECT {TURN_COLUMNS} FROM turns WHERE group_id = ? ORDER BY added", (group_id,)
+            ).fetchall()
+            for row in rows:
+                self.place(row_turn(row))
+            self._load_vectors(connection, group_id)
+
+    def _load_vectors(self, connection: sqlite3.Connection, group_id: str) -> None:
+        if self.vector_model is None:
+            return
+        rows = connection.execute(
+            "SELECT v.turn_id, v.view, v.digest, v.vector FROM vectors v "
+            "JOIN turns t ON t.id = v.turn_id WHERE t.group_id = ? AND v.model = ?",
+            (group_id, self.vector_model),
+        )
+        for turn_id, view, digest, blob in rows:
+            text = self.view_text(turn_id, view)
+            if text is not None and text_digest(text) == digest:
+                vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+                self.keep_vector(turn_id, view, digest, vector)
+
+    # -- the port, written through --------------------------------------------------------------
+    async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
+        """Index turns (idempotent by id) and write the new ones; how many were new."""
+
+        def add() -> int:
+            self._load({turn.group_id for turn in turns})
+            fresh = [t for t in dict((t.id, t) for t in turns).values() if not self.has(t)]
+            if fresh:
+                connection = self._connect()
+                with connection:
+                    connection.executemany(
+                        f"INSERT OR IGNORE INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                        [turn_row(t) for t in sorted(fresh, key=lambda t: (t.session, t.seq))],
+                    )
+            return self.add_now(fresh)
+
+        return await self._run(add)
+
+    async def search_turns(
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: np.ndarray | None = None,
+    ) -> list[TurnHit]:
+        """Rank the groups' turns (loading them first)."""
+
+        def search() -> list[TurnHit]:
+            self._load(group_ids)
+            return self.search_now(query, group_ids, limit, query_vector=query_vector)
+
+        return await self._run(search)
+
+    async def newest_turns(
+        self, group_ids: Sequence[str], kinds: Sequence[str], limit: int
+    ) -> list[TurnHit]:
+        """The newest current turns of the kinds (loading the groups first)."""
+
+        def newest() -> list[TurnHit]:
+            self._load(group_ids)
+            return self.newest_now(group_ids, kinds, limit)
+
+        return await self._run(newest)
+
+    async def pending_embeddings(self, limit: int) -> list[EmbeddingJob]:
+        """Views to embed in the groups this process has touched."""
+        return await self._run(lambda: self.pending_now(limit))
+
+    async def store_vectors(self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray) -> int:
+        """Keep and write the vectors whose text is still the view's text."""
+        model = self.vector_model
+
+        def store() -> int:
+            wanted = [
+                (job, vector)
+                for job, vector in zip(jobs, vectors, strict=True)
+                if self.view_text(job.turn_id, job.view) == job.text
+            ]
+            if model is None or not wanted:
+                return 0
+            connection = self._connect()
+            with connection:
+                connection.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)",
+                    [
+                        (
+                            job.turn_id,
+                            job.view,
+                            model,
+                            text_digest(job.text),
+                            np.asarray(vector, dtype=np.float16).tobytes(),
+                        )
+                        for job, vector in wanted
+                    ],
+                )
+            return self.store_now([j for j, _ in wanted], np.stack([v for _, v in wanted]))
+
+        return await self._run(store)
+
+    async def forget_turns(self, turn_ids: Sequence[str]) -> int:
+        """Remove turns from the file and from memory."""
+
+        def forget() -> int:
+            connection = self._connect()
+            ids = list(dict.fromkeys(turn_ids))
+            marks = ",".join("?" * len(ids))
+            groups = [
+                row[0]
+                for row in connection.execute(
+                    f"SELECT DISTINCT group_id FROM turns WHERE id IN ({marks})", ids
+                )
+            ]
+            self._load(groups)
+            with connection:
+                gone = connection.execute(f"DELETE FROM turns WHERE id IN ({marks})", ids).rowcount
+                connection.execute(f"DELETE FROM vectors WHERE turn_id IN ({marks})", ids)
+            self.forget_now(ids)
+            return gone
+
+        return await self._run(forget) if turn_ids else 0
+
+    async def stats(self) -> IndexStats:
+        """Counts from the file (every group, loaded or not)."""
+
+        def count() -> IndexStats:
+            connection = self._connect()
+            turns, groups = connection.execute(
+                "SELECT COUNT(*), COUNT(DISTINCT group_id) FROM turns"
+            ).fetchone()
+            model = self.vector_model or ""
+            (vectors,) = connection.execute(
+                "SELECT COUNT(*) FROM vectors WHERE model = ?", (model,)
+            ).fetchone()
+            return IndexStats(
+                turns=turns,
+                groups=groups,
+                vectors=vectors,
+                pending_vectors=self.stats_now().pending_vectors,
+            )
+
+        return await self._run(count)
+
+    async def aclose(self) -> None:
+        """Close the file (it reopens on the next use)."""
+
+        def close() -> None:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+        await self._run(close)
+
+
+__all__ = ["RECALL_FILE", "SqliteRecallIndex"]

@@ -1,0 +1,199 @@
+"""The recall index: every turn of a project, searchable at once, beside the knowledge graph.
+
+graphiti-core's episodes carry no vector and FalkorDB's full-text scoring ranks badly (0.117
+recall@10 on LoCoMo against BM25's 0.496), so plait keeps an index of its own: the drain adds
+each event it claims (redacted) before it writes to Graphiti, a background pass embeds what has
+no vector yet, and a search ranks turns with :func:`plait.state.ranking.rank_turns`. A turn's id
+is its event's episode uuid (:func:`plait.state.ports.episode_uuid`), so a hit maps to the
+event, and to the Graphiti episode of an event written alone.
+
+This module holds the values that cross the port and the port itself; the SQLite index
+(:mod:`plait.adapters.backends.recall_index`) and its in-memory twin
+(:mod:`plait.adapters.backends.memory_recall`) implement it, one contract suite runs over both
+(``tests/test_recall_index_contract.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from plait.redact import redact
+from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import episode_uuid
+
+# Kinds whose newer event with the same key replaces the older one (a reversed decision).
+KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
+# Never indexed: what the assistant says in passing and raw tool output (as for the graph).
+UNINDEXED_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+TEXT_MAX_CHARS = 2000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IndexedTurn:
+    """One event as the recall index keeps it.
+
+    Attributes:
+        id: the event's episode uuid (unique per group, event and root session).
+        group_id: the project's (or user's) group.
+        session: the root session it was said in; turns of a session are neighbours.
+        seq: its order in the session (the event id).
+        said_at: when it happened.
+        kind: the event kind (``decision``, ``prompt`` …).
+        key: its identity for supersede (a topic key, a task id), or "".
+        text: what is searched and shown: the summary, and the body when it says more.
+    """
+
+    id: str
+    group_id: str
+    session: str
+    seq: int
+    said_at: datetime
+    kind: str
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TurnHit:
+    """One turn found by a search, best first; ``replaced_at`` set when a newer one replaced it."""
+
+    turn: IndexedTurn
+    score: float
+    replaced_at: datetime | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EmbeddingJob:
+    """A turn's view whose vector is missing or out of date (its text changed)."""
+
+    turn_id: str
+    group_id: str
+    view: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IndexStats:
+    """How much a recall index holds."""
+
+    turns: int
+    groups: int
+    vectors: int
+    pending_vectors: int
+
+
+def turn_text(event: SessionEvent) -> str:
+    """The text a turn is searched by: its summary, and its body when that says more."""
+    summary, body = event.summary, " ".join(event.body.split())
+    if not body:
+        text = summary
+    elif body.startswith(summary.rstrip("…")):
+        text = body
+    else:
+        text = f"{summary}\n{body}"
+    return redact(text)[:TEXT_MAX_CHARS]
+
+
+def indexed_turn(group_id: str, event: SessionEvent) -> IndexedTurn:
+    """An event as an indexed turn of ``group_id`` (redacted again: nothing unredacted lands)."""
+    return IndexedTurn(
+        id=episode_uuid(group_id, event),
+        group_id=group_id,
+        session=event.root_session_id,
+        seq=event.id,
+        said_at=event.time,
+        kind=event.kind.value,
+        key=event.key,
+        text=turn_text(event),
+    )
+
+
+def is_indexed(event: SessionEvent) -> bool:
+    """Whether an event goes into the recall index (everything but chatter and raw output)."""
+    return event.kind not in UNINDEXED_KINDS and bool(event.summary or event.body)
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """A semantic embedder: passages and queries to L2-normalised vectors of one model."""
+
+    name: str
+
+    async def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text."""
+        ...
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector (with the model's query prefix, if it has one)."""
+        ...
+
+
+@runtime_checkable
+class RecallIndex(Protocol):
+    """Every turn of every group, ranked for a query by words, vectors, time and neighbours."""
+
+    async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
+        """Index turns (idempotent by id); return how many were new."""
+        ...
+
+    async def search_turns(
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: np.ndarray | None = None,
+    ) -> list[TurnHit]:
+        """The turns of the groups best matching ``query``, best first, at most ``limit``."""
+        ...
+
+    async def newest_turns(
+        self, group_ids: Sequence[str], kinds: Sequence[str], limit: int
+    ) -> list[TurnHit]:
+        """The newest turns of the given kinds (what a new session starts with), newest first."""
+        ...
+
+    async def pending_embeddings(self, limit: int) -> list[EmbeddingJob]:
+        """Views whose vector is missing or stale, oldest first, at most ``limit``.
+
+        None without a vector model (an index that ranks by words alone).
+        """
+        ...
+
+    async def store_vectors(self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray) -> int:
+        """Keep the L2-normalised vectors (one row per job); how many were still wanted.
+
+        A vector of a text that changed meanwhile (a turn's next turn arrived) is dropped.
+        """
+        ...
+
+    async def forget_turns(self, turn_ids: Sequence[str]) -> int:
+        """Remove turns (a forgotten memory); return how many were there."""
+        ...
+
+    async def stats(self) -> IndexStats:
+        """How much the index holds."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the file."""
+        ...
+
+
+__all__ = [
+    "KEYED_KINDS",
+    "EmbeddingJob",
+    "IndexStats",
+    "IndexedTurn",
+    "RecallIndex",
+    "TextEmbedder",
+    "TurnHit",
+    "indexed_turn",
+    "is_indexed",
+    "turn_text",
+]

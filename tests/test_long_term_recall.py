@@ -1,0 +1,48 @@
+"""Recall when it matters: a new session's first model call, and what was queued a moment ago."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plait import Memory, Settings
+
+
+def settings_for(tmp_path: Path, redis_url: str) -> Settings:
+    return Settings.load(
+        tmp_path,
+        redis={"url": redis_url, "drain_quiet_seconds": 0},
+        data_dir=tmp_path / "data",
+        recall={"embedder": "none"},
+        graphiti={"group_id_prefix": f"lt{tmp_path.name[-8:].replace('_', '')}"},
+    )
+
+
+async def test_a_new_sessions_first_model_call_carries_the_projects_memory(
+    tmp_path: Path, redis_url: str
+) -> None:
+    async with Memory.open(tmp_path, settings=settings_for(tmp_path, redis_url)) as memory:
+        assert memory.background is not None
+        await memory.remember("first", "Use Redis for the export cache, not SQLite", "decision")
+        await memory.remember("first", "Never commit directly to main", "rule")
+        await memory.user_turn("first", "What did we just change?")
+        await memory.background.drain()
+        await memory.lifecycle("second", "created")  # the host says a session started
+        await memory.background.refreshed()
+        envelope = await memory.model_call("second", query="go on with the docs")
+    assert "<persistent_memory>" in envelope
+    assert "Use Redis for the export cache" in envelope and "Never commit" in envelope
+    assert "What did we just change" not in envelope  # a prompt is not knowledge
+    assert "node_refs" not in envelope
+
+
+async def test_what_was_remembered_is_recalled_before_any_drain(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = settings_for(tmp_path, redis_url)
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        await memory.remember("s1", "The invoice PDF renderer is WeasyPrint", "decision")
+        assert await memory.store.queue_depth() >= 1
+        found = await memory.recall("s2", "which library renders invoice PDFs?")
+        hits = await memory.search("WeasyPrint")
+    assert found is not None and "WeasyPrint" in found
+    assert hits and hits[0].kind == "decision" and "WeasyPrint" in hits[0].text

@@ -1,0 +1,88 @@
+"""The pure ranking of long-term recall: words, views, dates, fusion, neighbours."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import numpy as np
+
+from plait.state.dates import Period, near, period_of, time_match
+from plait.state.ranking import (
+    BM25,
+    LEXICAL_WEIGHTS,
+    TurnIndex,
+    fused_scores,
+    rank_turns,
+    spread_to_neighbours,
+    top,
+    words,
+)
+
+
+def test_words_drop_function_words_and_stem() -> None:
+    assert words("When did we decide about the databases?") == ["decid", "databas"]
+    assert words("Où est la bibliothèque") == ["où", "est", "la", "bibliothèqu"]
+
+
+def test_bm25_replaces_and_extends_documents() -> None:
+    index = BM25()
+    index.set(0, "red apple")
+    index.set(1, "green pear")
+    assert index.scores(words("apple"))[0] > 0
+    index.set(0, "yellow banana")
+    assert index.scores(words("apple")).tolist() == [0.0, 0.0]
+    index.extend(1, "and an apple")
+    assert index.scores(words("apple"))[1] > 0
+
+
+def test_turn_index_views_follow_sessions_not_arrival_order() -> None:
+    index = TurnIndex()
+    index.add("a1", "a", "first in a")
+    index.add("b1", "b", "first in b")
+    index.add("a2", "a", "second in a")
+    assert index.view_text(2, "with_previous") == "first in a\nsecond in a"
+    assert index.view_text(0, "with_both") == "first in a\nsecond in a"
+    assert index.view_text(1, "session") == "first in b"
+    assert index.add("a1", "a", "again") == 0 and len(index) == 3
+
+
+def test_spread_to_neighbours_stays_inside_a_session() -> None:
+    scores = np.array([1.0, 0.0, 0.0])
+    spread = spread_to_neighbours(scores, previous=[-1, 0, -1], following=[1, -1, -1], share=0.5)
+    assert spread.tolist() == [1.0, 0.5, 0.0]
+
+
+def test_fused_scores_let_words_speak_for_a_turn_without_a_vector() -> None:
+    lexical = {"turn": np.array([2.0, 1.0])}
+    dense = {"with_previous": np.array([0.9, np.nan])}
+    weights = LEXICAL_WEIGHTS.__class__(
+        lexical={"turn": 1.0}, dense={"with_previous": 1.0}, time=0, neighbour_share=0
+    )
+    assert fused_scores(lexical, dense, weights).tolist() == [1.0 + 0.0, 0.5 + 0.5]
+
+
+def test_top_breaks_ties_by_position() -> None:
+    assert top(np.array([1.0, 3.0, 3.0, 0.5]), 3) == [1, 2, 0]
+
+
+def test_period_of_reads_the_dates_a_question_names() -> None:
+    assert period_of("What happened on 13 October, 2023?") == Period(2023, 10, 13)
+    assert period_of("plans for March 2024") == Period(2024, 3, None)
+    assert period_of("What did she do in June?") == Period(None, 6, None)
+    assert period_of("Where did they go in 2022?") == Period(2022, None, None)
+    assert period_of("may I ask") is None
+
+
+def test_time_match_allows_telling_of_an_event_later() -> None:
+    june = Period(None, 6, None)
+    assert near(june, date(2023, 7, 20)) and not near(june, date(2023, 8, 30))
+    times = [datetime(2023, 6, 3, tzinfo=UTC), None, datetime(2023, 2, 1, tzinfo=UTC)]
+    assert time_match(june, times).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_rank_turns_returns_nothing_when_no_turn_speaks_of_the_query() -> None:
+    index = TurnIndex()
+    index.add("t1", "s", "Use Postgres for storage.")
+    assert rank_turns(index, "zebra", query_vector=np.ones(4, np.float32)) == []
+    assert rank_turns(index, "the of and") == []
+    assert [p for p, _ in rank_turns(index, "storage")] == [0]

@@ -1,0 +1,154 @@
+"""One contract suite, run over every RecallIndex: the SQLite file and the in-memory twin."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from plait.adapters.backends.memory_recall import InMemoryRecallIndex
+from plait.adapters.backends.recall_index import SqliteRecallIndex
+from plait.state.recall import IndexedTurn, RecallIndex
+
+START = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+MODEL = "test-model"
+
+
+def turn(
+    n: int, text: str, *, group: str = "shop", session: str = "s1", **rest: str
+) -> IndexedTurn:
+    return IndexedTurn(
+        id=f"{group}-{session}-{n}",
+        group_id=group,
+        session=session,
+        seq=n,
+        said_at=START + timedelta(minutes=n),
+        kind=rest.get("kind", "discovery"),
+        key=rest.get("key", ""),
+        text=text,
+    )
+
+
+CONVERSATION = [
+    turn(1, "Which database should the orders service use?", kind="prompt"),
+    turn(2, "PostgreSQL, with the pool from psycopg."),
+    turn(3, "Never call the payment API from unit tests", kind="rule", key="tests"),
+    turn(4, "The invoice export writes CSV files"),
+]
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+async def index(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[RecallIndex]:
+    made: RecallIndex
+    if request.param == "sqlite":
+        made = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    else:
+        made = InMemoryRecallIndex(vector_model=MODEL)
+    yield made
+    await made.aclose()
+
+
+async def test_recall_index_satisfies_the_protocol(index: RecallIndex) -> None:
+    assert isinstance(index, RecallIndex)
+
+
+async def test_recall_index_adds_each_turn_once(index: RecallIndex) -> None:
+    assert await index.add_turns(CONVERSATION) == 4
+    assert await index.add_turns(CONVERSATION[:2]) == 0
+    stats = await index.stats()
+    assert (stats.turns, stats.groups) == (4, 1)
+
+
+async def test_recall_index_finds_a_reply_through_the_turn_it_answers(index: RecallIndex) -> None:
+    await index.add_turns(CONVERSATION)
+    hits = await index.search_turns("which database for orders?", ["shop"], 10)
+    ids = [hit.turn.id for hit in hits]
+    assert ids[:2] == ["shop-s1-1", "shop-s1-2"]  # the answer has none of the question's words
+    assert await index.search_turns("zebra xylophone", ["shop"], 10) == []
+    assert await index.search_turns("database", ["elsewhere"], 10) == []
+
+
+async def test_recall_index_keeps_groups_apart(index: RecallIndex) -> None:
+    await index.add_turns([*CONVERSATION, turn(1, "database sharding plan", group="other")])
+    only_shop = await index.search_turns("database", ["shop"], 10)
+    both = await index.search_turns("database", ["shop", "other"], 10)
+    assert {hit.turn.group_id for hit in only_shop} == {"shop"}
+    assert {hit.turn.group_id for hit in both} == {"shop", "other"}
+
+
+async def test_recall_index_lifts_turns_said_in_the_named_period(index: RecallIndex) -> None:
+    early = turn(1, "we planned the release", session="a")
+    late = replace(early, id="late", session="b", said_at=START.replace(month=9))
+    await index.add_turns([early, late])
+    hits = await index.search_turns("what did we plan in September?", ["shop"], 10)
+    assert [hit.turn.id for hit in hits][0] == "late"
+
+
+async def test_recall_index_newer_decision_with_the_same_key_replaces_the_older(
+    index: RecallIndex,
+) -> None:
+    old = turn(1, "Use SQLite for the export cache", kind="decision", key="topic:export")
+    new = turn(5, "Use Redis for the export cache", kind="decision", key="topic:export")
+    await index.add_turns([new, old])
+    hits = {hit.turn.id: hit for hit in await index.search_turns("export cache", ["shop"], 10)}
+    assert hits[old.id].replaced_at == new.said_at and hits[new.id].replaced_at is None
+    newest = await index.newest_turns(["shop"], ["decision", "rule"], 10)
+    assert [hit.turn.id for hit in newest] == [new.id]
+
+
+async def test_recall_index_embeds_views_and_drops_stale_vectors(index: RecallIndex) -> None:
+    await index.add_turns(CONVERSATION[:2])
+    jobs = await index.pending_embeddings(100)
+    assert {(job.turn_id, job.view) for job in jobs} == {
+        (t.id, view) for t in CONVERSATION[:2] for view in ("with_previous", "with_both")
+    }
+    vectors = np.eye(len(jobs), 8, dtype=np.float32)
+    assert await index.store_vectors(jobs, vectors) == len(jobs)
+    assert await index.pending_embeddings(100) == []
+    await index.add_turns(CONVERSATION[2:3])  # turn 2's three-turn view changed: embed again
+    pending = {(job.turn_id, job.view) for job in await index.pending_embeddings(100)}
+    assert ("shop-s1-2", "with_both") in pending and ("shop-s1-1", "with_both") not in pending
+    stale = [job for job in jobs if job.turn_id == "shop-s1-2" and job.view == "with_both"]
+    assert await index.store_vectors(stale, np.ones((1, 8), np.float32)) == 0
+
+
+async def test_recall_index_ranks_by_vectors_when_the_query_has_one(index: RecallIndex) -> None:
+    await index.add_turns(CONVERSATION)
+    jobs = await index.pending_embeddings(100)
+    wanted = {"shop-s1-4"}  # the export turn points where the query does
+    vectors = np.array(
+        [[1.0, 0.0] if j.turn_id in wanted else [0.0, 1.0] for j in jobs], np.float32
+    )
+    await index.store_vectors(jobs, vectors)
+    query = np.array([1.0, 0.0], np.float32)
+    hits = await index.search_turns("orders export", ["shop"], 10, query_vector=query)
+    assert hits[0].turn.id == "shop-s1-4"
+
+
+async def test_recall_index_forgets_turns(index: RecallIndex) -> None:
+    await index.add_turns(CONVERSATION)
+    assert await index.forget_turns(["shop-s1-2", "nope"]) == 1
+    hits = await index.search_turns("psycopg pool", ["shop"], 10)
+    assert "shop-s1-2" not in [hit.turn.id for hit in hits]
+    assert (await index.stats()).turns == 3
+
+
+async def test_sqlite_recall_index_survives_a_restart(tmp_path: Path) -> None:
+    first = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    await first.add_turns(CONVERSATION)
+    jobs = await first.pending_embeddings(100)
+    await first.store_vectors(jobs, np.eye(len(jobs), 8, dtype=np.float32))
+    await first.aclose()
+    again = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    hits = await again.search_turns("which database for orders?", ["shop"], 10)
+    assert [hit.turn.id for hit in hits][:2] == ["shop-s1-1", "shop-s1-2"]
+    assert await again.pending_embeddings(100) == []  # vectors came back with the turns
+    other_model = SqliteRecallIndex.in_data_dir(tmp_path, vector_model="another")
+    await other_model.search_turns("database", ["shop"], 1)
+    assert len(await other_model.pending_embeddings(100)) == len(jobs)  # never mixed
+    await again.aclose()
+    await other_model.aclose()
