@@ -13,7 +13,9 @@ from plait.state.background import RefreshState
 from plait.state.context import PlaitContext
 
 
-def build_cache_refresh_graph() -> StateGraph:
+def build_cache_refresh_graph() -> StateGraph[
+    RefreshState, PlaitContext, RefreshState, RefreshState
+]:
     """Wire the cache-refresh graph."""
     builder = StateGraph(RefreshState, context_schema=PlaitContext)
     builder.add_node("search_long_term", search_long_term)
@@ -26,6 +28,8 @@ def build_cache_refresh_graph() -> StateGraph:
     return builder
 
 
-graph: CompiledStateGraph = build_cache_refresh_graph().compile()
+RefreshGraph = CompiledStateGraph[RefreshState, PlaitContext, RefreshState, RefreshState]
 
-__all__ = ["build_cache_refresh_graph", "graph"]
+graph: RefreshGraph = build_cache_refresh_graph().compile()
+
+__all__ = ["RefreshGraph", "build_cache_refresh_graph", "graph"]

@@ -23,7 +23,7 @@ from plait.state.context import PlaitContext
 from plait.state.hooks import HookState
 
 
-def build_compaction_graph() -> StateGraph:
+def build_compaction_graph() -> StateGraph[HookState, PlaitContext, HookState, HookState]:
     """Wire the compaction graph (uncompiled, so it can also be a node of the hooks graph)."""
     builder = StateGraph(HookState, context_schema=PlaitContext)
     builder.add_node("fold_snapshot", fold_snapshot)
@@ -46,6 +46,8 @@ def build_compaction_graph() -> StateGraph:
     return builder
 
 
-graph: CompiledStateGraph = build_compaction_graph().compile()
+graph: CompiledStateGraph[HookState, PlaitContext, HookState, HookState] = (
+    build_compaction_graph().compile()
+)
 
 __all__ = ["build_compaction_graph", "graph"]

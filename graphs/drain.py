@@ -28,7 +28,7 @@ from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 
 
-def build_drain_graph() -> StateGraph:
+def build_drain_graph() -> StateGraph[DrainState, PlaitContext, DrainState, DrainState]:
     """Wire the drain graph."""
     builder = StateGraph(DrainState, context_schema=PlaitContext)
     builder.add_node("claim_batch", claim_batch)
@@ -51,6 +51,8 @@ def build_drain_graph() -> StateGraph:
     return builder
 
 
-graph: CompiledStateGraph = build_drain_graph().compile()
+DrainGraph = CompiledStateGraph[DrainState, PlaitContext, DrainState, DrainState]
 
-__all__ = ["build_drain_graph", "graph"]
+graph: DrainGraph = build_drain_graph().compile()
+
+__all__ = ["DrainGraph", "build_drain_graph", "graph"]

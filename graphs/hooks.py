@@ -42,7 +42,9 @@ from plait.state.hooks import HookInput, HookOutput, HookState
 from plait.state.intents import HostAdapter
 
 
-def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
+def build_hooks_graph(
+    host: HostAdapter = NATIVE,
+) -> StateGraph[HookState, PlaitContext, HookInput, HookOutput]:
     """Wire the hooks graph; ``host`` supplies its first node, ``adapt_payload``."""
     builder = StateGraph(
         HookState, context_schema=PlaitContext, input_schema=HookInput, output_schema=HookOutput
@@ -85,6 +87,8 @@ def build_hooks_graph(host: HostAdapter = NATIVE) -> StateGraph:
     return builder
 
 
-graph: CompiledStateGraph = build_hooks_graph().compile()
+HooksGraph = CompiledStateGraph[HookState, PlaitContext, HookInput, HookOutput]
 
-__all__ = ["build_hooks_graph", "graph"]
+graph: HooksGraph = build_hooks_graph().compile()
+
+__all__ = ["HooksGraph", "build_hooks_graph", "graph"]

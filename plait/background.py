@@ -29,16 +29,16 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph.state import CompiledStateGraph
 
 from plait.adapters.backends.checkpoint import plait_serializer
 from plait.boundary import attempt, fail_open
 from plait.errors import PlaitError
-from plait.graphs.cache_refresh import build_cache_refresh_graph
-from plait.graphs.drain import build_drain_graph
+from plait.graphs.cache_refresh import RefreshGraph, build_cache_refresh_graph
+from plait.graphs.drain import DrainGraph, build_drain_graph
 from plait.nodes.memory_search import recall_groups, search_memory
 from plait.redact import redacted_logger
 from plait.settings import Settings
+from plait.state.background import DrainState
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
@@ -113,10 +113,10 @@ class Background:
         self.embedder = embedder if recall is not None else None
         self.embedded_total = 0  # vectors this process has computed and kept
         self._knowledge_lock = asyncio.Lock()
-        self.drain_graph: CompiledStateGraph = build_drain_graph().compile(
+        self.drain_graph: DrainGraph = build_drain_graph().compile(
             checkpointer=checkpointer or InMemorySaver(serde=plait_serializer())
         )
-        self.refresh_graph: CompiledStateGraph = build_cache_refresh_graph().compile()
+        self.refresh_graph: RefreshGraph = build_cache_refresh_graph().compile()
         self._drain_wanted = asyncio.Event()
         self._refresh_wanted = asyncio.Event()
         self._refreshes: dict[tuple[str, str], str] = {}
@@ -258,7 +258,7 @@ class Background:
 
     async def _drain_once(self, context: PlaitContext, config: RunnableConfig) -> dict[str, Any]:
         previous = await self.drain_graph.aget_state(config)
-        graph_input: dict[str, Any] | None = {
+        graph_input: DrainState | None = {
             "consumer": self.consumer,
             "written": 0,
             "dead_lettered": 0,

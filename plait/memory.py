@@ -8,19 +8,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph.state import CompiledStateGraph
 
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.boundary import describe, fail_open
 from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
-from plait.graphs.hooks import build_hooks_graph
+from plait.graphs.hooks import HooksGraph, build_hooks_graph
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.sessions import find_root, link_child
@@ -114,8 +113,8 @@ class Memory:
         self.project_dir = project_dir
         self.group_id = group_id
         self.checkpointer = checkpointer
-        self._graphs: dict[tuple[str, bool], CompiledStateGraph] = {}
-        self.graph: CompiledStateGraph = self._graph_for(NATIVE, reads_state=True)
+        self._graphs: dict[tuple[str, bool], HooksGraph] = {}
+        self.graph: HooksGraph = self._graph_for(NATIVE, reads_state=True)
         self.context = PlaitContext.over(
             backends.store,
             settings=backends.settings,
@@ -320,9 +319,9 @@ class Memory:
                 result = await graph.ainvoke(graph_input, context=self.context)
         if result.get("lifecycle") == "deleted":
             await self._forget(session)
-        return HookOutput(**result)
+        return HookOutput(**cast(HookOutput, result))
 
-    def _graph_for(self, host: HostAdapter, *, reads_state: bool) -> CompiledStateGraph:
+    def _graph_for(self, host: HostAdapter, *, reads_state: bool) -> HooksGraph:
         """The hooks graph with ``host``'s adapter node, compiled once per host.
 
         Calls that read no graph state (a bare model call) skip the checkpoint round trips.
@@ -597,7 +596,7 @@ class Memory:
         """The hooks graph's current state for the session's root."""
         root = await find_root(self.store, session_id)
         snapshot = await self.graph.aget_state(self._config(root))
-        return snapshot.values
+        return cast(HookState, snapshot.values)
 
     async def snapshot(self, session_id: str) -> Snapshot:
         """The session's snapshot as of its last hook."""

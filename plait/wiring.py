@@ -96,8 +96,8 @@ async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> B
         if not allow_degraded:
             raise
         logger.warning("plait: %s; using in-memory fallback (nothing persists)", error)
-        store = InMemoryHotStore(session_ttl_seconds=settings.redis.session_ttl_seconds)
-        return Backends(settings=settings, store=store, redis_url=None, degraded=[str(error)])
+        fallback = InMemoryHotStore(session_ttl_seconds=settings.redis.session_ttl_seconds)
+        return Backends(settings=settings, store=fallback, redis_url=None, degraded=[str(error)])
     store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
     return Backends(settings=settings, store=store, redis_url=url, server=server, redis=client)
 

@@ -115,6 +115,11 @@ class Corpus(Protocol):
         """How much the root session's corpus holds, per source."""
         ...
 
+    @property
+    def location(self) -> str:
+        """Where it keeps its chunks, for a person reading a report (a file, or memory)."""
+        ...
+
     def close(self) -> None:
         """Release what it holds open."""
         ...

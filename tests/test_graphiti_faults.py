@@ -88,9 +88,7 @@ def worker(
 
 
 async def episode_count(graph: GraphitiKnowledgeGraph, group_id: str) -> int:
-    driver = graph.graphiti.driver.clone(database=group_id)
-    records, _, _ = await driver.execute_query("MATCH (e:Episodic) RETURN count(e) AS c")
-    return records[0]["c"]
+    return await graph.episode_count(group_id)
 
 
 @pytest.mark.parametrize(

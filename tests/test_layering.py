@@ -11,21 +11,17 @@ from __future__ import annotations
 import ast
 import graphlib
 import os
-import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import grimp
 import pytest
+from support.layout import FOLDERS, ROOT, stage_installed_layout
 
 from plait.adapters.hosts.opencode.hooks import EVENT_INTENTS, HOOK_NAMES
 
-ROOT = Path(__file__).resolve().parent.parent
-PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-FOLDERS = PYPROJECT["tool"]["setuptools"]["package-dir"]
 LEAVES = (
     "plait.errors",
     "plait.settings",
@@ -57,12 +53,7 @@ UNITS = (
 @pytest.fixture(scope="module")
 def installed_layout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The source tree copied into the layout it has once installed: ``plait/graphs`` …"""
-    base = tmp_path_factory.mktemp("layout")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for package, folder in sorted(FOLDERS.items(), key=lambda item: item[0].count(".")):
-        target = base.joinpath(*package.split("."))
-        shutil.copytree(ROOT / folder, target, ignore=ignore, dirs_exist_ok=True)
-    return base
+    return stage_installed_layout(tmp_path_factory.mktemp("layout"))
 
 
 def product_files() -> Iterator[tuple[str, Path]]:

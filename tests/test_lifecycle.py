@@ -149,7 +149,7 @@ def test_a_hung_service_is_replaced_not_joined(
 def test_serve_exits_when_idle(
     project: Path, data_dir: Path, env: dict[str, str], started: list
 ) -> None:
-    process = serve(project, {**env, "PLAIT_SERVICE__IDLE_EXIT_S": "1"}, started)
+    process = serve(project, {**env, "PLAIT_SERVICE__IDLE_EXIT_S": "3"}, started)
     assert wait_for(lambda: healthy(data_dir, project))
     pids = server_pids(data_dir)
     assert process.wait(timeout=30) == 0

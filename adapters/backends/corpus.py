@@ -149,6 +149,11 @@ class SqliteCorpus:
         return await asyncio.to_thread(locked)
 
     # -- writing --------------------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        """The SQLite file."""
+        return str(self.path)
+
     async def index(self, root: str, source: str, text: str, *, label: str = "") -> IndexResult:
         """Index ``text`` as ``source`` of the root session; the same source and label replaces.
 

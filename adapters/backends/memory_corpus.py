@@ -36,6 +36,11 @@ class InMemoryCorpus:
     roots: dict[str, dict[Key, list[Chunk]]] = field(default_factory=lambda: defaultdict(dict))
     max_bytes_per_root: int = 0
 
+    @property
+    def location(self) -> str:
+        """Nowhere on disk."""
+        return "in memory"
+
     async def index(self, root: str, source: str, text: str, *, label: str = "") -> IndexResult:
         """Index ``text`` as ``source``; the same source and label replaces; oldest go over cap."""
         source, label = private_name(source), private_name(label)

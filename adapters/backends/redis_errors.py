@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
@@ -38,7 +39,9 @@ def redis_errors(what: str) -> Iterator[None]:
         raise translate_redis(error, what) from error
 
 
-def translated[**P, T](method: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+def translated[**P, T](
+    method: Callable[P, Coroutine[Any, Any, T]],
+) -> Callable[P, Coroutine[Any, Any, T]]:
     """A coroutine method whose Redis errors are plait's (named after the method)."""
     what = method.__name__.replace("_", " ").strip()
 

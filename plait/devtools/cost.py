@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from plait.adapters.backends.graphiti import open_knowledge_graph
+from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.demo_session import play
 from plait.devtools.llm_server import CountingLLMServer, Usage
@@ -125,10 +126,8 @@ async def count_episodes(settings: Settings, project: Path) -> int:
     async with Memory.open(project, settings=settings, start_background=False) as memory:
         assert memory.background is not None
         knowledge = await memory.background.knowledge()
-        graphiti = await knowledge.ready()
-        driver = graphiti.driver.clone(database=memory.group_id)
-        records, _, _ = await driver.execute_query("MATCH (e:Episodic) RETURN count(e) AS n")
-        return int(records[0]["n"]) if records else 0
+        assert isinstance(knowledge, GraphitiKnowledgeGraph)
+        return await knowledge.episode_count(memory.group_id)
 
 
 def render_cost(rows: list[CostRow]) -> str:

@@ -137,6 +137,13 @@ class GraphitiKnowledgeGraph:
                 raise result
         return sum(results)  # type: ignore[arg-type]
 
+    async def episode_count(self, group_id: str) -> int:
+        """How many episodes the group's graph holds (what an LLM extractor was paid for)."""
+        graphiti = await self.ready()
+        driver = graphiti.driver.clone(database=group_id)
+        records, _, _ = await driver.execute_query("MATCH (e:Episodic) RETURN count(e) AS n")
+        return int(records[0]["n"]) if records else 0
+
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
         """Hybrid search over facts, entities and episodes of the groups."""
         graphiti = await self.ready()

@@ -46,6 +46,7 @@ from plait.state.observations import (
     ObservationDraft,
     ObservationSource,
     Scope,
+    check_type,
 )
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ def draft_for(namespace: tuple[str, ...], key: str, given: Any) -> ObservationDr
         raise UsageError(f"value: give a dict, not {type(given).__name__}")
     value = dict(given)
     text = value_text(value)
-    kind = value.get("type") if value.get("type") in OBSERVATION_TYPES else "learning"
+    kind = check_type(value["type"]) if value.get("type") in OBSERVATION_TYPES else "learning"
     return ObservationDraft(
         title=value_title(value, text, key),
         content=text,

@@ -175,9 +175,9 @@ async def read_request(state: HookState, runtime: Runtime[PlaitContext]) -> dict
 SERVER = HostAdapter(name="langgraph_server", adapt=read_request)
 
 
-def for_server(builder: StateGraph) -> CompiledStateGraph:
+def for_server(builder: StateGraph[Any, Any, Any, Any]) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile a graph builder with the server's context schema."""
-    builder.context_schema = ServerContext  # type: ignore[assignment]
+    builder.context_schema = ServerContext
     return builder.compile()
 
 
@@ -191,7 +191,9 @@ async def default_consumer(state: DrainState, runtime: Runtime[PlaitContext]) ->
     return {"consumer": state.get("consumer") or "langgraph-server"}
 
 
-def behind(first: Any, inner: StateGraph, schema: type, name: str) -> StateGraph[Any, Any]:
+def behind(
+    first: Any, inner: StateGraph[Any, Any, Any, Any], schema: type, name: str
+) -> StateGraph[Any, Any]:
     """``inner`` (compiled) as the one node after ``first``, under the server's context."""
     builder: StateGraph[Any, Any] = StateGraph(schema, context_schema=ServerContext)
     builder.add_node(first.__name__, first)

@@ -48,7 +48,7 @@ INTENT_TYPES: dict[str, type] = {
 
 def intent_of(item: Any, index: int) -> Intent:
     """One intent from its JSON form, or :class:`InvalidHookPayload` naming the field."""
-    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+    if isinstance(item, Intent):
         return item  # already an intent (Python callers)
     if not isinstance(item, Mapping):
         raise InvalidHookPayload("must be an object with a 'type'", field=f"payload[{index}]")

@@ -420,7 +420,7 @@ class SessionTools:
             f" — {check.detail}"
             for check in checks
         ]
-        lines.append(f"corpus: {await self.corpus_health()} — {self.corpus.path}")
+        lines.append(f"corpus: {await self.corpus_health()} — {self.corpus.location}")
         lines.append(f"worktree: {self.worktree}")
         return self.answered("session_doctor", cut_bytes("\n".join(lines), self.budget))
 

@@ -14,6 +14,7 @@ and other hosts may pass it or set ``PLAIT_SESSION_ID``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,7 +217,7 @@ def list_as_catalog(server: Any, function: Any, spec: ToolSpec) -> None:
         registered.parameters = spec.input_schema()
 
 
-def enabled_tools(groups: tuple[str, ...] | list[str]) -> list[ToolSpec]:
+def enabled_tools(groups: Collection[str]) -> list[ToolSpec]:
     """The tools of the enabled groups, in catalog order."""
     wanted = set(groups)
     return [tool for tool in TOOLS if tool.group in wanted]

@@ -18,7 +18,7 @@ preference or rule (and every other type), ``memory_search`` finds it the moment
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -156,7 +156,7 @@ def memory_functions(runner: MemoryToolRunner) -> list[Any]:
 
 
 def register_memory_tools(
-    server: MCPServer[Any], observations: Observations, *, groups: Sequence[str] | None = None
+    server: MCPServer[Any], observations: Observations, *, groups: Collection[str] | None = None
 ) -> None:
     """Add the memory tools of ``groups`` (default both) to ``server``, listed lean."""
     runner = MemoryToolRunner(observations)

@@ -32,6 +32,7 @@ from plait.state.intents import (
     HostAdapter,
     HostCall,
     Intent,
+    LifecyclePhase,
     ModelCall,
     Sessionless,
     SessionLifecycle,
@@ -273,11 +274,18 @@ def bus_event(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Inten
     return read(event_type, properties) if read is not None else []
 
 
+LIFECYCLE_PHASES: dict[str, LifecyclePhase] = {
+    "session.created": "created",
+    "session.updated": "updated",
+    "session.deleted": "deleted",
+    "session.idle": "idle",
+}
+
+
 def lifecycle(kind: str, props: Mapping[str, Any]) -> list[Intent]:
     """``session.created/updated/deleted/idle``."""
     title = as_text(obj(props.get("info")).get("title") or "", 200)
-    phase = kind.removeprefix("session.")
-    return [SessionLifecycle(phase=phase, title=title)]
+    return [SessionLifecycle(phase=LIFECYCLE_PHASES[kind], title=title)]
 
 
 def session_error(kind: str, props: Mapping[str, Any]) -> list[Intent]:
