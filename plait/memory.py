@@ -307,7 +307,7 @@ class Memory:
 
     async def _run(self, call: HostCall, session: SessionRef) -> HookOutput:
         graph = self._graph_for(call.host, reads_state=call.reads_state)
-        graph_input = hook_input(session, call.payload, call.host.name)
+        graph_input = hook_input(session, call.payload, call.host.name, call.call_id)
         async with self._lock(session.root_session_id):
             if call.reads_state:
                 result = await graph.ainvoke(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import hmac
 import json
 import math
@@ -51,6 +50,7 @@ from plait.adapters.hosts.opencode.hooks import HookRunner
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
 from plait.redact import redacted_logger
+from plait.state.groups import project_key
 
 logger = redacted_logger("plait")
 
@@ -167,12 +167,6 @@ def error_field(error: ValidationError) -> str:
 def error_detail(error: ValidationError) -> str:
     """The first validation error's message."""
     return str(error.errors()[0].get("msg", "invalid"))
-
-
-def project_key(project_dir: Path | str) -> str:
-    """The key of a project's service file: sha256 of its real path, 16 hex digits."""
-    real = os.path.realpath(os.fspath(project_dir))
-    return hashlib.sha256(real.encode()).hexdigest()[:16]
 
 
 def dumps(value: Any) -> bytes:
