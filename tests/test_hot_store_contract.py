@@ -178,8 +178,12 @@ async def test_oldest_queued_is_the_first_event_waiting(store: HotStore) -> None
 
 
 async def test_hot_store_appends_a_call_once(store: HotStore) -> None:
-    first = await store.append_events("root", [event("a"), event("b")], enqueue_group="g", call_id="c1")
-    again = await store.append_events("root", [event("a"), event("b")], enqueue_group="g", call_id="c1")
+    first = await store.append_events(
+        "root", [event("a"), event("b")], enqueue_group="g", call_id="c1"
+    )
+    again = await store.append_events(
+        "root", [event("a"), event("b")], enqueue_group="g", call_id="c1"
+    )
     other_root = await store.append_events("other", [event("a", session="other")], call_id="c1")
     plain = await store.append_events("root", [event("c")], enqueue_group="g")
     assert [e.id for e in first] == [1, 2] and again == []
