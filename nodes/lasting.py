@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 
 from plait.state.events import EventKind, SessionEvent
+from plait.state.observations import OBSERVATION_TYPES
 from plait.state.ports import MemoryHit
 
 NOT_KNOWLEDGE = frozenset(
@@ -46,9 +47,11 @@ TRANSIENT = re.compile(
     r"no space left|out of memory|resource busy|try again",
     re.IGNORECASE,
 )
-# Hit kinds ``<persistent_memory>`` shows: graph facts and entities, and turns of these kinds.
+# Hit kinds ``<persistent_memory>`` shows: graph facts and entities, turns of these kinds, and
+# every saved observation (someone chose to keep it: the project brief, a bugfix, a pattern).
 SHOWN_KINDS = frozenset(
     {
+        *OBSERVATION_TYPES,
         "fact",
         "preference",
         "entity",

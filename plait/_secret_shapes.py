@@ -353,6 +353,26 @@ NOT_SECRET_VALUES = frozenset(
         "placeholder",
         "unused",
         "redacted",
+        # how a credential is made or checked, named in prose ("auth: OAuth2 with PKCE")
+        "oauth",
+        "oauth2",
+        "oidc",
+        "openid",
+        "saml",
+        "ldap",
+        "kerberos",
+        "jwt",
+        "jwts",
+        "pkce",
+        "sso",
+        "mtls",
+        "hmac",
+        "bcrypt",
+        "scrypt",
+        "argon2",
+        "argon2id",
+        "pbkdf2",
+        "sha256",
     }
 )
 # Authorization schemes: the scheme is kept, the credential after it goes.

@@ -296,7 +296,8 @@ class Observations:
     @property
     def user_group(self) -> str:
         """The group of personal observations."""
-        return user_group_id(self.settings.graphiti.group_id_prefix)
+        graphiti = self.settings.graphiti
+        return user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
 
     def group_of(self, scope: Scope) -> str:
         """The group a scope's observations live in."""

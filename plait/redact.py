@@ -513,7 +513,9 @@ def _assignment_value(data: bytes, name_start: int, name_end: int) -> list[Span]
         end = _line_value_end(data, start, end)
     code_like = sep in (b"=", b":=") and name.islower() and not query
     env_style = sep == b"=" and name.isupper() and start == match.start("sep") + 1
-    return _value_spans(data, name, start, end, bare=bare, code_like=code_like, env=env_style)
+    # a query parameter's value is data, never code: ``?sig=RdBYOuipkMmrCpuGMs`` is the secret
+    data_value = env_style or (query and sep == b"=")
+    return _value_spans(data, name, start, end, bare=bare, code_like=code_like, env=data_value)
 
 
 def _line_rest(data: bytes, start: int) -> str:

@@ -57,6 +57,9 @@ def test_redact_replaces_known_secret_shapes(secret: str) -> None:
         ("db_password = 'hunter22'", "hunter22", "db_password"),
         ("Authorization: Bearer abcdefghijklmnop", "abcdefghijklmnop", "Bearer"),
         ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "Basic"),
+        # letters only, capitalised like a class name: in a query it is a value, not code
+        ("https://h/page?sig=RdBYOuipkMmrCpuGMs&n=1", "RdBYOuipkMmrCpuGMs", "?sig="),
+        ("https://h/page?token=RdBYOuipkMmrCpuGMs", "RdBYOuipkMmrCpuGMs", "?token="),
     ],
 )
 def test_redact_assignments_urls_and_headers_keep_their_names(

@@ -41,6 +41,7 @@ from plait.adapters.hosts.mcp import build_server
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.redact import redact
+from plait.state.groups import user_group_id
 from plait.state.intents import ToolResult, UserTurn
 
 pytestmark = pytest.mark.slow
@@ -453,7 +454,10 @@ async def test_no_secret_reaches_the_knowledge_graph(
     assert await memory.store.queue_depth() == 0 and await memory.store.list_dead() == []
     kept = await redis_contents(memory.backends.redis)
     graphs = [where for where in kept if where.startswith("graph ")]
-    assert {"graph plait-user", f"graph {memory.group_id}"} <= set(graphs), graphs
+    users = user_group_id(
+        memory.settings.graphiti.group_id_prefix, memory.settings.graphiti.resolved_user()
+    )
+    assert {f"graph {users}", f"graph {memory.group_id}"} <= set(graphs), graphs
     kept["logs"] = caplog.text
     found = findings(kept)
     print(f"\nsecrets written to the graph: {len(found)} of {len(SECRETS)}")

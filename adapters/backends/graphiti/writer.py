@@ -5,8 +5,9 @@ graphiti-core's ``add_episode(uuid=...)`` loads an *existing* episode by that uu
 event has a deterministic uuid (:func:`plait.state.ports.episode_uuid`); an episode is saved
 first under its first event's uuid, processed by ``add_episode``, then marked done with the
 uuids of every event it holds (``plait_events``). Events already in a done episode are
-skipped; a crash between save and mark leaves an unmarked episode that the next try processes
-again.
+skipped. An episode whose processing fails is removed again; one a crash left unmarked is
+removed by the next try of any of its events (which may hold them in another episode: alone,
+after a batch failed), so no half-written episode stays in the graph.
 
 :func:`write_events` is the knowledge-graph port's path: the events it is given (the drain's
 episode: one root session's lasting events of one batch) become one episode, since an LLM
@@ -40,6 +41,10 @@ MATCH (e:Episodic) WHERE e.plait_done = true AND any(id IN e.plait_events WHERE 
 UNWIND e.plait_events AS id
 WITH id WHERE id IN $ids
 RETURN DISTINCT id
+"""
+UNFINISHED_QUERY = """
+MATCH (e:Episodic) WHERE e.uuid IN $uuids AND coalesce(e.plait_done, false) = false
+DETACH DELETE e
 """
 MARK_QUERY = """
 MATCH (e:Episodic {uuid: $uuid})
@@ -90,6 +95,7 @@ async def save_and_process(
         reference_time, last_n=PREVIOUS_EPISODES, group_ids=[group_id], driver=driver
     )
     name = redact(episode_name(new_events))
+    await driver.execute_query(UNFINISHED_QUERY, uuids=[key for key, _ in fresh])
     await EpisodicNode(
         uuid=uuid,
         name=name,
@@ -101,17 +107,21 @@ async def save_and_process(
         created_at=utc_now(),
         valid_at=reference_time,
     ).save(driver)
-    await graphiti.add_episode(
-        name=name,
-        episode_body=body,
-        source_description=SOURCE_DESCRIPTION,
-        reference_time=reference_time,
-        source=EpisodeType.text,
-        group_id=group_id,
-        uuid=uuid,
-        entity_types=ENTITY_MODELS,
-        previous_episode_uuids=[p.uuid for p in previous if p.uuid != uuid],
-    )
+    try:
+        await graphiti.add_episode(
+            name=name,
+            episode_body=body,
+            source_description=SOURCE_DESCRIPTION,
+            reference_time=reference_time,
+            source=EpisodeType.text,
+            group_id=group_id,
+            uuid=uuid,
+            entity_types=ENTITY_MODELS,
+            previous_episode_uuids=[p.uuid for p in previous if p.uuid != uuid],
+        )
+    except Exception:
+        await driver.execute_query(UNFINISHED_QUERY, uuids=[uuid])
+        raise
     await driver.execute_query(MARK_QUERY, uuid=uuid, ids=[key for key, _ in fresh])
 
 
