@@ -56,6 +56,9 @@ from plait.supervisor import Supervisor
 from plait.wiring import Backends, open_backends, open_recall
 
 logger = redacted_logger("plait")
+# The intake answers a call within this share of hooks.timeout_ms, so the answer reaches the
+# plugin (whose budget is the same timeout) before it gives up on the call.
+ANSWER_SHARE = 0.6
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
@@ -214,7 +217,7 @@ class Memory:
             dead=spool,
             supervisor=self.supervisor,
             run=self.run_call,
-            deadline_s=self.settings.hooks.timeout_ms / 1000,
+            deadline_s=self.settings.hooks.timeout_ms / 1000 * ANSWER_SHARE,
             spool_max_bytes=self.settings.service.spool_max_bytes,
         )
         self.intake.adopt()

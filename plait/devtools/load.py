@@ -130,8 +130,7 @@ def health(url: str, token: str) -> dict[str, Any]:
 
 def spool_pending(report: dict[str, Any]) -> int:
     """Calls the service still holds in its spool (0 for a service without one)."""
-    spool = report.get("spool")
-    return int(spool.get("pending", 0)) if isinstance(spool, dict) else 0
+    return int(report.get("spool_pending") or 0)
 
 
 @dataclass

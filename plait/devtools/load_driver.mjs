@@ -116,7 +116,7 @@ function outboxBacklog() {
       const stat = statSync(entry, { throwIfNoEntry: false })
       if (!stat) continue
       if (stat.isDirectory()) walk(entry)
-      else bytes += stat.size
+      else if (/\.(jsonl|sending)$/.test(name)) bytes += stat.size
     }
   }
   walk(folder)
