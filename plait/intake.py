@@ -18,7 +18,8 @@ A call that cannot run (a payload plait cannot use, or one that fails
 (:class:`~plait.state.ports.DeadCalls`, ``plait dlq``) and the lane goes on: one bad call
 never blocks the calls after it. A call that records nothing (a model call's envelope, a tool
 policy) is not spooled: it takes its place in its lane, and when it cannot start before the
-deadline (or the hot tier is down) it fails open.
+deadline (or the hot tier is down, or more than :data:`LANE_BEHIND` calls wait in its lane) it
+fails open.
 
 A spool left by a process that ended (killed mid-batch, say) is adopted when the intake opens and
 every :data:`ADOPT_INTERVAL_S` after: its calls run again. Their events were recorded at most
@@ -53,6 +54,9 @@ RUN_TIMEOUT_S = 30.0
 ADOPT_INTERVAL_S = 10.0
 SYNC_INTERVAL_S = 1.0
 CLOSE_WAIT_S = 5.0
+# A call that records nothing fails open at once when this many calls wait in its lane: it
+# would not start before the deadline, and waiting only adds to the load.
+LANE_BEHIND = 2
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,6 +155,8 @@ class Intake:
             return Answer(output=HookOutput(), reason=why or self._down_reason())
         if not call.durable and not self.supervisor.up:
             return Answer(output=HookOutput(), reason=self._down_reason())
+        if not call.durable and len(self._lanes.get(lane_of(call), ())) > LANE_BEHIND:
+            return Answer(output=HookOutput(), reason=self._behind())
         loop = asyncio.get_running_loop()
         work = Work(call=call, entry=entry, future=loop.create_future())
         self._push(work)
@@ -197,6 +203,9 @@ class Intake:
 
     def _late(self) -> str:
         return f"it did not run within {self.deadline_s * 1000:.0f} ms (hooks.timeout_ms)"
+
+    def _behind(self) -> str:
+        return f"its session's lane is behind (more than {LANE_BEHIND} calls wait)"
 
     def _down_reason(self) -> str:
         return f"the hot tier is down: {self.supervisor.reason or 'not answering'}"

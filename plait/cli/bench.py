@@ -281,6 +281,9 @@ def bench_load_command(
     ] = 0.0,
     outage_after: Annotated[float, typer.Option(help="Seconds into the run of the kill.")] = 3.0,
     pace_ms: Annotated[int, typer.Option(help="Pause between a session's hooks (ms).")] = 0,
+    kill_serve_after: Annotated[
+        float, typer.Option(help="SIGKILL plait serve this long into the run (s), then restart it.")
+    ] = 0.0,
     redis: Annotated[
         str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
     ] = "embedded",
@@ -313,6 +316,7 @@ def bench_load_command(
         serve_command=command,
         plugin=plugin,
         pace_ms=pace_ms,
+        kill_serve_after_s=kill_serve_after,
     )
     try:
         report = run_load(options)

@@ -15,6 +15,7 @@ figures go to ``docs/benchmarks.md``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -55,6 +56,7 @@ class LoadOptions:
     settle_s: float = 180.0
     timeout_ms: int = 250
     pace_ms: int = 0
+    kill_serve_after_s: float = 0.0
 
 
 @dataclass(kw_only=True)
@@ -81,6 +83,7 @@ class LoadReport:
     health: dict[str, Any] = field(default_factory=dict)
     redis_killed: bool = False
     redis_back_s: float | None = None
+    serve_killed: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -283,6 +286,29 @@ def run_load(options: LoadOptions) -> LoadReport:
     return report
 
 
+def serve_killer(
+    options: LoadOptions, served: list[Any], start: Any, report: LoadReport
+) -> threading.Thread:
+    """SIGKILL ``plait serve`` ``kill_serve_after_s`` into the run, then start it again.
+
+    The plugin would start it again itself; the bench does (the driver runs with
+    ``PLAIT_NO_SPAWN``) at once, so the plugins' outboxes and the dead process's spool are sent
+    and adopted while the sessions go on.
+    """
+
+    def act() -> None:
+        time.sleep(options.kill_serve_after_s)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(served[-1].pid, signal.SIGKILL)
+        served[-1].wait()
+        report.serve_killed = True
+        served.append(start())
+
+    thread = threading.Thread(target=act, daemon=True)
+    thread.start()
+    return thread
+
+
 @contextlib.contextmanager
 def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[None]:
     """Start everything under ``root``, drive the sessions, count, and stop everything."""
@@ -293,15 +319,21 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
     external = ExternalRedis(root / "redis") if options.redis == "external" else None
     if external is not None:
         env["PLAIT_REDIS__URL"] = external.start()
-    serve = serve_process(options, project, data, env)
+    served = [serve_process(options, project, data, env)]
     try:
         url = service_url(data, project)
         token = (data / "token").read_text().strip()
         plugin = plugin_as_javascript(root / "plait.mjs", options.plugin)
         killer = outage(options, data, external, report) if options.outage_s else None
+        restart = functools.partial(serve_process, options, project, data, env)
+        crash = (
+            serve_killer(options, served, restart, report) if options.kill_serve_after_s else None
+        )
         result = drive(options, plugin, project, data, env, root / "result.json")
         if killer is not None:
             killer.join(timeout=options.outage_s + 120)
+        if crash is not None:
+            crash.join(timeout=120)
         url = current_url(data, project, url)
         report.health = settle(url, token, options.settle_s)
         read_driver_result(report, result)
@@ -310,7 +342,8 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
             count_prompts(report, result["prompts"], stored_prompts(redis_url, result["prompts"]))
         yield
     finally:
-        stop(serve)
+        for serve in served:
+            stop(serve)
         if external is not None:
             external.kill()
 
@@ -361,6 +394,11 @@ def render_load(report: LoadReport, label: str = "") -> str:
         if report.redis_killed
         else "none"
     )
+    if report.serve_killed:
+        killed = f"plait serve killed -9 {float(options['kill_serve_after_s']):.0f} s in"
+        outage = killed if outage == "none" else f"{outage}; {killed}"
+    if int(options.get("pace_ms", 0) or 0):
+        outage += f" (hooks {options['pace_ms']} ms apart)"
     envelope = f"{report.enveloped}/{report.transforms}"
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | {outage} | "
