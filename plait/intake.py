@@ -8,8 +8,9 @@ deadline (``hooks.timeout_ms``) and hears where the call is:
 
 * ``stored``: it ran; what it records is in the hot tier.
 * ``spooled``: it is in the spool and runs later, in its session's order: the hot tier is
-  down (the supervisor probes it with backoff and the lane resumes when it answers), or the
-  lane is behind (load), or the call failed and is tried again.
+  down (the supervisor probes it with backoff and the lane resumes when it answers), or other
+  calls wait ahead of it in its lane (it is answered at once then: a call that records changes
+  no hook's answer), or it did not run before the deadline, or it failed and is tried again.
 * not kept (``""``): the spool could not take it and it did not run in time; the host must keep
   it and send it again (with the same call id, which makes the replay harmless).
 
@@ -162,6 +163,9 @@ class Intake:
         self._push(work)
         if entry is not None and not self.supervisor.up:
             return Answer(output=HookOutput(), kept="spooled", reason=self._down_reason())
+        if entry is not None and len(self._lanes.get(lane_of(call), ())) > 1:
+            # calls wait ahead of it: it is kept, and what it records changes no answer
+            return Answer(output=HookOutput(), kept="spooled", reason=self._queued())
         return await self._wait(work, why)
 
     def _spoolable(self, call: HostCall) -> bool:
@@ -203,6 +207,9 @@ class Intake:
 
     def _late(self) -> str:
         return f"it did not run within {self.deadline_s * 1000:.0f} ms (hooks.timeout_ms)"
+
+    def _queued(self) -> str:
+        return "it runs after the calls ahead of it in its session's lane"
 
     def _behind(self) -> str:
         return f"its session's lane is behind (more than {LANE_BEHIND} calls wait)"

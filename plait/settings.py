@@ -299,7 +299,7 @@ class ServiceSettings(Section):
         default=256 * 1024 * 1024,
         ge=0,
         description="Hook calls kept on disk while the hot tier is down or behind (the spool, "
-        "<data_dir>/spool/); past this a call is answered 503 not_durable and the plugin keeps "
+        "<data_dir>/spool/); past this a call is answered 503 not_kept and the plugin keeps "
         "it; 0: no cap.",
     )
 

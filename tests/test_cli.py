@@ -226,3 +226,20 @@ def test_cli_each_config_corruption_is_one_line_exit_2(
     assert result.exit_code == 2, result.output
     assert len(lines) == 1 and lines[0].startswith("plait: ") and expected in lines[0], lines
     assert "hunter2secret" not in result.output and "Traceback" not in result.output
+
+
+def test_dlq_calls_lists_and_drops_dead_calls(tmp_data_dir: Path, tmp_path: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    project = tmp_path / "project"
+    project.mkdir()
+    spool = FileSpool.for_project(tmp_data_dir, project)
+    call = {"name": "chat.message", "input": "x", "output": {}}
+    spool.dead_letter_call(call_id="c9", host="opencode", call=call, reason="input: not an object")
+    where = ["--project", str(project), "--data-dir", str(tmp_data_dir)]
+    listed = runner.invoke(app, ["dlq", "calls", "list", "--json", *where])
+    (dead,) = json.loads(listed.output)
+    assert (dead["call_id"], dead["reason"]) == ("c9", "input: not an object")
+    dropped = runner.invoke(app, ["dlq", "calls", "drop", dead["dead_id"], *where])
+    assert "dropped 1 dead call(s)" in dropped.output
+    assert json.loads(runner.invoke(app, ["dlq", "calls", "list", "--json", *where]).output) == []

@@ -223,7 +223,8 @@ def host_call(name: str, input: Any, output: Any, call_id: str = "") -> HostCall
 
 def rebuild_opencode(replay: Mapping[str, Any], call_id: str) -> HostCall:
     """A kept call built again from its JSON form (:attr:`HostCall.replay`)."""
-    return host_call(replay.get("name"), replay.get("input"), replay.get("output"), call_id)
+    name = str(replay.get("name", ""))
+    return host_call(name, replay.get("input"), replay.get("output"), call_id)
 
 
 # -- what a hook says ---------------------------------------------------------------------------

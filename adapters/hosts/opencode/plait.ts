@@ -303,7 +303,8 @@ class PlaitClient {
       }
       unlinkSync(sending)
     } catch {
-      // stays on disk; the next call tries again
+      // stays on disk (in the .sending file); a later call tries again, not at once
+      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
     } finally {
       this.flushing = false
       this.release(lock)
