@@ -375,10 +375,14 @@ class Memory:
             return await self._handle(call)
 
     def _note(self, what: str, answer: Answer) -> None:
-        """Remember (and log) a call that failed open, for :attr:`degraded`."""
-        if answer.reason and answer.kept != "spooled":
+        """Remember (and log) a call that failed open, for :attr:`degraded`.
+
+        A call that was kept (stored, or spooled to run later) did not fail.
+        """
+        failed = bool(answer.reason) and not answer.kept
+        if failed:
             logger.warning("plait: %s failed open: %s", what, answer.reason)
-        self._failure = f"{what} failed: {answer.reason}" if answer.reason else None
+        self._failure = f"{what} failed: {answer.reason}" if failed else None
 
     async def _within_timeout[T](self, work: Awaitable[T]) -> T:
         """``work``, given at most ``hooks.timeout_ms``."""
