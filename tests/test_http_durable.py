@@ -8,9 +8,10 @@ plait cannot use is dead-lettered and the calls after it run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,52 @@ async def test_health_is_ok_while_the_hot_tier_answers(tmp_path: Path, redis_url
         report = (await client.get("/v1/health")).json()
     assert (report["status"], report["hot_tier"], report["spool_pending"]) == ("ok", "up", 0)
     assert report["dead_calls"] == 0
+
+
+async def health_when(
+    client: httpx.AsyncClient, condition: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """``/v1/health`` once ``condition`` holds (the first failed run tells the supervisor)."""
+    for _ in range(100):
+        report = (await client.get("/v1/health")).json()
+        if condition(report):
+            return report
+        await asyncio.sleep(0.1)
+    return report
+
+
+async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_order(
+    tmp_path: Path, session: str
+) -> None:
+    import asyncio
+
+    from plait.devtools.load import ExternalRedis
+
+    redis = ExternalRedis(tmp_path / "redis")
+    url = redis.start()
+    try:
+        async with service(tmp_path, url) as (client, memory):
+            assert memory.intake is not None
+            first = await client.post("/v1/hooks/chat.message", json=prompt(session, "p0", "i0"))
+            redis.kill()
+            during = [
+                await client.post("/v1/hooks/chat.message", json=prompt(session, f"p{n}", f"i{n}"))
+                for n in range(1, 4)
+            ]
+            health = await health_when(client, lambda report: report["hot_tier"] == "down")
+            redis.start()  # on the same port: the client reconnects, the lane resumes
+            await asyncio.wait_for(memory.intake.idle(), 30)
+            stored = await prompts_of(memory, session)
+            after = (await client.get("/v1/health")).json()
+    finally:
+        redis.kill()
+    assert first.headers[KEPT_HEADER] == "stored"
+    assert [answer.status_code for answer in during] == [200, 200, 200]
+    assert all(answer.headers[KEPT_HEADER] == "spooled" for answer in during)
+    assert (health["status"], health["hot_tier"], health["spool_pending"]) == (
+        "degraded",
+        "down",
+        3,
+    )
+    assert stored == ["p0", "p1", "p2", "p3"]
+    assert (after["hot_tier"], after["spool_pending"]) == ("up", 0)

@@ -186,14 +186,20 @@ def embedded_url(data: Path) -> str | None:
     return f"redis://:{password}@127.0.0.1:{port}/0"
 
 
-def kill_embedded(data: Path) -> bool:
-    """SIGKILL the data dir's embedded server; whether one ran."""
+def kill_embedded(data: Path) -> int | None:
+    """SIGKILL the data dir's embedded server; its pid, None when none ran."""
     recorded = read_json(data / "falkordb" / "server.json")
     pid = recorded.get("pid")
     if not isinstance(pid, int) or not pid_alive(pid):
-        return False
+        return None
     os.kill(pid, signal.SIGKILL)
-    return True
+    return pid
+
+
+def embedded_back(data: Path, killed: int) -> bool:
+    """Whether another embedded server than the one killed runs (a zombie is not back)."""
+    pid = read_json(data / "falkordb" / "server.json").get("pid")
+    return isinstance(pid, int) and pid != killed and embedded_url(data) is not None
 
 
 def outage(
@@ -211,10 +217,11 @@ def outage(
             external.start()
             report.redis_back_s = time.monotonic() - killed_at
             return
-        report.redis_killed = kill_embedded(data)
+        killed = kill_embedded(data)
+        report.redis_killed = killed is not None
         deadline = killed_at + max(options.outage_s, 60.0)
-        while time.monotonic() < deadline:
-            if embedded_url(data) is not None:
+        while killed is not None and time.monotonic() < deadline:
+            if embedded_back(data, killed):
                 report.redis_back_s = time.monotonic() - killed_at
                 return
             time.sleep(0.1)
@@ -337,8 +344,7 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
         url = current_url(data, project, url)
         report.health = settle(url, token, options.settle_s)
         read_driver_result(report, result)
-        redis_url = env.get("PLAIT_REDIS__URL") or embedded_url(data)
-        if redis_url is not None:
+        with reachable_redis(env, data) as redis_url:
             count_prompts(report, result["prompts"], stored_prompts(redis_url, result["prompts"]))
         yield
     finally:
@@ -346,6 +352,26 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
             stop(serve)
         if external is not None:
             external.kill()
+
+
+@contextlib.contextmanager
+def reachable_redis(env: dict[str, str], data: Path) -> Iterator[str]:
+    """The URL to count the prompts at: the hot tier's, or its embedded server started again.
+
+    A plait that did not bring its embedded server back after the outage leaves nothing
+    running; the server is started from its data (append-only file) to read what it kept.
+    """
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+
+    url = env.get("PLAIT_REDIS__URL") or embedded_url(data)
+    if url is not None:
+        yield url
+        return
+    server = EmbeddedFalkorDB(data)
+    try:
+        yield server.start().url
+    finally:
+        server.stop(wait=True)
 
 
 def drive(
@@ -416,7 +442,8 @@ LOAD_TABLE_HEAD = (
     "played s | settled s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 LOAD_ABOUT = (
-    "`uv run plait bench load [--outage S --redis embedded|external]`: a fresh project and data "
+    "`uv run plait bench load [--outage S --redis embedded|external] [--kill-serve-after S] "
+    "[--pace-ms MS] [--serve-command JSON --plugin PATH]`: a fresh project and data "
     "dir, `plait serve` started as the plugin starts it, and the real OpenCode plugin "
     "(`plait.ts` stripped of its types by TypeScript's `transpileModule`) driven from Node "
     "(`plait/devtools/load_driver.mjs`): one plugin instance per session, every session playing "
@@ -429,7 +456,9 @@ LOAD_ABOUT = (
     "(`redis.url`) is started again on its port after the outage. Then the bench waits for the "
     "plugins' outboxes and the service's spool to empty (settled s) and reads every session's "
     "event log: prompts stored, lost, stored twice, and sessions whose prompts are out of "
-    "order."
+    "order. `--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
+    "`--pace-ms` puts that pause between a session's hooks (the outage runs use it, so the "
+    "outage falls inside the run); `--serve-command`/`--plugin` measure another tree (before)."
 )
 
 
