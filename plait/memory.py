@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -93,6 +94,9 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
     async def open_knowledge() -> KnowledgeGraph:
         if backends.falkordb_url is None:
             return InMemoryKnowledgeGraph()
+        # graphiti-core takes seconds to import: in a thread, so hooks (and /v1/health) are
+        # answered meanwhile
+        await asyncio.to_thread(importlib.import_module, "plait.adapters.backends.graphiti")
         from plait.adapters.backends.graphiti import open_knowledge_graph
 
         return await open_knowledge_graph(
