@@ -368,10 +368,13 @@ def reachable_redis(env: dict[str, str], data: Path) -> Iterator[str]:
         yield url
         return
     server = EmbeddedFalkorDB(data)
+    info = server.start()
     try:
-        yield server.start().url
+        yield info.url
     finally:
         server.stop(wait=True)
+        if pid_alive(info.pid):  # the dead service's lease kept it: it is the bench's to end
+            os.kill(info.pid, signal.SIGTERM)
 
 
 def drive(
