@@ -69,14 +69,21 @@ async def capture_events(state: HookState, runtime: Runtime[PlaitContext]) -> di
 
 
 async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Make new events durable in the session's log and the drain queue; drop repeats."""
+    """Make new events durable in the session's log and the drain queue; drop repeats.
+
+    A replayed call (its id seen before) records nothing again; the fold then reads what it
+    recorded the first time from the log.
+    """
     snapshot = state.get("snapshot") or Snapshot()
     fresh = drop_duplicates(snapshot, state.get("events", []))
     if not fresh:
         return {"events": []}
     context = runtime.context
     stored = await context.events.append_events(
-        state["session"].root_session_id, fresh, enqueue_group=context.group_id
+        state["session"].root_session_id,
+        fresh,
+        enqueue_group=context.group_id,
+        call_id=state.get("call_id") or None,
     )
     return {"events": stored}
 

@@ -195,6 +195,13 @@ class Background:
         if self.recall is not None:
             await self.recall.aclose()
 
+    async def forget_knowledge(self) -> None:
+        """Close the knowledge graph; the next use opens it again (its server moved)."""
+        async with self._knowledge_lock:
+            if self._knowledge is not None:
+                await attempt(self._knowledge.aclose())
+                self._knowledge = None
+
     async def knowledge(self) -> KnowledgeGraph:
         """The knowledge graph, opened on first use."""
         async with self._knowledge_lock:

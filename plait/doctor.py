@@ -7,10 +7,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.adapters.backends.spool import DEAD_FILE, SPOOL_DIR, pending_in, read_lines
 from plait.boundary import attempt, describe
 from plait.errors import PlaitError
 from plait.redact import redact_url
@@ -35,12 +37,20 @@ class Check:
         return asdict(self)
 
 
-async def run_checks(settings: Settings) -> list[Check]:
-    """Check hot tier, checkpointer, graph, LLM, embedder, queue, dead letters, recall, spend."""
+async def run_checks(settings: Settings, *, launch: bool = True) -> list[Check]:
+    """Check hot tier, checkpointer, graph, LLM, embedder, queue, dead letters, recall, spend.
+
+    With ``launch`` False an embedded server that is not running is reported, not started
+    (a ``plait serve`` runs and brings it back itself: a second server must not start beside
+    it). The spool (calls waiting for the hot tier, dead calls) is read from its files.
+    """
     try:
-        backends = await open_backends(settings, allow_degraded=False)
+        backends = await open_backends(settings, allow_degraded=False, launch=launch)
     except PlaitError as error:
-        down = Check(component="hot tier", status="unavailable", detail=str(error), required=True)
+        detail = str(error)
+        if not launch:
+            detail += " (plait serve brings it back; doctor does not start a second one)"
+        down = Check(component="hot tier", status="unavailable", detail=detail, required=True)
         cascade = "needs the hot tier's server"
         return [
             down,
@@ -51,6 +61,7 @@ async def run_checks(settings: Settings) -> list[Check]:
             check_provider("llm", settings),
             check_provider("embedder", settings),
             await check_recall(settings),
+            spool_check(settings.resolved_data_dir()),
         ]
     try:
         return [
@@ -61,11 +72,35 @@ async def run_checks(settings: Settings) -> list[Check]:
             check_provider("embedder", settings),
             await queue_check(backends),
             await dead_letter_check(backends),
+            spool_check(settings.resolved_data_dir()),
             await check_recall(settings),
             await check_spend(backends),
         ]
     finally:
         await backends.aclose()
+
+
+def spool_backlog(data_dir: Path) -> tuple[int, int]:
+    """Calls waiting in the data dir's spools, and dead calls, over every project."""
+    pending = dead = 0
+    for path in sorted((data_dir / SPOOL_DIR).glob("*/*.jsonl")):
+        if path.name == DEAD_FILE:
+            dead += sum(1 for _ in read_lines(path))
+        else:
+            pending += len(pending_in(path))
+    return pending, dead
+
+
+def spool_check(data_dir: Path) -> Check:
+    """The spool: calls waiting for the hot tier (a backlog), dead calls (a person should look)."""
+    pending, dead = spool_backlog(data_dir)
+    parts = [f"{pending} call(s) waiting for the hot tier"] if pending else []
+    if dead:
+        parts.append(f"{dead} dead call(s): plait dlq calls, then drop or replay")
+    if not parts:
+        return Check(component="spool", status="ok", detail="empty", required=False)
+    status: Status = "unavailable" if dead else "degraded"
+    return Check(component="spool", status=status, detail="; ".join(parts), required=bool(dead))
 
 
 async def queue_check(backends: Backends) -> Check:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -16,10 +17,12 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.spool import FileSpool
 from plait.background import Background
 from plait.boundary import describe, fail_open
 from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
 from plait.graphs.hooks import HooksGraph, build_hooks_graph
+from plait.intake import Answer, Intake
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.sessions import find_root, link_child
@@ -49,9 +52,13 @@ from plait.state.intents import (
 )
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
 from plait.state.snapshot import Snapshot
+from plait.supervisor import Supervisor
 from plait.wiring import Backends, open_backends, open_recall
 
 logger = redacted_logger("plait")
+# The intake answers a call within this share of hooks.timeout_ms, so the answer reaches the
+# plugin (whose budget is the same timeout) before it gives up on the call.
+ANSWER_SHARE = 0.6
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
@@ -86,6 +93,9 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
     async def open_knowledge() -> KnowledgeGraph:
         if backends.falkordb_url is None:
             return InMemoryKnowledgeGraph()
+        # graphiti-core takes seconds to import: in a thread, so hooks (and /v1/health) are
+        # answered meanwhile
+        await asyncio.to_thread(importlib.import_module, "plait.adapters.backends.graphiti")
         from plait.adapters.backends.graphiti import open_knowledge_graph
 
         return await open_knowledge_graph(
@@ -132,6 +142,8 @@ class Memory:
             background.summarizer = self.observations.after_idle
         self.loop: asyncio.AbstractEventLoop | None = None
         self._failure: str | None = None
+        self.supervisor = Supervisor(backends, restart=False)
+        self.intake: Intake | None = None
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod
@@ -142,14 +154,18 @@ class Memory:
         *,
         settings: Settings | None = None,
         start_background: bool = True,
+        reconnect: bool = False,
         **overrides: Any,
     ) -> _Opening:
         """Open memory for a project: ``async with Memory.open(...) as memory`` or ``await``.
 
         With ``start_background`` (the default) this process drains the queue and refreshes the
-        recall cache itself; pass False when ``plait worker`` processes do it.
+        recall cache itself, and watches the hot tier (:meth:`supervise`); pass False when
+        ``plait worker`` processes do it. With ``reconnect`` a ``redis.url`` that does not
+        answer is waited for (calls wait in the spool) instead of replaced by memory.
         """
-        return _Opening(cls._open(project_dir, data_dir, settings, start_background, overrides))
+        opening = cls._open(project_dir, data_dir, settings, start_background, overrides, reconnect)
+        return _Opening(opening)
 
     @classmethod
     async def _open(
@@ -159,12 +175,13 @@ class Memory:
         settings: Settings | None,
         start_background: bool,
         overrides: dict[str, Any],
+        reconnect: bool = False,
     ) -> Self:
         directory = Path(project_dir or Path.cwd()).resolve()
         if data_dir is not None:
             overrides["data_dir"] = Path(data_dir)
         settings = settings or Settings.load(directory, **overrides)
-        backends = await open_backends(settings)
+        backends = await open_backends(settings, wait=reconnect)
         group_id = project_group_id(settings, directory)
         checkpointer = make_checkpointer(backends)
         recall, embedder = open_recall(settings)
@@ -185,11 +202,42 @@ class Memory:
             background=background,
         )
         await fail_open("preparing observations", memory.observations.on_open(), None)
+        memory.open_intake(FileSpool.for_project(settings.resolved_data_dir(), directory))
         if start_background:
             background.start()
             background.schedule_refresh(group_id, PROJECT_SESSION, "")  # the project's newest
+            memory.supervise()
         memory.loop = asyncio.get_running_loop()
         return memory
+
+    def open_intake(self, spool: FileSpool) -> Intake:
+        """Keep host calls that record in ``spool`` until they ran (see :mod:`plait.intake`).
+
+        Calls a process that ended left in the project's spool are taken over now.
+        """
+        self.intake = Intake(
+            spool=spool,
+            dead=spool,
+            supervisor=self.supervisor,
+            run=self.run_call,
+            deadline_s=self.settings.hooks.timeout_ms / 1000 * ANSWER_SHARE,
+            spool_max_bytes=self.settings.service.spool_max_bytes,
+        )
+        self.intake.adopt()
+        return self.intake
+
+    def supervise(self) -> None:
+        """Watch the hot tier from a loop of its own (:mod:`plait.supervisor`).
+
+        It brings an embedded server back when it died, flushes the spool to disk and adopts
+        spools left behind.
+        """
+        self.supervisor.restart = self.backends.server is not None
+        if self.intake is not None:
+            self.supervisor.ticks.append(self.intake.tick)
+        if self.background is not None:
+            self.supervisor.on_moved.append(self.background.forget_knowledge)
+        self.supervisor.start()
 
     @classmethod
     def open_sync(
@@ -236,9 +284,13 @@ class Memory:
     async def aclose(self) -> None:
         """Stop background work, close connections, release the embedded server.
 
-        The server is released even when stopping the background work failed.
+        The server is released even when stopping the background work failed. Calls still
+        waiting in the spool stay there for the next process.
         """
         try:
+            await self.supervisor.aclose()
+            if self.intake is not None:
+                await self.intake.aclose()
             if self.background is not None:
                 await self.background.aclose()
         finally:
@@ -264,14 +316,28 @@ class Memory:
     def degraded(self) -> list[str]:
         """Why plait runs degraded (empty when it does not).
 
-        What the backends said at opening, and the last call that failed open, until a call
-        goes through again.
+        What the backends said at opening (until the hot tier answers), the hot tier being down
+        and calls waiting in the spool, and the last call that failed open, until a call goes
+        through again.
         """
-        return [*self.backends.degraded, *([self._failure] if self._failure else [])]
+        fell_back = self.backends.redis is None
+        found = [*self.backends.degraded] if fell_back or not self.supervisor.up else []
+        if not self.supervisor.up and self.supervisor.reason not in found:
+            found.append(f"hot tier down: {self.supervisor.reason}")
+        waiting = self.intake.stats().pending if self.intake is not None else 0
+        if waiting:
+            found.append(f"{waiting} call(s) wait in the spool for the hot tier")
+        return [*found, *([self._failure] if self._failure else [])]
 
-    async def _fail_open[T](self, what: str, work: Awaitable[T], default: T) -> T:
+    async def _fail_open[T](
+        self,
+        what: str,
+        work: Awaitable[T],
+        default: T,
+        failures: list[PlaitError] | None = None,
+    ) -> T:
         """``work``'s result, or ``default`` with a warning and :attr:`degraded` saying why."""
-        failures: list[PlaitError] = []
+        failures = [] if failures is None else failures
         result = await fail_open(what, work, default, on_failure=failures.append)
         self._failure = f"{what} failed: {describe(failures[0])}" if failures else None
         return result
@@ -284,9 +350,42 @@ class Memory:
         plait cannot use. Any other failure is logged and the answer is empty: a broken memory
         layer never breaks the agent (:func:`plait.boundary.fail_open`).
         """
+        return (await self.accept(call)).output
+
+    async def accept(self, call: HostCall) -> Answer:
+        """:meth:`handle`, saying also where the call is: ``stored``, ``spooled`` or not kept.
+
+        A call whose host can rebuild it goes through the intake (:mod:`plait.intake`): one
+        that records is in the spool before anything else, runs in its session's order, and
+        is answered at the latest when ``hooks.timeout_ms`` passed. Other calls run at once,
+        within that time.
+        """
+        if self.intake is not None and call.host.rebuild is not None:
+            answer = await self.intake.submit(call)
+            self._note(f"{call.host.name} call", answer)
+            return answer
+        failures: list[PlaitError] = []
         with self._hot_path():
             work = self._within_timeout(self._handle(call))
-            return await self._fail_open(f"{call.host.name} call", work, HookOutput())
+            output = await self._fail_open(f"{call.host.name} call", work, None, failures)
+        if output is None:
+            return Answer(output=HookOutput(), reason=describe(failures[0]))
+        return Answer(output=output, kept="stored" if call.durable else "")
+
+    async def run_call(self, call: HostCall) -> HookOutput:
+        """Run one host call now, raising what fails (the intake's lanes run calls this way)."""
+        with self._hot_path():
+            return await self._handle(call)
+
+    def _note(self, what: str, answer: Answer) -> None:
+        """Remember (and log) a call that failed open, for :attr:`degraded`.
+
+        A call that was kept (stored, or spooled to run later) did not fail.
+        """
+        failed = bool(answer.reason) and not answer.kept
+        if failed:
+            logger.warning("plait: %s failed open: %s", what, answer.reason)
+        self._failure = f"{what} failed: {answer.reason}" if failed else None
 
     async def _within_timeout[T](self, work: Awaitable[T]) -> T:
         """``work``, given at most ``hooks.timeout_ms``."""
@@ -306,7 +405,7 @@ class Memory:
 
     async def _run(self, call: HostCall, session: SessionRef) -> HookOutput:
         graph = self._graph_for(call.host, reads_state=call.reads_state)
-        graph_input = hook_input(session, call.payload, call.host.name)
+        graph_input = hook_input(session, call.payload, call.host.name, call.call_id)
         async with self._lock(session.root_session_id):
             if call.reads_state:
                 result = await graph.ainvoke(

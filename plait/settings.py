@@ -295,6 +295,13 @@ class ServiceSettings(Section):
     idle_exit_s: float = Field(
         default=1800, ge=0, description="plait serve exits after this long without a hook; 0 never."
     )
+    spool_max_bytes: int = Field(
+        default=256 * 1024 * 1024,
+        ge=0,
+        description="Hook calls kept on disk while the hot tier is down or behind (the spool, "
+        "<data_dir>/spool/); past this a call is answered 503 not_kept and the plugin keeps "
+        "it; 0: no cap.",
+    )
 
 
 ToolGroup = Literal[

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.embedders import choice_for, open_embedder
@@ -14,8 +17,8 @@ from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
 from plait.adapters.backends.recall_index import SqliteRecallIndex
 from plait.adapters.backends.redis_store import RedisHotStore
-from plait.boundary import describe
-from plait.errors import BackendUnavailable
+from plait.boundary import attempt, describe
+from plait.errors import BackendUnavailable, PlaitError
 from plait.redact import redacted_logger
 from plait.settings import Settings
 from plait.state.ports import HotStore
@@ -24,6 +27,13 @@ from plait.state.recall import RecallIndex, TextEmbedder
 logger = redacted_logger("plait")
 
 CONNECT_TIMEOUT_SECONDS = 2.0
+# A hook must not hang on a dead Redis: a refused connect fails at once, a dropped connection
+# is retried twice on a fresh one (a restarted server is found again without the hook noticing),
+# and a server that stops answering costs one socket timeout, not one per retry.
+SOCKET_CONNECT_TIMEOUT_SECONDS = 0.5
+SOCKET_TIMEOUT_SECONDS = 2.0
+RETRIES = 2
+RETRY_BACKOFF = (0.01, 0.1)  # base and cap, seconds, with jitter
 
 
 @dataclass
@@ -62,24 +72,50 @@ def describe_url(url: str) -> str:
     return f"{parts.scheme}://{host}:{parts.port}" if parts.port else f"{parts.scheme}://{host}"
 
 
-async def connect_redis(url: str) -> aioredis.Redis:
-    """Connect and PING within the connect timeout, or raise :class:`BackendUnavailable`."""
-    client = aioredis.Redis.from_url(
-        url, socket_connect_timeout=CONNECT_TIMEOUT_SECONDS, socket_timeout=5.0
+def redis_client(url: str) -> aioredis.Redis:
+    """An asyncio Redis client for the hot tier: short timeouts, bounded retries with backoff.
+
+    Connections are made on first use, so a client for a server that is down is fine to hold:
+    it connects once the server is back.
+    """
+    base, cap = RETRY_BACKOFF
+    return aioredis.Redis.from_url(
+        url,
+        socket_connect_timeout=SOCKET_CONNECT_TIMEOUT_SECONDS,
+        socket_timeout=SOCKET_TIMEOUT_SECONDS,
+        retry=Retry(ExponentialWithJitterBackoff(base=base, cap=cap), RETRIES),
+        retry_on_error=[RedisConnectionError],
     )
+
+
+async def connect_redis(url: str, *, lazy: bool = False) -> aioredis.Redis:
+    """Connect and PING within the connect timeout, or raise :class:`BackendUnavailable`.
+
+    With ``lazy`` an unreachable server is no error: the client is returned all the same and
+    connects when the server is back (``plait serve``'s supervisor watches for that).
+    """
+    client = redis_client(url)
     try:
         await asyncio.wait_for(client.ping(), CONNECT_TIMEOUT_SECONDS)
     except (OSError, TimeoutError, aioredis.RedisError) as error:
+        if lazy:
+            return client
         await client.aclose()
         reason = describe(error)
         raise BackendUnavailable(f"redis.url {describe_url(url)} unreachable: {reason}") from None
     return client
 
 
-async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> Backends:
+async def open_backends(
+    settings: Settings, *, allow_degraded: bool = True, launch: bool = True, wait: bool = False
+) -> Backends:
     """Start or reach the hot tier; with ``allow_degraded``, fall back to memory with a warning.
 
-    The data dir, when it exists, is tightened first: it 0700, plait's files in it 0600.
+    With ``launch`` False an embedded server that is not running is not started (see
+    :meth:`EmbeddedFalkorDB.start`). With ``wait`` a ``redis.url`` that does not answer is
+    kept all the same (degraded): its client connects once the server is back, and the calls
+    meanwhile wait in the spool; nothing falls back to memory. The data dir, when it exists,
+    is tightened first: it 0700, plait's files in it 0600.
     """
     await asyncio.to_thread(secure_data_dir, settings.resolved_data_dir())
     server: EmbeddedFalkorDB | None = None
@@ -88,8 +124,8 @@ async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> B
             url = settings.redis.url
         else:
             server = EmbeddedFalkorDB(settings.resolved_data_dir())
-            url = (await asyncio.to_thread(server.start)).url
-        client = await connect_redis(url)
+            url = (await asyncio.to_thread(server.start, launch=launch)).url
+        client = await connect_redis(url, lazy=wait and server is None)
     except BackendUnavailable as error:
         if server is not None:
             await asyncio.to_thread(server.stop)
@@ -99,7 +135,31 @@ async def open_backends(settings: Settings, *, allow_degraded: bool = True) -> B
         fallback = InMemoryHotStore(session_ttl_seconds=settings.redis.session_ttl_seconds)
         return Backends(settings=settings, store=fallback, redis_url=None, degraded=[str(error)])
     store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
-    return Backends(settings=settings, store=store, redis_url=url, server=server, redis=client)
+    backends = Backends(settings=settings, store=store, redis_url=url, server=server, redis=client)
+    if wait and server is None:
+        reason = await attempt(store.ping())
+        if isinstance(reason, PlaitError):
+            backends.degraded.append(f"redis.url {describe_url(url)} unreachable: {reason}")
+    return backends
+
+
+def repoint(backends: Backends, url: str) -> None:
+    """Send the hot tier's client to ``url`` (the embedded server came back on another port).
+
+    The embedded server comes back on its old port when it can, and then nothing changes here.
+    Otherwise the pool makes new connections to the new address, and the connections it holds
+    (broken: their server died) reconnect there too; redis-py keeps no public handle on those.
+    """
+    client = backends.redis
+    if client is None or url == backends.redis_url:
+        return
+    parts = urlsplit(url)
+    pool = client.connection_pool
+    pool.connection_kwargs.update(host=parts.hostname, port=parts.port)
+    held = [*getattr(pool, "_available_connections", ()), *getattr(pool, "_in_use_connections", ())]
+    for connection in held:
+        connection.host, connection.port = parts.hostname, parts.port
+    backends.redis_url = url
 
 
 def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
@@ -113,4 +173,12 @@ def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
     return index, embedder
 
 
-__all__ = ["Backends", "connect_redis", "describe_url", "open_backends", "open_recall"]
+__all__ = [
+    "Backends",
+    "connect_redis",
+    "describe_url",
+    "open_backends",
+    "open_recall",
+    "redis_client",
+    "repoint",
+]

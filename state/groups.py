@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -16,6 +17,15 @@ def group_id_for(prefix: str, project_root: Path) -> str:
     name = UNSAFE.sub("-", resolved.name).strip("-")[:40] or "root"
     digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:DIGEST_CHARS]
     return f"{UNSAFE.sub('-', prefix)}-{name}-{digest}"
+
+
+def project_key(project_dir: Path | str) -> str:
+    """A project's key in file names: sha256 of its real path (utf-8), 16 hex digits.
+
+    The OpenCode plugin computes the same key (service file, outbox); plait's spool uses it.
+    """
+    real = os.path.realpath(os.fspath(project_dir))
+    return hashlib.sha256(real.encode()).hexdigest()[:16]
 
 
 def user_group_id(prefix: str, user: str) -> str:
@@ -37,4 +47,4 @@ def project_name_of(group_id: str, prefix: str) -> str:
     return name if len(digest) == DIGEST_CHARS and name else ""
 
 
-__all__ = ["group_id_for", "project_name_of", "user_group_id"]
+__all__ = ["group_id_for", "project_key", "project_name_of", "user_group_id"]

@@ -37,7 +37,9 @@ class HookInput(TypedDict):
 
     What the host sent, its intents, this call's events and what the call hands back are
     untracked channels: they live for one run and never reach a checkpoint, so a 10 MB message
-    costs the checkpoint nothing and nothing of one call leaks into the next.
+    costs the checkpoint nothing and nothing of one call leaks into the next. ``call_id`` is
+    the host's id of the call ("" for none): its events are recorded once, however often the
+    call is replayed.
     """
 
     session: SessionRef
@@ -48,6 +50,7 @@ class HookInput(TypedDict):
     inject: Annotated[str | None, UntrackedValue(str)]
     policy: Annotated[ToolPolicy | None, UntrackedValue(ToolPolicy)]
     folded: Annotated[int, UntrackedValue(int)]
+    call_id: Annotated[str, UntrackedValue(str)]
 
 
 class HookOutput(TypedDict, total=False):
@@ -77,8 +80,10 @@ class HookState(HookInput, total=False):
     nudged: bool
 
 
-def hook_input(session: SessionRef, payload: Any, host: str = "plait") -> HookInput:
-    """The input of one host call: the session it is about, the host and what it sent."""
+def hook_input(
+    session: SessionRef, payload: Any, host: str = "plait", call_id: str = ""
+) -> HookInput:
+    """The input of one host call: the session it is about, the host, what it sent, its id."""
     return HookInput(
         session=session,
         host=host,
@@ -88,6 +93,7 @@ def hook_input(session: SessionRef, payload: Any, host: str = "plait") -> HookIn
         inject=None,
         policy=None,
         folded=0,
+        call_id=call_id,
     )
 
 

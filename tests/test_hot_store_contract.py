@@ -175,3 +175,18 @@ async def test_oldest_queued_is_the_first_event_waiting(store: HotStore) -> None
     )
     await store.enqueue("g", [early, late])
     assert await store.oldest_queued() == datetime(2020, 1, 1, tzinfo=UTC)
+
+
+async def test_hot_store_appends_a_call_once(store: HotStore) -> None:
+    first = await store.append_events(
+        "root", [event("a"), event("b")], enqueue_group="g", call_id="c1"
+    )
+    again = await store.append_events(
+        "root", [event("a"), event("b")], enqueue_group="g", call_id="c1"
+    )
+    other_root = await store.append_events("other", [event("a", session="other")], call_id="c1")
+    plain = await store.append_events("root", [event("c")], enqueue_group="g")
+    assert [e.id for e in first] == [1, 2] and again == []
+    assert [e.id for e in other_root] == [1] and [e.id for e in plain] == [3]
+    assert [e.summary for e in await store.read_events("root")] == ["a", "b", "c"]
+    assert [c.event.summary for c in await store.claim("w", count=10)] == ["a", "b", "c"]

@@ -88,6 +88,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(probe.getsockname()[1])
 
 
+def port_free(host: str, port: int) -> bool:
+    """Whether nothing listens on ``host:port`` now (so a server can bind it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+        return True
+
+
 def render_config(directory: Path, *, port: int, password: str) -> str:
     """The redis.conf of an embedded server: loopback only, AOF every second, daemonized."""
     lines = {
@@ -130,11 +141,19 @@ class EmbeddedFalkorDB:
             raise BackendUnavailable("the embedded server is not started")
         return self.info.url
 
-    def start(self) -> ServerInfo:
-        """Reuse the data dir's running server, or start one; take a lease on it."""
+    def start(self, *, launch: bool = True) -> ServerInfo:
+        """Reuse the data dir's running server, or start one; take a lease on it.
+
+        With ``launch`` False a server that does not run is not started: the caller only looks
+        (``plait doctor``, while another process is bringing it back).
+        """
         self._prepare_directory()
         with self._locked("start.lock"):
             info = self._running_server()
+            if info is None and not launch:
+                raise BackendUnavailable(
+                    f"the embedded server in {str(self.directory)!r} is not running"
+                )
             if info is None:
                 info = self._launch()
                 self.owner = True
@@ -143,6 +162,28 @@ class EmbeddedFalkorDB:
             self._ensure_reaper(info)
         self.info = info
         return info
+
+    def restart(self) -> ServerInfo:
+        """Bring the server back after it died, keeping this process's lease.
+
+        Another process may have brought it back already (it is used then); else it starts on
+        the port it had, when that is free, so every client reconnects to the same address.
+        """
+        if self._lease is None:
+            return self.start()
+        previous = self.info.port if self.info is not None else None
+        with self._locked("start.lock"):
+            info = self._running_server()
+            if info is None:
+                info = self._launch(port=previous)
+                self.owner = True
+            self._ensure_reaper(info)
+        self.info = info
+        return info
+
+    def running(self) -> bool:
+        """Whether the server this process uses is up (its process lives and answers PING)."""
+        return self.info is not None and pid_alive(self.info.pid) and answers_ping(self.info)
 
     def stop(self, *, wait: bool = False) -> None:
         """Drop the lease; when no process holds one any more, shut the server down.
@@ -233,9 +274,9 @@ class EmbeddedFalkorDB:
             return None
         return info
 
-    def _launch(self) -> ServerInfo:
+    def _launch(self, port: int | None = None) -> ServerInfo:
         server, module = binaries()
-        port = free_port(self.host)
+        port = port if port is not None and port_free(self.host, port) else free_port(self.host)
         password = self._password()
         config = self.directory / "redis.conf"
         write_private(config, render_config(self.directory, port=port, password=password))

@@ -64,8 +64,19 @@ class InMemoryHotStore:
         events: Sequence[SessionEvent],
         *,
         enqueue_group: str | None = None,
+        call_id: str | None = None,
     ) -> list[SessionEvent]:
-        """Append; an event's id is its 1-based position. Optionally enqueue them too."""
+        """Append; an event's id is its 1-based position. Optionally enqueue them too.
+
+        A call id already seen for the session appends nothing.
+        """
+        if not events:
+            return []
+        if call_id:
+            key = f"call:{root_session_id}:{call_id}"
+            if self._get(key) is not None:
+                return []
+            self._set(key, "1", self.session_ttl_seconds)
         log = self._events[root_session_id]
         stored = [
             event.model_copy(update={"id": len(log) + i + 1, "root_session_id": root_session_id})

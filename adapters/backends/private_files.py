@@ -26,6 +26,7 @@ DATA_DIR_ENTRIES = (
     "token",
     "services",
     "outbox",
+    "spool",
 )
 
 

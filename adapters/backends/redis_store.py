@@ -7,6 +7,7 @@ Keys, all under ``prefix`` (default ``plait:``):
                           one RPUSH and ``read_events(after_id)`` one LRANGE
 ``s:{root}:envelope``     the newest composed envelope
 ``s:{root}:staged``       set while that envelope is fresh (not yet taken), taken with GETDEL
+``s:{root}:call:{id}``    set when a host call's events were appended (replays append nothing)
 ``parent:{session}``      a child session's parent
 ``cache:{key}``           cache entries (SET EX)
 ``drain``                 the durable queue: a stream read through the ``drain`` consumer group
@@ -30,15 +31,19 @@ from plait.state.events import SessionEvent
 from plait.state.ports import DeadLetter, QueueEntry
 
 CONSUMER_GROUP = "drain"
-# KEYS: the session's event list, the drain stream. ARGV: ttl, group ("" = do not enqueue),
-# then the events. Returns the list length, from which the events' ids follow.
+# KEYS: the session's event list, the drain stream, the call's key. ARGV: ttl, group ("" = do
+# not enqueue), "1" when the call's key guards the append ("" = no call id), then the events.
+# Returns the list length, from which the events' ids follow, or -1 for a call already appended.
 APPEND_AND_ENQUEUE = """
-local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+if ARGV[3] ~= '' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[1]) then
+  return -1
+end
+local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 4))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 if ARGV[2] ~= '' then
-  local first = length - (#ARGV - 2) + 1
-  for i = 3, #ARGV do
-    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i - 3)
+  local first = length - (#ARGV - 3) + 1
+  for i = 4, #ARGV do
+    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i - 4)
   end
 end
 return length
@@ -93,8 +98,13 @@ class RedisHotStore:
         events: Sequence[SessionEvent],
         *,
         enqueue_group: str | None = None,
+        call_id: str | None = None,
     ) -> list[SessionEvent]:
-        """RPUSH the events (ids follow from the list length) and XADD them, in one script."""
+        """RPUSH the events (ids follow from the list length) and XADD them, in one script.
+
+        With ``call_id`` the script first sets the call's key (NX): a call seen before appends
+        nothing.
+        """
         if not events:
             return []
         if enqueue_group is not None:
@@ -105,13 +115,17 @@ class RedisHotStore:
         ]
         length = await self.client.eval(
             APPEND_AND_ENQUEUE,
-            2,
+            3,
             self._key("s", root_session_id, "events"),
             self._key("drain"),
+            self._key("s", root_session_id, "call", call_id or ""),
             self.session_ttl_seconds,
             enqueue_group or "",
+            "1" if call_id else "",
             *payloads,
         )
+        if int(length) < 0:
+            return []
         first = int(length) - len(events) + 1
         return [
             event.model_copy(update={"id": first + offset, "root_session_id": root_session_id})

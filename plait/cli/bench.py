@@ -270,3 +270,61 @@ def bench_turns_command(
     )
     write_section(output, "Recall index search", body)
     console.print(table)
+
+
+@bench_app.command("load")
+def bench_load_command(
+    sessions: Annotated[int, typer.Option(min=1, help="OpenCode sessions at once.")] = 50,
+    hooks: Annotated[int, typer.Option(min=1, help="Hook calls per session.")] = 40,
+    outage: Annotated[
+        float, typer.Option(help="Kill the hot tier's Redis for this long (s); 0: no outage.")
+    ] = 0.0,
+    outage_after: Annotated[float, typer.Option(help="Seconds into the run of the kill.")] = 3.0,
+    pace_ms: Annotated[int, typer.Option(help="Pause between a session's hooks (ms).")] = 0,
+    kill_serve_after: Annotated[
+        float, typer.Option(help="SIGKILL plait serve this long into the run (s), then restart it.")
+    ] = 0.0,
+    redis: Annotated[
+        str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
+    ] = "embedded",
+    serve_command: Annotated[
+        str | None, typer.Option(help="Another plait's serve command, as JSON (before/after).")
+    ] = None,
+    plugin: Annotated[
+        Path | None, typer.Option(help="Another plugin's plait.ts (before/after).")
+    ] = None,
+    label: Annotated[str, typer.Option(help="What the run measures, for the table.")] = "",
+    json_output: JsonOption = False,
+    output: OutputOption = Path("docs/benchmarks.md"),
+    write: Annotated[bool, typer.Option(help="Add the run to the benchmarks file.")] = True,
+) -> None:
+    """Many OpenCode sessions at once through the real plugin against plait serve."""
+    import json
+
+    from plait.devtools.bench import stamp
+    from plait.devtools.load import LoadOptions, add_load_row, render_load, run_load
+
+    if redis not in ("embedded", "external"):
+        fail("--redis is embedded or external", code=2)
+    command = tuple(json.loads(serve_command)) if serve_command else ()
+    options = LoadOptions(
+        sessions=sessions,
+        hooks=hooks,
+        outage_s=outage,
+        outage_after_s=outage_after,
+        redis=redis,
+        serve_command=command,
+        plugin=plugin,
+        pace_ms=pace_ms,
+        kill_serve_after_s=kill_serve_after,
+    )
+    try:
+        report = run_load(options)
+    except PlaitError as error:
+        fail(str(error))
+    if json_output:
+        typer.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        console.print(render_load(report, label))
+    if write:
+        add_load_row(output, stamp(), render_load(report, label))

@@ -33,11 +33,14 @@ def doctor(
     Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
     then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox.
     """
+    from plait.adapters.hosts.http.lifecycle import service_states
     from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
 
     settings = load_settings(project, data_dir)
-    checks = _run(run_checks(settings))
+    # a running plait serve owns the embedded server and brings it back: never start a second
+    serving = any(state.running for state in service_states(settings.resolved_data_dir()))
+    checks = _run(run_checks(settings, launch=not serving))
     directory = (project or Path.cwd()).resolve()
     checks += opencode_checks(settings.resolved_data_dir(), directory)
     if json_output:

@@ -1,4 +1,4 @@
-"""``plait dlq``: dead letters, the events that failed to drain."""
+"""``plait dlq``: dead letters (events that failed to drain) and dead calls (``dlq calls``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from plait.cli._common import run as _run
 from plait.errors import PlaitError
 
 if TYPE_CHECKING:
+    from plait.adapters.backends.spool import FileSpool
     from plait.settings import Settings
     from plait.state.ports import HotStore
 
@@ -97,3 +98,54 @@ def dlq_drop(
     """Delete dead letters."""
     count = _run_store(project, data_dir, lambda store: store.drop_dead(ids or None))
     console.print(f"dropped {count} dead letter(s)")
+
+
+calls_app = typer.Typer(
+    help="Dead calls: host calls plait could not use or run (kept in the project's spool).",
+    no_args_is_help=True,
+)
+dlq_app.add_typer(calls_app, name="calls")
+
+
+def _spool(project: Path | None, data_dir: Path | None) -> FileSpool:
+    from plait.adapters.backends.spool import FileSpool
+
+    settings = load_settings(project, data_dir)
+    return FileSpool.for_project(settings.resolved_data_dir(), (project or Path.cwd()).resolve())
+
+
+@calls_app.command("list")
+def dlq_calls_list(
+    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+) -> None:
+    """List dead calls of the project with the reason each was given up."""
+    dead = _spool(project, data_dir).list_dead_calls(limit=10_000)
+    if json_output:
+        rows = [call.model_dump(mode="json") for call in dead]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table("id", "call id", "host", "hook", "reason", title="dead calls")
+    for call in dead:
+        name = str(call.call.get("name", ""))
+        table.add_row(call.dead_id, call.call_id, call.host, name, call.reason)
+    console.print(table)
+
+
+@calls_app.command("replay")
+def dlq_calls_replay(
+    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+) -> None:
+    """Put dead calls back in the spool (the next plait serve for the project runs them)."""
+    count = _spool(project, data_dir).replay_dead_calls(ids or None)
+    console.print(f"replayed {count} dead call(s)")
+
+
+@calls_app.command("drop")
+def dlq_calls_drop(
+    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+) -> None:
+    """Delete dead calls."""
+    count = _spool(project, data_dir).drop_dead_calls(ids or None)
+    console.print(f"dropped {count} dead call(s)")

@@ -92,7 +92,7 @@ async def _serve(settings: Settings, project_dir: Path, host: str | None, port: 
     from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
     from plait.memory import Memory
 
-    async with Memory.open(project_dir, settings=settings) as memory:
+    async with Memory.open(project_dir, settings=settings, reconnect=True) as memory:
         await serve_http(
             OpenCodeHooks(memory),
             host or settings.service.host,

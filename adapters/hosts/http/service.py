@@ -1,11 +1,38 @@
 """plait's local HTTP service: OpenCode's plugin posts hook payloads here.
 
 Routes:
-    ``POST /v1/hooks/{name}``  body ``{"input": {...}, "output": {...}}`` -> the mutated output.
-    ``POST /v1/hooks``         body ``{"calls": [{"name", "input", "output"}, ...]}`` (outbox).
+    ``POST /v1/hooks/{name}``  body ``{"input": {...}, "output": {...}, "call_id"?: "..."}``
+                               -> the mutated output.
+    ``POST /v1/hooks``         body ``{"calls": [{"name", "input", "output", "call_id"}, ...]}``
+                               (the plugin's outbox) -> ``{"results": [...]}``, one per call.
     ``POST /v1/memory/{tool}`` a ``memory_*`` tool, body its arguments (``memory_routes``).
-    ``GET  /v1/health``        liveness, no token needed, reveals nothing but the version.
+    ``GET  /v1/health``        no token needed: is the service up, and is the hot tier.
     ``GET  /openapi.json``     the schema (``/docs`` renders it).
+
+Accepted means durable. A hook that records something (``event``, ``chat.message``,
+``tool.execute.after``) is answered:
+    ``200`` + ``X-Plait-Kept: stored``   what it records is in the hot tier;
+    ``200`` + ``X-Plait-Kept: spooled``  it is in plait's spool on disk and is recorded later, in
+                                         its session's order (the hot tier is down or behind);
+    ``503`` + ``X-Plait-Kept: none``     it was NOT kept (body ``{"error": "not_kept", "detail"}``,
+                                         ``X-Plait-Reason`` and ``Retry-After`` say why and when):
+                                         the plugin keeps it in its outbox and sends it again.
+The plugin sends a ``call_id`` with each such call (the same one on every replay): a call sent
+twice, or replayed after ``plait serve`` was killed mid-batch, is recorded once. Other hooks carry
+no ``X-Plait-Kept``; when they fail they fail open (``200``, the output as it came, and
+``X-Plait-Warning``). In a batch each call gets the same verdict in its result: ``status``
+(200, 503, or 4xx), ``kept`` (``stored``/``spooled``/``none``) and, for a call plait cannot use,
+``dead_id``: a 4xx call is dead-lettered with its reason (``plait dlq``) and must not be sent again;
+the calls after it run all the same. A batch's calls run concurrently, each in its session's
+order. Text that is not valid Unicode (a lone UTF-16 surrogate, escaped in the JSON as U+D83D is
+when ``JSON.stringify`` writes an emoji cut in half, or bytes that are not UTF-8) is replaced by
+U+FFFD when the body is read; it is never an error.
+
+``GET /v1/health`` answers 200 while the service runs (it is the liveness check that keeps a
+second ``plait serve`` from starting) with ``status`` ``ok``, or ``degraded`` (and the header
+``X-Plait-Status: degraded``) when the hot tier is down or calls wait in the spool: ``hot_tier``
+(``up``/``down``), ``restarts`` of the embedded server, ``queue_depth`` and ``queue_lag_s`` of the
+drain, ``spool_pending``, ``dead_calls``; with the bearer token also the reasons (``degraded``).
 
 Every other route needs ``Authorization: Bearer <token>``; the token is checked (constant time)
 before the body is read, so an unauthenticated request records nothing. The body limit is enforced
@@ -25,18 +52,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import hmac
 import json
 import math
 import os
+import re
 import secrets
 import signal
 import socket
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic_core
 from fastapi import FastAPI, Request
@@ -47,10 +74,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
-from plait.adapters.hosts.opencode.hooks import HookRunner
+from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, HookAnswer, HookRunner
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
 from plait.redact import redacted_logger
+from plait.state.groups import project_key
 
 logger = redacted_logger("plait")
 
@@ -61,6 +89,14 @@ DEFAULT_PORT = 0
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_BATCH_CALLS = 500
 WARNING_HEADER = "x-plait-warning"
+KEPT_HEADER = "x-plait-kept"
+REASON_HEADER = "x-plait-reason"
+STATUS_HEADER = "x-plait-status"
+NOT_KEPT = "none"
+RETRY_AFTER_S = 1
+HEADER_MAX = 300
+CALL_ID_MAX = 200
+SURROGATE = re.compile("[\ud800-\udfff]")
 PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
 SERVICE_VERSION = "1"
 
@@ -81,6 +117,11 @@ class HookRequest(BaseModel):
     output: dict[str, Any] = Field(
         description="The hook's second argument (mutable); ``{}`` for ``event``."
     )
+    call_id: str = Field(
+        default="",
+        max_length=CALL_ID_MAX,
+        description="The plugin's id of this call, the same on every replay: recorded once.",
+    )
 
 
 class HookCall(HookRequest):
@@ -90,18 +131,20 @@ class HookCall(HookRequest):
 
 
 class BatchRequest(BaseModel):
-    """Several hook calls delivered late (the plugin's outbox), run in order."""
+    """Several hook calls delivered late (the plugin's outbox), each in its session's order."""
 
     calls: list[HookCall] = Field(max_length=MAX_BATCH_CALLS)
 
 
 class BatchResult(BaseModel):
-    """What happened to one call of a batch."""
+    """What happened to one call of a batch (see the module for ``status`` and ``kept``)."""
 
     status: int
     output: dict[str, Any] | None = None
     error: str | None = None
     field: str | None = None
+    kept: str | None = None
+    dead_id: str | None = None
 
 
 class BatchResponse(BaseModel):
@@ -119,11 +162,21 @@ class ErrorBody(BaseModel):
 
 
 class Health(BaseModel):
-    """``GET /v1/health``."""
+    """``GET /v1/health``: the service runs (200); ``status`` says whether all is well."""
 
-    status: str = "ok"
+    status: Literal["ok", "degraded"] = "ok"
     service: str = "plait"
     version: str = SERVICE_VERSION
+    hot_tier: Literal["up", "down"] | None = None
+    down_since: str | None = None
+    restarts: int | None = None
+    queue_depth: int | None = None
+    queue_lag_s: float | None = None
+    spool_pending: int | None = None
+    dead_calls: int | None = None
+    degraded: list[str] | None = Field(
+        default=None, description="Why it is degraded (only with the bearer token)."
+    )
 
 
 # -- pure helpers -------------------------------------------------------------------------------
@@ -169,12 +222,6 @@ def error_detail(error: ValidationError) -> str:
     return str(error.errors()[0].get("msg", "invalid"))
 
 
-def project_key(project_dir: Path | str) -> str:
-    """The key of a project's service file: sha256 of its real path, 16 hex digits."""
-    real = os.path.realpath(os.fspath(project_dir))
-    return hashlib.sha256(real.encode()).hexdigest()[:16]
-
-
 def dumps(value: Any) -> bytes:
     """Compact JSON bytes (pydantic-core's serializer, fast on big message lists)."""
     return pydantic_core.to_json(value)
@@ -182,7 +229,50 @@ def dumps(value: Any) -> bytes:
 
 def original_output(body: bytes) -> bytes:
     """The ``output`` object of a raw hook request body, re-serialized."""
-    return dumps(json.loads(body)["output"])
+    return dumps(read_json(body)["output"])
+
+
+def repaired(value: Any) -> Any:
+    """``value`` with every lone UTF-16 surrogate in its strings (and keys) replaced by U+FFFD.
+
+    ``json.loads`` joins an escaped surrogate pair into one character, so what is left is lone.
+    """
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [repaired(item) for item in value]
+    if isinstance(value, dict):
+        return {repaired(key): repaired(item) for key, item in value.items()}
+    return value
+
+
+def read_json(body: bytes) -> Any:
+    """A request body's JSON, any text that is not valid Unicode replaced (U+FFFD).
+
+    Raises :class:`ValueError` for a body that is not JSON.
+    """
+    return repaired(json.loads(body.decode("utf-8", errors="replace")))
+
+
+def read_hook_request(body: bytes) -> HookRequest:
+    """A hook request: parsed fast, or, when that fails, read again with its text repaired.
+
+    Raises :class:`ValidationError` for a body that is not a hook request even then.
+    """
+    try:
+        return HookRequest.model_validate_json(body)
+    except ValidationError as error:
+        try:
+            raw = read_json(body)
+        except ValueError:
+            raise error from None
+        return HookRequest.model_validate(raw)
+
+
+def header_text(text: str) -> str:
+    """``text`` as a header value: one line of ASCII, at most :data:`HEADER_MAX` characters."""
+    flat = " ".join(text.split())
+    return flat.encode("ascii", errors="replace").decode("ascii")[:HEADER_MAX]
 
 
 def error_response(status: int, error: str, detail: str, field: str | None = None) -> Response:
@@ -277,43 +367,145 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 
 # -- the app ------------------------------------------------------------------------------------
+async def answer_of(runner: HookRunner, name: str, request: HookRequest) -> HookAnswer:
+    """The runner's answer with where the call is (a runner with only ``hook``: stored)."""
+    answer = getattr(runner, "answer", None)
+    if answer is not None:
+        return await answer(name, request.input, request.output, request.call_id)
+    output = await runner.hook(name, request.input, request.output)
+    durable = name in DURABLE_HOOKS
+    return HookAnswer(output=output, durable=durable, kept="stored" if durable else "")
+
+
+def not_kept(reason: str) -> Response:
+    """503: a call that records was not kept; the plugin keeps it and sends it again."""
+    headers = {
+        KEPT_HEADER: NOT_KEPT,
+        REASON_HEADER: header_text(reason),
+        "retry-after": str(RETRY_AFTER_S),
+    }
+    body = ErrorBody(error="not_kept", detail=reason).model_dump()
+    return Response(dumps(body), status_code=503, media_type="application/json", headers=headers)
+
+
+def answered(answer: HookAnswer, original: Callable[[], bytes]) -> Response:
+    """The response to a hook that ran (or failed open): see the module for the contract."""
+    if answer.durable and not answer.kept:
+        return not_kept(answer.reason or "not kept")
+    headers = {KEPT_HEADER: answer.kept} if answer.durable else {}
+    if answer.reason:
+        headers[REASON_HEADER] = header_text(answer.reason)
+    if answer.reason and not answer.durable:
+        headers[WARNING_HEADER] = header_text(f"hook failed open: {answer.reason}")
+        return Response(original(), media_type="application/json", headers=headers)
+    return Response(dumps(answer.output), media_type="application/json", headers=headers)
+
+
+def reject(runner: HookRunner, call_id: str, call: Any, reason: str) -> str | None:
+    """Dead-letter a call plait cannot use (when the runner keeps dead calls); its id."""
+    bury = getattr(runner, "reject", None)
+    if bury is None:
+        return None
+    kept = call if isinstance(call, dict) else {"call": call}
+    return bury(call_id, kept, reason)
+
+
 async def run_hook(
     memory: HookRunner, name: str, request: HookRequest, original: Callable[[], bytes]
 ) -> Response:
-    """Run one hook; 404 unknown hook, 422 invalid payload, fail open on anything else.
+    """Run one hook; 404 unknown hook, 422 invalid payload, 503 not kept, else 200.
 
     ``original`` gives the output as it came in (the hook may have mutated it before failing).
     """
     failures: list[PlaitError] = []
     try:
-        work = memory.hook(name, request.input, request.output)
-        output = await fail_open(f"{name} hook", work, None, on_failure=failures.append)
+        work = answer_of(memory, name, request)
+        answer = await fail_open(f"{name} hook", work, None, on_failure=failures.append)
     except UnknownHook as error:
         return error_response(404, "unknown_hook", str(error), error.field or None)
     except InvalidHookPayload as error:
         return error_response(422, "invalid_hook_payload", str(error), error.field or None)
-    if output is None:
+    if answer is None:
         failure = failures[0].__cause__ or failures[0]
+        if name in DURABLE_HOOKS:
+            return not_kept(f"{type(failure).__name__}: {failure}")
         headers = {WARNING_HEADER: f"hook failed open: {type(failure).__name__}"}
         return Response(original(), media_type="application/json", headers=headers)
-    return Response(dumps(output), media_type="application/json")
+    return answered(answer, original)
 
 
-async def run_call(memory: HookRunner, call: HookCall) -> BatchResult:
-    """Run one call of a batch and describe the outcome."""
+async def run_call(memory: HookRunner, raw: Any) -> BatchResult:
+    """Run one call of a batch and describe the outcome; a call plait cannot use is buried."""
+    call_id = str(raw.get("call_id", "")) if isinstance(raw, dict) else ""
+    try:
+        call = HookCall.model_validate(raw)
+    except ValidationError as error:
+        field = error_field(error)
+        reason = f"{field}: {error_detail(error)}"
+        dead_id = reject(memory, call_id, raw, reason)
+        return BatchResult(status=422, error=reason, field=field, dead_id=dead_id)
     before = dumps(call.output)
     response = await run_hook(memory, call.name, call, lambda: before)
     payload = json.loads(bytes(response.body))
+    kept = response.headers.get(KEPT_HEADER)
     if response.status_code == 200:
-        return BatchResult(status=200, output=payload, error=response.headers.get(WARNING_HEADER))
+        warning = response.headers.get(WARNING_HEADER)
+        return BatchResult(status=200, output=payload, error=warning, kept=kept)
+    detail = payload.get("detail")
+    dead_id = None
+    if 400 <= response.status_code < 500:
+        dead_id = reject(memory, call.call_id, raw, f"{payload.get('error')}: {detail}")
     return BatchResult(
-        status=response.status_code, error=payload.get("detail"), field=payload.get("field")
+        status=response.status_code,
+        error=detail,
+        field=payload.get("field"),
+        kept=kept,
+        dead_id=dead_id,
     )
 
 
-def hook_request_schema() -> dict[str, Any]:
-    """OpenAPI ``requestBody`` for the hook route (the body is parsed by hand, for speed)."""
-    schema = HookRequest.model_json_schema()
+def read_batch(body: bytes) -> list[Any] | Response:
+    """The calls of a batch body, or the 400 that answers it."""
+    try:
+        raw = read_json(body)
+    except ValueError as error:
+        return error_response(400, "bad_request", f"Invalid JSON: {error}", "body")
+    calls = raw.get("calls") if isinstance(raw, dict) else None
+    if not isinstance(calls, list):
+        return error_response(400, "bad_request", "Field required (a list)", "calls")
+    if len(calls) > MAX_BATCH_CALLS:
+        detail = f"at most {MAX_BATCH_CALLS} calls in a batch"
+        return error_response(400, "bad_request", detail, "calls")
+    return calls
+
+
+async def health_of(runner: HookRunner, trusted: bool) -> Health:
+    """What ``/v1/health`` says: the hot tier as the supervisor sees it, the spool, dead calls."""
+    memory: Any = getattr(runner, "memory", runner)  # a Memory, or a runner without one
+    supervisor = getattr(memory, "supervisor", None)
+    if supervisor is None:
+        return Health()
+    tier = supervisor.health()
+    intake = getattr(memory, "intake", None)
+    pending = intake.stats().pending if intake is not None else None
+    dead = await asyncio.to_thread(intake.dead_count) if intake is not None else None
+    reasons = list(memory.degraded)
+    return Health(
+        status="degraded" if reasons or not tier.up else "ok",
+        hot_tier="up" if tier.up else "down",
+        down_since=tier.down_since.isoformat() if tier.down_since else None,
+        restarts=tier.restarts,
+        queue_depth=tier.queue_depth,
+        queue_lag_s=tier.queue_lag_s,
+        spool_pending=pending,
+        dead_calls=dead,
+        degraded=reasons if trusted else None,
+    )
+
+
+def hook_request_schema(model: type[BaseModel] = HookRequest) -> dict[str, Any]:
+    """OpenAPI ``requestBody`` for a hook route (the body is parsed by hand: repaired text)."""
+    schema = model.model_json_schema()
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
@@ -330,9 +522,14 @@ def add_routes(app: FastAPI, memory: HookRunner) -> None:
     """Attach the health, hook and batch routes."""
 
     @app.get("/v1/health", response_model=Health, tags=["service"])
-    async def health() -> Health:
-        """Liveness: 200 while the service runs."""
-        return Health()
+    async def health(request: Request) -> Response:
+        """200 while the service runs; ``status`` ``degraded`` when the hot tier is not well."""
+        token = bearer_token(request.scope.get("headers", []))
+        trusted = token_matches(token, getattr(app.state, "token", ""))
+        found = await health_of(memory, trusted)
+        headers = {STATUS_HEADER: found.status}
+        body = found.model_dump(exclude_none=True)
+        return Response(dumps(body), media_type="application/json", headers=headers)
 
     @app.post(
         "/v1/hooks/{name}",
@@ -345,22 +542,31 @@ def add_routes(app: FastAPI, memory: HookRunner) -> None:
         """Run ``name`` over ``{input, output}``; the response body is the mutated ``output``."""
         body = await request.body()
         try:
-            parsed = HookRequest.model_validate_json(body)
+            parsed = read_hook_request(body)
         except ValidationError as error:
             return error_response(400, "bad_request", error_detail(error), error_field(error))
-        return await run_hook(memory, name, parsed, lambda: original_output(body))
+        response = await run_hook(memory, name, parsed, lambda: original_output(body))
+        if 400 <= response.status_code < 500 and name in DURABLE_HOOKS:
+            detail = json.loads(bytes(response.body)).get("detail", "")
+            reject(memory, parsed.call_id, parsed.model_dump() | {"name": name}, detail)
+        return response
 
     @app.post(
         "/v1/hooks",
         tags=["hooks"],
         response_model=BatchResponse,
         responses=ERROR_RESPONSES,
+        openapi_extra={"requestBody": hook_request_schema(BatchRequest)},
         summary="Run several hook calls in order (late delivery from the plugin's outbox)",
     )
-    async def hooks(batch: BatchRequest) -> Response:
-        """Run every call in order; one call's failure does not stop the others."""
-        results = [await run_call(memory, call) for call in batch.calls]
-        body = BatchResponse(results=results).model_dump(exclude_none=True)
+    async def hooks(request: Request) -> Response:
+        """Run every call, each in its session's order; one call's failure stops no other."""
+        calls = read_batch(await request.body())
+        if isinstance(calls, Response):
+            return calls
+        # tasks start in order, and each takes its place in its session's lane before it waits
+        results = await asyncio.gather(*(run_call(memory, call) for call in calls))
+        body = BatchResponse(results=list(results)).model_dump(exclude_none=True)
         return Response(dumps(body), media_type="application/json")
 
 
@@ -383,6 +589,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.memory = memory
+    app.state.token = token
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -621,6 +828,9 @@ __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_PORT",
+    "KEPT_HEADER",
+    "REASON_HEADER",
+    "STATUS_HEADER",
     "TOKEN_FILE",
     "WARNING_HEADER",
     "BatchRequest",

@@ -58,6 +58,8 @@ HookName = Literal[
 HOOK_NAMES: tuple[str, ...] = HookName.__args__  # type: ignore[attr-defined]
 TRANSFORM = "experimental.chat.messages.transform"
 COMPACTING = "experimental.session.compacting"
+# Hooks whose calls record something: plait keeps them (spool) and says where (kept).
+DURABLE_HOOKS = frozenset({"event", "chat.message", "tool.execute.after"})
 POLICY_KEY = "plait"
 IGNORED_ERRORS = frozenset({"MessageAbortedError"})
 TODOS_MAX = 50
@@ -76,11 +78,16 @@ SESSIONLESS: dict[str, Callable[[Mapping[str, Any]], Sessionless | None]] = {
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class OpenCodeHook:
-    """One hook call as OpenCode made it: the hook's name and its two arguments."""
+    """One hook call as OpenCode made it: the hook's name and its two arguments.
+
+    ``intents`` are its intents when they were read already (a call that records is read when
+    it arrives, so it is refused before it is kept); the hooks graph reads them then.
+    """
 
     name: str
     input: Mapping[str, Any]
     output: Mapping[str, Any]
+    intents: tuple[Intent, ...] | None = None
 
 
 class HookRunner(Protocol):
@@ -191,16 +198,34 @@ def event_target(input: Mapping[str, Any]) -> SessionTarget | Sessionless | None
     return sessionless(properties) if sessionless is not None else None
 
 
-def host_call(name: str, input: Any, output: Any) -> HostCall:
+def host_call(name: str, input: Any, output: Any, call_id: str = "") -> HostCall:
     """A validated hook call, ready for :meth:`plait.Memory.handle`.
 
+    A call that records something (:data:`DURABLE_HOOKS`) is read in full here, so one plait
+    cannot use is refused before it is kept; its JSON form goes with it (``replay``).
     Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field).
     """
     check_hook(name, input, output)
     hook = OpenCodeHook(name=name, input=input, output=output)
+    durable = name in DURABLE_HOOKS
+    target = target_of(hook)
+    if durable:
+        hook = OpenCodeHook(name=name, input=input, output=output, intents=tuple(intents_of(hook)))
     return HostCall(
-        host=OPENCODE, target=target_of(hook), payload=hook, reads_state=name != TRANSFORM
+        host=OPENCODE,
+        target=target,
+        payload=hook,
+        reads_state=name != TRANSFORM,
+        call_id=call_id,
+        durable=durable,
+        replay={"name": name, "input": input, "output": output} if durable else None,
     )
+
+
+def rebuild_opencode(replay: Mapping[str, Any], call_id: str) -> HostCall:
+    """A kept call built again from its JSON form (:attr:`HostCall.replay`)."""
+    name = str(replay.get("name", ""))
+    return host_call(name, replay.get("input"), replay.get("output"), call_id)
 
 
 # -- what a hook says ---------------------------------------------------------------------------
@@ -211,7 +236,8 @@ def intents_of(hook: OpenCodeHook) -> list[Intent]:
 
 async def adapt_opencode(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
     """The hooks graph's first node for OpenCode: the hook payload, read once, into intents."""
-    return {"intents": intents_of(state["payload"])}
+    hook: OpenCodeHook = state["payload"]
+    return {"intents": list(hook.intents) if hook.intents is not None else intents_of(hook)}
 
 
 def user_text(parts: Any) -> str:
@@ -391,7 +417,7 @@ HOOK_INTENTS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[In
     "tool.execute.after": tool_after,
 }
 
-OPENCODE = HostAdapter(name="opencode", adapt=adapt_opencode)
+OPENCODE = HostAdapter(name="opencode", adapt=adapt_opencode, rebuild=rebuild_opencode)
 
 
 # -- writing the answer back --------------------------------------------------------------------
@@ -461,6 +487,21 @@ def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HookAnswer:
+    """One hook's answer: the mutated ``output``, where the call is, why it failed open.
+
+    ``kept`` is ``stored`` (what it records is in the hot tier), ``spooled`` (in plait's
+    spool on disk, recorded later in its session's order) or ``""``: a call that records
+    something and was not kept, which the host must send again (same call id).
+    """
+
+    output: dict[str, Any]
+    durable: bool
+    kept: str = ""
+    reason: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class OpenCodeHooks:
     """OpenCode's hooks on a :class:`plait.Memory`: validate, run, write the answer back."""
@@ -475,14 +516,35 @@ class OpenCodeHooks:
         Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field) for a
         call plait cannot use; any other failure leaves ``output`` as it was (fail open).
         """
-        answer = await self.memory.handle(host_call(name, input, output))
-        return apply_output(name, output, answer)
+        return (await self.answer(name, input, output)).output
+
+    async def answer(
+        self, name: str, input: dict[str, Any], output: dict[str, Any], call_id: str = ""
+    ) -> HookAnswer:
+        """:meth:`hook`, with where the call is (the HTTP service tells the plugin)."""
+        call = host_call(name, input, output, call_id)
+        accepted = await self.memory.accept(call)
+        return HookAnswer(
+            output=apply_output(name, output, accepted.output),
+            durable=call.durable,
+            kept=accepted.kept,
+            reason=accepted.reason,
+        )
+
+    def reject(self, call_id: str, call: dict[str, Any], reason: str) -> str | None:
+        """Dead-letter a hook call that cannot be used; the dead letter's id (None: no spool)."""
+        intake = self.memory.intake
+        if intake is None:
+            return None
+        return intake.reject(call_id=call_id, host=OPENCODE.name, call=call, reason=reason)
 
 
 __all__ = [
+    "DURABLE_HOOKS",
     "HOOK_NAMES",
     "OPENCODE",
     "POLICY_KEY",
+    "HookAnswer",
     "HookName",
     "HookRunner",
     "OpenCodeHook",

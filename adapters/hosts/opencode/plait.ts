@@ -11,9 +11,15 @@
  *                else $XDG_CONFIG_HOME/opencode/plait.json; {"dataDir"?, "serve"?: [...]}
  * - projectKey:  first 16 hex digits of sha256(realpath(project dir))
  * Every call gives up after 250 ms (PLAIT_TIMEOUT_MS) and OpenCode goes on (fail open).
- * Hooks that record something (event, chat.message, tool.execute.after) are appended to an
- * outbox (<dataDir>/outbox/<projectKey>.jsonl) when they cannot be delivered and are sent,
- * in order, after the next successful call. When the service is unreachable the plugin
+ * Hooks that record something (event, chat.message, tool.execute.after) carry a `call_id`
+ * (a random UUID, the same on every resend: the service records a call once). Such a call is
+ * delivered when the service answers 200 with `X-Plait-Kept: stored|spooled` (or a service
+ * too old to say); otherwise (503 `X-Plait-Kept: none`, a timeout, no service) it is appended
+ * to an outbox (<dataDir>/outbox/<projectKey>.jsonl) and sent again later, in order, in
+ * batches under PLAIT_BATCH_BYTES (1 MiB); while the outbox holds calls, new ones queue
+ * behind them, so a session's calls keep their order. A call the service refuses (4xx: it
+ * dead-letters it, `plait dlq`) or one too large for any batch is dropped, never retried
+ * forever, and noted in <outbox>.dropped. When the service is unreachable the plugin
  * starts `plait serve` detached (PLAIT_SERVE_COMMAND, else plait.json `serve`, else `plait
  * serve` found through PATH), and it does so once when it loads, so the service is up by the
  * first model call.
@@ -25,7 +31,7 @@
  */
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
 import { spawn } from "node:child_process"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import {
   appendFileSync,
   existsSync,
@@ -33,7 +39,9 @@ import {
   readFileSync,
   realpathSync,
   renameSync,
+  statSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs"
 import { homedir, platform } from "node:os"
@@ -45,6 +53,10 @@ type Json = Record<string, any>
 const TIMEOUT_MS = Number(process.env.PLAIT_TIMEOUT_MS ?? 250)
 const FLUSH_TIMEOUT_MS = 5_000
 const FLUSH_BATCH = 200
+const BATCH_MAX_BYTES = Number(process.env.PLAIT_BATCH_BYTES ?? 1024 * 1024)
+const RETRY_MS = 1_000
+const FLUSH_LOCK_STALE_MS = 30_000
+const KEPT_HEADER = "x-plait-kept"
 const OFFLINE_BACKOFF_MS = 2_000
 const SPAWN_INTERVAL_MS = 30_000
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
@@ -67,6 +79,8 @@ const EVENT_TYPES = new Set([
 ])
 
 type Settings = { dataDir: string; serve: string[] }
+/** A hook call as the outbox keeps it (one JSON line each). */
+type Call = { name: string; input: Json; output: Json; call_id: string }
 
 function readJson(path: string): Json | undefined {
   try {
@@ -163,6 +177,8 @@ class PlaitClient {
   private offlineUntil = 0
   private lastSpawn = 0
   private flushing = false
+  private retryAt = 0
+  private batchBytes = BATCH_MAX_BYTES
   readonly outbox: string
   readonly key: string
 
@@ -188,24 +204,41 @@ class PlaitClient {
   }
 
   /** Post one hook; the parsed response body, or undefined when it could not be delivered. */
-  async call(name: string, input: Json, output: Json): Promise<Json | undefined> {
+  async call(name: string, input: Json, output: Json, callId?: string): Promise<Json | undefined> {
+    const call: Call = { name, input, output, call_id: callId ?? randomUUID() }
+    if (DURABLE.has(name) && this.backlog()) {
+      this.keep(call) // behind what waits already: a session's calls keep their order
+      void this.flush()
+      return undefined
+    }
     if (Date.now() < this.offlineUntil || (!this.url && !this.locate())) {
-      this.undelivered(name, input, output)
+      this.undelivered(call)
       return undefined
     }
     try {
-      const response = await this.post(`/v1/hooks/${name}`, { input, output }, TIMEOUT_MS)
+      const body = DURABLE.has(name) ? { input, output, call_id: call.call_id } : { input, output }
+      const response = await this.post(`/v1/hooks/${name}`, body, TIMEOUT_MS)
       if (response.status === 401) this.url = undefined
-      if (response.status >= 500 || response.status === 401) throw new Error(`status ${response.status}`)
-      if (response.status !== 200) return undefined
-      const body = (await response.json()) as Json
+      if (response.status >= 500 || response.status === 401) {
+        if (response.status === 503) this.retryAt = Date.now() + retryAfter(response)
+        if (DURABLE.has(name)) this.keep(call)
+        return undefined
+      }
+      if (response.status !== 200) {
+        if (DURABLE.has(name)) this.dropped(call, `status ${response.status}`)
+        return undefined
+      }
+      if (DURABLE.has(name) && response.headers.get(KEPT_HEADER) === "none") this.keep(call)
+      const answer = (await response.json()) as Json
       this.offlineUntil = 0
       void this.flush()
-      return body
-    } catch {
-      this.url = undefined
-      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
-      this.undelivered(name, input, output)
+      return answer
+    } catch (error) {
+      if ((error as Error)?.name !== "TimeoutError") {
+        this.url = undefined
+        this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
+      }
+      this.undelivered(call)
       return undefined
     }
   }
@@ -219,9 +252,14 @@ class PlaitClient {
     })
   }
 
-  private undelivered(name: string, input: Json, output: Json): void {
-    if (DURABLE.has(name)) this.keep({ name, input, output })
+  private undelivered(call: Call): void {
+    if (DURABLE.has(call.name)) this.keep(call)
     this.startService()
+  }
+
+  /** Whether calls wait in the outbox (or in the batch being sent). */
+  backlog(): boolean {
+    return existsSync(this.outbox) || existsSync(`${this.outbox}.sending`)
   }
 
   /** Append one call to the outbox file (synchronous, so nothing is lost on exit). */
@@ -232,9 +270,21 @@ class PlaitClient {
     } catch {}
   }
 
+  /** Note a call that is given up (refused by the service, or too large to send). */
+  dropped(call: Json | string, reason: string): void {
+    const parsed = typeof call === "string" ? readCall(call) : call
+    const note = { at: new Date().toISOString(), name: parsed?.name, call_id: parsed?.call_id, reason }
+    try {
+      appendFileSync(`${this.outbox}.dropped`, JSON.stringify(note) + "\n", { mode: 0o600 })
+    } catch {}
+  }
+
   /** Send the outbox in order, in batches; what is not confirmed stays for the next time. */
   async flush(): Promise<void> {
-    if (this.flushing) return
+    if (this.flushing || Date.now() < this.retryAt || Date.now() < this.offlineUntil) return
+    if (!this.url && !this.locate()) return
+    const lock = this.claim()
+    if (lock === undefined) return
     this.flushing = true
     const sending = `${this.outbox}.sending`
     try {
@@ -244,24 +294,79 @@ class PlaitClient {
       }
       let lines = readFileSync(sending, "utf8").split("\n").filter(Boolean)
       while (lines.length > 0) {
-        const calls = lines.slice(0, FLUSH_BATCH).flatMap((line) => {
-          try {
-            return [JSON.parse(line)]
-          } catch {
-            return []
-          }
-        })
-        const response = await this.post("/v1/hooks", { calls }, FLUSH_TIMEOUT_MS)
-        if (response.status !== 200) return
-        lines = lines.slice(FLUSH_BATCH)
+        const done = await this.sendBatch(lines.slice(0, batchSize(lines, this.batchBytes)))
+        if (done === undefined) return
+        lines = lines.slice(done)
         writeFileSync(sending, lines.length ? lines.join("\n") + "\n" : "", { mode: 0o600 })
+        utimesSync(`${this.outbox}.lock`, new Date(), new Date()) // still ours: not stale
+        if (done === 0) return
       }
       unlinkSync(sending)
     } catch {
-      // stays on disk; the next successful call tries again
+      // stays on disk (in the .sending file); a later call tries again, not at once
+      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
     } finally {
       this.flushing = false
+      this.release(lock)
     }
+  }
+
+  /** Take `<outbox>.lock` (the plugins of one project share the outbox): its token, or none. */
+  private claim(): string | undefined {
+    const lock = `${this.outbox}.lock`
+    const token = randomUUID()
+    try {
+      mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
+      writeFileSync(lock, token, { flag: "wx", mode: 0o600 })
+      return token
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > FLUSH_LOCK_STALE_MS) unlinkSync(lock) // holder died
+      } catch {}
+      return undefined
+    }
+  }
+
+  private release(token: string): void {
+    const lock = `${this.outbox}.lock`
+    try {
+      if (readFileSync(lock, "utf8") === token) unlinkSync(lock)
+    } catch {}
+  }
+
+  /** Post one batch; how many leading lines are done with (undefined: none, try later). */
+  private async sendBatch(lines: string[]): Promise<number | undefined> {
+    const calls = lines.map(readCall)
+    if (calls[0] === undefined) {
+      this.dropped(lines[0], "not JSON")
+      return 1
+    }
+    const broken = calls.indexOf(undefined)
+    const valid = (broken === -1 ? calls : calls.slice(0, broken)) as Call[]
+    const response = await this.post("/v1/hooks", { calls: valid }, FLUSH_TIMEOUT_MS)
+    if (response.status === 413 && valid.length === 1) {
+      this.dropped(lines[0], "larger than the service's body limit")
+      return 1
+    }
+    if (response.status === 413) {
+      // the service's limit is lower than ours: halve the batches until they fit
+      this.batchBytes = Math.max(1, Math.floor(Buffer.byteLength(lines.slice(0, valid.length).join("\n")) / 2))
+      return this.sendBatch(lines.slice(0, Math.ceil(valid.length / 2)))
+    }
+    if (response.status !== 200) {
+      if (response.status === 503) this.retryAt = Date.now() + retryAfter(response)
+      return undefined
+    }
+    const results: Json[] = ((await response.json()) as Json).results ?? []
+    let done = 0
+    for (const [index, result] of results.entries()) {
+      const status = Number(result?.status)
+      if (status >= 500 || !(status >= 200)) break // not kept: it and what follows go again
+      if (status >= 400) this.dropped(valid[index], `status ${status}: ${result?.error ?? ""}`)
+      done += 1
+    }
+    if (done < valid.length) this.retryAt = Date.now() + RETRY_MS
+    return done
   }
 
   /** Make sure the service runs by the time it is needed: start it now if it does not answer. */
@@ -292,6 +397,38 @@ class PlaitClient {
   }
 }
 
+/** One outbox line as a call (an older line without an id gets one from its text). */
+function readCall(line: string): Call | undefined {
+  try {
+    const call = JSON.parse(line)
+    if (!isObject(call)) return undefined
+    if (typeof call.call_id !== "string" || !call.call_id) {
+      call.call_id = createHash("sha256").update(line, "utf8").digest("hex").slice(0, 32)
+    }
+    return call as Call
+  } catch {
+    return undefined
+  }
+}
+
+/** How many leading lines fit one batch: at most FLUSH_BATCH and `maxBytes` (at least one). */
+function batchSize(lines: string[], maxBytes: number): number {
+  let bytes = 0
+  let count = 0
+  for (const line of lines.slice(0, FLUSH_BATCH)) {
+    bytes += Buffer.byteLength(line) + 1
+    if (count > 0 && bytes > maxBytes) break
+    count += 1
+  }
+  return count
+}
+
+/** A 503's Retry-After, in ms (RETRY_MS when it has none). */
+function retryAfter(response: Response): number {
+  const seconds = Number(response.headers.get("retry-after"))
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : RETRY_MS
+}
+
 function projectDir(input: PluginInput): string {
   return input.worktree && input.worktree !== "/" ? input.worktree : input.directory
 }
@@ -316,7 +453,7 @@ function giveSession(tool: unknown, sessionID: unknown, output: Json): void {
 
 /** Events in flight, delivered in order off OpenCode's path; kept on disk if the process exits. */
 class EventQueue {
-  private pending: Json[] = []
+  private pending: Call[] = []
   private chain: Promise<void> = Promise.resolve()
 
   constructor(private readonly client: PlaitClient) {
@@ -324,10 +461,10 @@ class EventQueue {
   }
 
   push(event: Json): void {
-    const call = { name: "event", input: { event }, output: {} }
+    const call: Call = { name: "event", input: { event }, output: {}, call_id: randomUUID() }
     this.pending.push(call)
     this.chain = this.chain.then(async () => {
-      await this.client.call("event", call.input, call.output)
+      await this.client.call("event", call.input, call.output, call.call_id)
       this.pending = this.pending.filter((item) => item !== call)
     })
   }

@@ -1,0 +1,334 @@
+"""The intake: how a host call that records something is kept, run in order, and answered.
+
+A host call that records (``HostCall.durable``) and can wait (its host rebuilds it from
+``HostCall.replay``) is first written to the spool (:class:`~plait.state.ports.CallSpool`, a
+local file), then run by its session's *lane*: the calls of one session run one after another,
+in the order they came, sessions side by side. The caller waits for its call at most the hooks'
+deadline (``hooks.timeout_ms``) and hears where the call is:
+
+* ``stored``: it ran; what it records is in the hot tier.
+* ``spooled``: it is in the spool and runs later, in its session's order: the hot tier is
+  down (the supervisor probes it with backoff and the lane resumes when it answers), or other
+  calls wait ahead of it in its lane (it is answered at once then: a call that records changes
+  no hook's answer), or it did not run before the deadline, or it failed and is tried again.
+* not kept (``""``): the spool could not take it and it did not run in time; the host must keep
+  it and send it again (with the same call id, which makes the replay harmless).
+
+A call that cannot run (a payload plait cannot use, or one that fails
+:data:`RETRY_MAX` times while the hot tier answers) is dead-lettered with the reason
+(:class:`~plait.state.ports.DeadCalls`, ``plait dlq``) and the lane goes on: one bad call
+never blocks the calls after it. A call that records nothing (a model call's envelope, a tool
+policy) is not spooled: it takes its place in its lane, and when it cannot start before the
+deadline (or the hot tier is down, or more than :data:`LANE_BEHIND` calls wait in its lane) it
+fails open.
+
+A spool left by a process that ended (killed mid-batch, say) is adopted when the intake opens and
+every :data:`ADOPT_INTERVAL_S` after: its calls run again. Their events were recorded at most
+once, whatever ran before the kill: the call id guards the append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from plait.boundary import describe, translate
+from plait.errors import PlaitError, UsageError
+from plait.redact import redacted_logger
+from plait.state.hooks import HookOutput
+from plait.state.intents import HostAdapter, HostCall, SessionTarget
+from plait.state.ports import CallSpool, DeadCalls, SpooledCall, SpoolStats
+from plait.supervisor import Supervisor
+
+logger = redacted_logger("plait")
+
+Kept = Literal["stored", "spooled", ""]
+Run = Callable[[HostCall], Awaitable[HookOutput]]
+RETRY_MAX = 3
+RETRY_PAUSE_S = 0.2
+RUN_TIMEOUT_S = 30.0
+ADOPT_INTERVAL_S = 10.0
+SYNC_INTERVAL_S = 1.0
+CLOSE_WAIT_S = 5.0
+# A call that records nothing fails open at once when this many calls wait in its lane: it
+# would not start before the deadline, and waiting only adds to the load.
+LANE_BEHIND = 2
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Answer:
+    """What happened to one host call: the answer, where the call is, and why it failed open."""
+
+    output: HookOutput
+    kept: Kept = ""
+    reason: str = ""
+
+
+@dataclass(eq=False)
+class Work:
+    """One call in its lane."""
+
+    call: HostCall
+    entry: SpooledCall | None
+    future: asyncio.Future[HookOutput]
+    attempts: int = 0
+    started: bool = False
+    abandoned: bool = False
+
+    def settle(self, result: HookOutput | BaseException) -> None:
+        """Tell the waiting caller (once; a call tried again settles only the first time)."""
+        if self.future.done():
+            return
+        if isinstance(result, BaseException):
+            self.future.set_exception(result)
+            self.future.exception()  # nobody may be waiting any more: not an unhandled error
+        else:
+            self.future.set_result(result)
+
+
+def lane_of(call: HostCall) -> str:
+    """The lane of a call: its session, or ``""`` for a call that names none."""
+    return call.target.session_id if isinstance(call.target, SessionTarget) else ""
+
+
+@dataclass
+class Intake:
+    """The durable front of :class:`plait.Memory` for host calls (see the module)."""
+
+    spool: CallSpool
+    dead: DeadCalls
+    supervisor: Supervisor
+    run: Run
+    deadline_s: float
+    hosts: dict[str, HostAdapter] = field(default_factory=dict)
+    spool_max_bytes: int = 0
+    _lanes: dict[str, deque[Work]] = field(default_factory=dict)
+    _workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    _parked: list[SpooledCall] = field(default_factory=list)
+    _last_adopt: float = 0.0
+    _last_sync: float = 0.0
+
+    # -- hosts and what waits for them ----------------------------------------------------------
+    def register(self, host: HostAdapter) -> None:
+        """A host whose calls can wait in the spool; its parked calls take their lanes."""
+        if host.rebuild is None or self.hosts.get(host.name) is host:
+            return
+        self.hosts[host.name] = host
+        parked, self._parked = self._parked, []
+        for entry in parked:
+            self._resume(entry)
+
+    def adopt(self) -> int:
+        """Take over spools left by processes that ended; their calls join their lanes."""
+        self._last_adopt = time.monotonic()
+        adopted = self.spool.adopt()
+        for entry in adopted:
+            self._resume(entry)
+        if adopted:
+            logger.warning("plait: %d call(s) left in a spool will run now", len(adopted))
+        return len(adopted)
+
+    def _resume(self, entry: SpooledCall) -> None:
+        host = self.hosts.get(entry.host)
+        if host is None or host.rebuild is None:
+            self._parked.append(entry)
+            return
+        try:
+            call = host.rebuild(entry.call, entry.call_id)
+        except UsageError as error:
+            self._bury(entry.call_id, entry.host, entry.call, describe(error))
+            self.spool.done(entry.seq)
+            return
+        future: asyncio.Future[HookOutput] = asyncio.get_running_loop().create_future()
+        self._push(Work(call=call, entry=entry, future=future))
+
+    # -- one call -------------------------------------------------------------------------------
+    async def submit(self, call: HostCall) -> Answer:
+        """Keep (when it records), queue and wait for one call, at most the deadline."""
+        self.register(call.host)
+        entry, why = self._keep(call) if self._spoolable(call) else (None, "")
+        if call.durable and entry is None and not self.supervisor.up:
+            return Answer(output=HookOutput(), reason=why or self._down_reason())
+        if not call.durable and not self.supervisor.up:
+            return Answer(output=HookOutput(), reason=self._down_reason())
+        if not call.durable and len(self._lanes.get(lane_of(call), ())) > LANE_BEHIND:
+            return Answer(output=HookOutput(), reason=self._behind())
+        loop = asyncio.get_running_loop()
+        work = Work(call=call, entry=entry, future=loop.create_future())
+        self._push(work)
+        if entry is not None and not self.supervisor.up:
+            return Answer(output=HookOutput(), kept="spooled", reason=self._down_reason())
+        if entry is not None and len(self._lanes.get(lane_of(call), ())) > 1:
+            # calls wait ahead of it: it is kept, and what it records changes no answer
+            return Answer(output=HookOutput(), kept="spooled", reason=self._queued())
+        return await self._wait(work, why)
+
+    def _spoolable(self, call: HostCall) -> bool:
+        return call.durable and call.replay is not None and call.host.rebuild is not None
+
+    def _keep(self, call: HostCall) -> tuple[SpooledCall | None, str]:
+        """The call in the spool, or None and why not (then it is not yet durable)."""
+        if self.spool_max_bytes and self.spool.stats().bytes >= self.spool_max_bytes:
+            return (
+                None,
+                f"the spool is full ({self.spool_max_bytes} bytes, service.spool_max_bytes)",
+            )
+        try:
+            entry = self.spool.append(
+                call_id=call.call_id,
+                lane=lane_of(call),
+                host=call.host.name,
+                call=dict(call.replay or {}),
+            )
+        except OSError as error:
+            logger.warning("plait: the spool cannot take a call: %s", describe(error))
+            return None, f"the spool cannot take it: {describe(error)}"
+        return entry, ""
+
+    async def _wait(self, work: Work, why: str) -> Answer:
+        try:
+            output = await asyncio.wait_for(asyncio.shield(work.future), self.deadline_s)
+        except TimeoutError:
+            if work.entry is not None:
+                return Answer(output=HookOutput(), kept="spooled", reason=self._late())
+            work.abandoned = True
+            return Answer(output=HookOutput(), reason=why or self._late())
+        except UsageError:
+            raise
+        except PlaitError as error:
+            kept: Kept = "spooled" if work.entry is not None else ""
+            return Answer(output=HookOutput(), kept=kept, reason=describe(error))
+        return Answer(output=output, kept="stored" if work.call.durable else "")
+
+    def _late(self) -> str:
+        return f"it did not run within {self.deadline_s * 1000:.0f} ms (hooks.timeout_ms)"
+
+    def _queued(self) -> str:
+        return "it runs after the calls ahead of it in its session's lane"
+
+    def _behind(self) -> str:
+        return f"its session's lane is behind (more than {LANE_BEHIND} calls wait)"
+
+    def _down_reason(self) -> str:
+        return f"the hot tier is down: {self.supervisor.reason or 'not answering'}"
+
+    # -- lanes ----------------------------------------------------------------------------------
+    def _push(self, work: Work) -> None:
+        lane = lane_of(work.call)
+        self._lanes.setdefault(lane, deque()).append(work)
+        if lane not in self._workers:
+            self._workers[lane] = asyncio.create_task(self._work_lane(lane), name="plait-lane")
+
+    async def _work_lane(self, lane: str) -> None:
+        queue = self._lanes[lane]
+        try:
+            while queue:
+                work = queue[0]
+                if work.abandoned and not work.started:
+                    queue.popleft()
+                    continue
+                work.started = True
+                if await self._run_once(work):
+                    queue.popleft()
+        finally:
+            self._lanes.pop(lane, None)
+            self._workers.pop(lane, None)
+
+    async def _run_once(self, work: Work) -> bool:
+        """Run one call; True when the lane is done with it, False to try it again."""
+        try:
+            output = await asyncio.wait_for(self.run(work.call), RUN_TIMEOUT_S)
+        except UsageError as error:
+            self._give_up(work, error)
+            return True
+        except Exception as error:  # the run's failure, in plait's tree (translate)
+            return await self._failed(work, translate(error))
+        if work.entry is not None:
+            self.spool.done(work.entry.seq)
+        self.supervisor.answered()
+        work.settle(output)
+        return True
+
+    async def _failed(self, work: Work, error: PlaitError) -> bool:
+        work.settle(error)
+        if work.entry is None:
+            return True  # nothing kept: the caller fails open (or keeps the call, if durable)
+        if not await self.supervisor.probe():
+            await self.supervisor.until_up()  # down: this call and its lane wait, in order
+            return False
+        work.attempts += 1
+        if work.attempts >= RETRY_MAX:
+            self._give_up(work, error)
+            return True
+        await asyncio.sleep(RETRY_PAUSE_S * work.attempts)
+        return False
+
+    def _give_up(self, work: Work, error: PlaitError) -> None:
+        """Dead-letter a call that cannot run (a spooled one) and tell its caller why."""
+        reason = describe(error)
+        if work.entry is not None:
+            self._bury(work.call.call_id, work.call.host.name, work.entry.call, reason)
+            self.spool.done(work.entry.seq)
+        work.settle(error)
+
+    def _bury(self, call_id: str, host: str, call: dict[str, Any], reason: str) -> None:
+        logger.warning("plait: a %s call cannot run and is dead-lettered: %s", host, reason)
+        self.dead.dead_letter_call(call_id=call_id, host=host, call=call, reason=reason)
+
+    def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:
+        """Dead-letter a call its host sent that cannot even be read; the dead letter's id."""
+        logger.warning("plait: a %s call is not usable and is dead-lettered: %s", host, reason)
+        return self.dead.dead_letter_call(
+            call_id=call_id, host=host, call=call, reason=reason
+        ).dead_id
+
+    # -- upkeep ---------------------------------------------------------------------------------
+    async def tick(self) -> None:
+        """The supervisor's tick: flush the spool to disk, now and then adopt left spools."""
+        now = time.monotonic()
+        if now - self._last_sync >= SYNC_INTERVAL_S:
+            self._last_sync = now
+            await asyncio.to_thread(self.spool.sync)
+        if now - self._last_adopt >= ADOPT_INTERVAL_S:
+            self.adopt()
+
+    def stats(self) -> SpoolStats:
+        """What waits in the spool."""
+        return self.spool.stats()
+
+    @property
+    def lanes(self) -> int:
+        """Lanes with calls waiting or running."""
+        return len(self._lanes)
+
+    def dead_count(self) -> int:
+        """Dead calls kept."""
+        return len(self.dead.list_dead_calls(limit=100_000))
+
+    async def idle(self) -> None:
+        """Wait until every lane is empty (tests, a clean shutdown)."""
+        while self._workers:
+            await asyncio.gather(*self._workers.values(), return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Stop the lanes; what they did not run stays in the spool for the next process.
+
+        While the hot tier answers, the lanes get :data:`CLOSE_WAIT_S` to finish first.
+        """
+        if self.supervisor.up:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.idle(), CLOSE_WAIT_S)
+        for task in list(self._workers.values()):
+            task.cancel()
+        for task in list(self._workers.values()):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self.spool.close()
+
+
+__all__ = ["Answer", "Intake", "Kept", "lane_of"]

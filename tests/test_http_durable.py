@@ -1,0 +1,239 @@
+"""Accepted means durable, over the HTTP service on a real Memory (and its spool).
+
+The contract (``plait.adapters.hosts.http.service``): a hook that records is answered 200 with
+``X-Plait-Kept: stored|spooled``, or 503 with ``X-Plait-Kept: none`` when it was not kept; a call
+id makes a resend harmless; text that is not valid Unicode is repaired, never a 500; a batch call
+plait cannot use is dead-lettered and the calls after it run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from plait import Memory
+from plait.adapters.backends.embedded import free_port
+from plait.adapters.hosts.http import (
+    KEPT_HEADER,
+    REASON_HEADER,
+    STATUS_HEADER,
+    WARNING_HEADER,
+    create_app,
+)
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+
+TOKEN = "durable-token"
+Opened = tuple[httpx.AsyncClient, Memory]
+
+
+@asynccontextmanager
+async def service(tmp_path: Path, redis_url: str, **overrides: Any) -> AsyncIterator[Opened]:
+    """A real Memory (with its intake and spool) behind the HTTP app."""
+    project = tmp_path / "project"
+    project.mkdir(exist_ok=True)
+    async with Memory.open(
+        project,
+        tmp_path / "data",
+        start_background=False,
+        reconnect=True,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+        **overrides,
+    ) as memory:
+        app = create_app(OpenCodeHooks(memory), token=TOKEN)
+        transport = httpx.ASGITransport(app=app)
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://plait", headers=headers
+        ) as client:
+            yield client, memory
+
+
+def prompt(session: str, text: str, call_id: str) -> dict[str, Any]:
+    """A ``chat.message`` body as the plugin sends it."""
+    parts = [{"type": "text", "text": text}]
+    return {"input": {"sessionID": session}, "output": {"parts": parts}, "call_id": call_id}
+
+
+async def prompts_of(memory: Memory, session: str) -> list[str]:
+    """The prompt texts stored for a session, in order."""
+    events = await memory.store.read_events(session)
+    return [event.body for event in events if event.kind == "prompt"]
+
+
+@pytest.fixture
+def session() -> str:
+    return f"ses_{uuid.uuid4().hex[:12]}"
+
+
+async def test_a_recorded_call_is_stored_once_however_often_it_is_sent(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with service(tmp_path, redis_url) as (client, memory):
+        body = prompt(session, "keep module_a small", "call-1")
+        first = await client.post("/v1/hooks/chat.message", json=body)
+        again = await client.post("/v1/hooks/chat.message", json=body)
+        batch = await client.post("/v1/hooks", json={"calls": [{"name": "chat.message", **body}]})
+        stored = await prompts_of(memory, session)
+    assert (first.status_code, first.headers[KEPT_HEADER]) == (200, "stored")
+    assert (again.status_code, again.headers[KEPT_HEADER]) == (200, "stored")
+    assert batch.json()["results"][0]["kept"] == "stored"
+    assert stored == ["keep module_a small"]
+
+
+async def test_a_lone_surrogate_is_replaced_never_a_500(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    # what JSON.stringify writes for an emoji cut in half: a lone high surrogate, escaped
+    body = json.dumps(prompt(session, "half an emoji SURROGATE here", "call-s"))
+    raw = body.replace("SURROGATE", "\\ud83d")
+    async with service(tmp_path, redis_url) as (client, memory):
+        single = await client.post(
+            "/v1/hooks/chat.message", content=raw, headers={"content-type": "application/json"}
+        )
+        batch = await client.post(
+            "/v1/hooks",
+            content='{"calls": [{"name": "chat.message", ' + raw[1:] + "]}",
+            headers={"content-type": "application/json"},
+        )
+        stored = await prompts_of(memory, session)
+    assert (single.status_code, single.headers[KEPT_HEADER]) == (200, "stored")
+    assert batch.status_code == 200 and batch.json()["results"][0]["status"] == 200
+    assert stored == ["half an emoji \ufffd here"]
+
+
+async def test_a_batch_call_plait_cannot_use_is_dead_lettered_and_the_rest_run(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    calls = [
+        {"name": "chat.message", **prompt(session, "before", "call-a")},
+        {"name": "chat.message", "input": "not an object", "output": {}, "call_id": "call-b"},
+        {"name": "tool.execute.after", "input": {"sessionID": session}, "output": {}},
+        {"name": "chat.message", **prompt(session, "after", "call-c")},
+    ]
+    async with service(tmp_path, redis_url) as (client, memory):
+        response = await client.post("/v1/hooks", json={"calls": calls})
+        assert memory.intake is not None
+        await memory.intake.idle()  # a call behind another in its lane is answered spooled
+        stored = await prompts_of(memory, session)
+        dead = memory.intake.dead.list_dead_calls()
+    results = response.json()["results"]
+    assert [result["status"] for result in results] == [200, 422, 422, 200]
+    assert results[0]["kept"] == "stored" and results[3]["kept"] in ("stored", "spooled")
+    assert results[1]["field"] == "input" and results[1]["dead_id"]
+    assert "input.tool" in results[2]["error"] and results[2]["dead_id"]
+    assert stored == ["before", "after"]
+    assert {call.call_id for call in dead} >= {"call-b"}
+    assert all(call.reason for call in dead)
+
+
+async def test_with_the_hot_tier_down_a_call_is_spooled_and_health_says_degraded(
+    tmp_path: Path, session: str
+) -> None:
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    async with service(tmp_path, down) as (client, memory):
+        kept = await client.post("/v1/hooks/chat.message", json=prompt(session, "x", "call-d"))
+        transform = await client.post(
+            "/v1/hooks/experimental.chat.messages.transform",
+            json={"input": {}, "output": {"messages": []}},
+        )
+        health = await client.get("/v1/health")
+        public = await client.get("/v1/health", headers={"authorization": ""})
+        assert memory.intake is not None
+        pending = memory.intake.stats().pending
+    assert (kept.status_code, kept.headers[KEPT_HEADER]) == (200, "spooled")
+    assert "hot tier is down" in kept.headers[REASON_HEADER]
+    assert transform.status_code == 200 and KEPT_HEADER not in transform.headers
+    assert WARNING_HEADER in transform.headers
+    report = health.json()
+    assert health.status_code == 200 and health.headers[STATUS_HEADER] == "degraded"
+    assert (report["status"], report["hot_tier"], report["spool_pending"]) == (
+        "degraded",
+        "down",
+        1,
+    )
+    assert report["degraded"] and "degraded" not in public.json()
+    assert pending == 1
+
+
+async def test_a_call_that_could_not_be_kept_is_503_not_kept(tmp_path: Path, session: str) -> None:
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    async with service(tmp_path, down, service={"spool_max_bytes": 1}) as (client, _):
+        first = await client.post("/v1/hooks/chat.message", json=prompt(session, "a", "c1"))
+        full = await client.post("/v1/hooks/chat.message", json=prompt(session, "b", "c2"))
+        batch = await client.post(
+            "/v1/hooks", json={"calls": [{"name": "chat.message", **prompt(session, "c", "c3")}]}
+        )
+    assert first.headers[KEPT_HEADER] == "spooled"
+    assert (full.status_code, full.headers[KEPT_HEADER]) == (503, "none")
+    assert full.json()["error"] == "not_kept" and "spool is full" in full.headers[REASON_HEADER]
+    assert full.headers["retry-after"] == "1"
+    assert batch.json()["results"][0] | {"error": ""} == {
+        "status": 503,
+        "kept": "none",
+        "error": "",
+    }
+
+
+async def test_health_is_ok_while_the_hot_tier_answers(tmp_path: Path, redis_url: str) -> None:
+    async with service(tmp_path, redis_url) as (client, _):
+        report = (await client.get("/v1/health")).json()
+    assert (report["status"], report["hot_tier"], report["spool_pending"]) == ("ok", "up", 0)
+    assert report["dead_calls"] == 0
+
+
+async def health_when(
+    client: httpx.AsyncClient, condition: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """``/v1/health`` once ``condition`` holds (the first failed run tells the supervisor)."""
+    for _ in range(100):
+        report = (await client.get("/v1/health")).json()
+        if condition(report):
+            return report
+        await asyncio.sleep(0.1)
+    return report
+
+
+async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_order(
+    tmp_path: Path, session: str
+) -> None:
+    import asyncio
+
+    from plait.devtools.load import ExternalRedis
+
+    redis = ExternalRedis(tmp_path / "redis")
+    url = redis.start()
+    try:
+        async with service(tmp_path, url) as (client, memory):
+            assert memory.intake is not None
+            first = await client.post("/v1/hooks/chat.message", json=prompt(session, "p0", "i0"))
+            redis.kill()
+            during = [
+                await client.post("/v1/hooks/chat.message", json=prompt(session, f"p{n}", f"i{n}"))
+                for n in range(1, 4)
+            ]
+            health = await health_when(client, lambda report: report["hot_tier"] == "down")
+            redis.start()  # on the same port: the client reconnects, the lane resumes
+            await asyncio.wait_for(memory.intake.idle(), 30)
+            stored = await prompts_of(memory, session)
+            after = (await client.get("/v1/health")).json()
+    finally:
+        redis.kill()
+    assert first.headers[KEPT_HEADER] == "stored"
+    assert [answer.status_code for answer in during] == [200, 200, 200]
+    assert all(answer.headers[KEPT_HEADER] == "spooled" for answer in during)
+    assert (health["status"], health["hot_tier"], health["spool_pending"]) == (
+        "degraded",
+        "down",
+        3,
+    )
+    assert stored == ["p0", "p1", "p2", "p3"]
+    assert (after["hot_tier"], after["spool_pending"]) == ("up", 0)

@@ -1,0 +1,42 @@
+"""The load promise at small scale: the real plugin (from Node) against a real ``plait serve``.
+
+``plait bench load`` measures 50 sessions x 40 hooks (docs/benchmarks.md); these guard what it
+promises with 10 sessions x 10 hooks, in counts only (never wall time): no prompt lost, none
+stored twice, every session's prompts in order, through a killed hot tier and a killed service.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from plait.devtools.load import LoadOptions, LoadReport, run_load
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None or shutil.which("npm") is None,
+    reason="driving the plugin needs node and npm on PATH",
+)
+
+
+def assert_every_prompt_once_in_order(report: LoadReport) -> None:
+    assert report.prompts_sent == 10 * 2  # 10 hooks: session.created, then two turns' prompts
+    assert report.prompts_lost == 0, report.as_dict()
+    assert report.duplicates == 0, report.as_dict()
+    assert report.out_of_order_sessions == 0, report.as_dict()
+    assert report.outbox_bytes_left == 0 and report.errors == 0
+
+
+def test_load_through_an_embedded_server_killed_mid_run_loses_no_prompt() -> None:
+    options = LoadOptions(sessions=10, hooks=10, outage_s=1, outage_after_s=0.5, pace_ms=100)
+    report = run_load(options)
+    assert report.redis_killed and report.redis_back_s is not None
+    assert report.health["restarts"] >= 1 and report.health["spool_pending"] == 0
+    assert_every_prompt_once_in_order(report)
+
+
+def test_load_through_plait_serve_killed_mid_run_stores_each_call_once() -> None:
+    options = LoadOptions(sessions=10, hooks=10, kill_serve_after_s=0.5, pace_ms=100)
+    report = run_load(options)
+    assert report.serve_killed
+    assert_every_prompt_once_in_order(report)
