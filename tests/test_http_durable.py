@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.service_client import app_client
 
 from plait import Memory
 from plait.adapters.backends.embedded import free_port
@@ -39,22 +40,19 @@ async def service(tmp_path: Path, redis_url: str, **overrides: Any) -> AsyncIter
     """A real Memory (with its intake and spool) behind the HTTP app."""
     project = tmp_path / "project"
     project.mkdir(exist_ok=True)
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        reconnect=True,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-        **overrides,
-    ) as memory:
-        app = create_app(OpenCodeHooks(memory), token=TOKEN)
-        transport = httpx.ASGITransport(app=app)
-        headers = {"authorization": f"Bearer {TOKEN}"}
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://plait", headers=headers
-        ) as client:
-            yield client, memory
+    async with (
+        Memory.open(
+            project,
+            tmp_path / "data",
+            start_background=False,
+            reconnect=True,
+            redis={"url": redis_url},
+            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+            **overrides,
+        ) as memory,
+        app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as client,
+    ):
+        yield client, memory
 
 
 def prompt(session: str, text: str, call_id: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.service_client import app_client
 
 from plait.adapters.hosts.http import (
     WARNING_HEADER,
@@ -60,10 +61,7 @@ class RecordingMemory:
 
 
 def client_for(memory: Any, *, token: str | None = TOKEN, limit: int = 4096) -> httpx.AsyncClient:
-    app = create_app(memory, token=TOKEN, max_body_bytes=limit)
-    headers = {"authorization": f"Bearer {token}"} if token is not None else {}
-    transport = httpx.ASGITransport(app=app)
-    return httpx.AsyncClient(transport=transport, base_url="http://plait", headers=headers)
+    return app_client(create_app(memory, token=TOKEN, max_body_bytes=limit), token)
 
 
 COMPACTING = {"input": {"sessionID": "ses_1"}, "output": {"context": []}}

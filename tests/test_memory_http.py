@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.service_client import app_client
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
@@ -20,20 +21,17 @@ TOKEN = "memory-token"
 async def client(tmp_path: Path, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
     project = tmp_path / "project"
     project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-    ) as memory:
-        app = create_app(OpenCodeHooks(memory), token=TOKEN)
-        transport = httpx.ASGITransport(app=app)
-        headers = {"authorization": f"Bearer {TOKEN}"}
-        async with httpx.AsyncClient(
-            transport=transport, base_url="http://plait", headers=headers
-        ) as opened:
-            yield opened
+    async with (
+        Memory.open(
+            project,
+            tmp_path / "data",
+            start_background=False,
+            redis={"url": redis_url},
+            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+        ) as memory,
+        app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as opened,
+    ):
+        yield opened
 
 
 async def test_http_memory_tools_save_search_and_get(client: httpx.AsyncClient) -> None:

@@ -33,6 +33,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from mcp import Client
+from support.service_client import app_client
 
 from plait import EventKind, Memory, SessionEvent
 from plait.adapters.backends.corpus import SqliteCorpus
@@ -410,11 +411,9 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
     assert memory.backends.redis is not None and memory.backends.redis_url is not None
     with caplog.at_level(logging.DEBUG):
         app = create_app(OpenCodeHooks(memory), token=TOKEN)
-        headers = {"authorization": f"Bearer {TOKEN}"}
-        transport = httpx.ASGITransport(app=app)
         server = build_server(memory, worktree=worktree, data_dir=data_dir)
         async with (
-            httpx.AsyncClient(transport=transport, base_url="http://x", headers=headers) as http,
+            app_client(app, TOKEN) as http,
             Client(server, mode="legacy") as client,
         ):
             for number, probe in enumerate(PROBES):
