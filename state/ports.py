@@ -250,6 +250,9 @@ class SpooledCall(BaseModel):
     accepted_at: datetime
 
 
+DEAD_REASON_MAX = 2000
+
+
 class DeadCall(BaseModel):
     """A host call plait cannot run (bad payload, or failing again and again), kept with why."""
 
@@ -261,6 +264,20 @@ class DeadCall(BaseModel):
     call: dict[str, Any]
     reason: str
     dead_at: datetime
+
+    @classmethod
+    def now(
+        cls, *, dead_id: str, call_id: str, host: str, call: dict[str, Any], reason: str
+    ) -> DeadCall:
+        """A call dead-lettered now, its reason cut to :data:`DEAD_REASON_MAX` characters."""
+        return cls(
+            dead_id=dead_id,
+            call_id=call_id,
+            host=host,
+            call=call,
+            reason=reason[:DEAD_REASON_MAX],
+            dead_at=datetime.now(UTC),
+        )
 
 
 class SpoolStats(BaseModel):

@@ -72,13 +72,12 @@ class InMemorySpool:
         self, *, call_id: str, host: str, call: dict[str, Any], reason: str
     ) -> DeadCall:
         """Keep a call that cannot run."""
-        dead = DeadCall(
+        dead = DeadCall.now(
             dead_id=f"call-{next(self._dead_ids)}",
             call_id=call_id,
             host=host,
             call=call,
-            reason=reason[:2000],
-            dead_at=datetime.now(UTC),
+            reason=reason,
         )
         self._dead[dead.dead_id] = dead
         return dead

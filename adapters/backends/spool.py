@@ -274,13 +274,12 @@ class FileSpool:
         self, *, call_id: str, host: str, call: dict[str, Any], reason: str
     ) -> DeadCall:
         """Append a call that cannot run, with the reason."""
-        dead = DeadCall(
+        dead = DeadCall.now(
             dead_id=f"call-{time.time_ns():x}-{secrets.token_hex(2)}",
             call_id=call_id,
             host=host,
             call=call,
-            reason=reason[:2000],
-            dead_at=datetime.now(UTC),
+            reason=reason,
         )
         record = {
             "dead_id": dead.dead_id,
