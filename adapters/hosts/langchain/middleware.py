@@ -108,13 +108,10 @@ def select_unrecorded(
     one whose keys fell out of the bounded window are old, not new.
     """
     recent = set(recorded.recent)
-    last_recorded = max(
-        (index for index, message in enumerate(messages) if message_key(message) in recent),
-        default=-1,
-    )
+    keys = [message_key(message) for message in messages]  # a digest each when there is no id
+    last_recorded = max((index for index, key in enumerate(keys) if key in recent), default=-1)
     fresh = []
-    for index, message in enumerate(messages):
-        key = message_key(message)
+    for index, (message, key) in enumerate(zip(messages, keys, strict=True)):
         if is_summary(message):
             if key not in recorded.summaries and key not in recent:
                 fresh.append(message)
