@@ -249,16 +249,16 @@ class InMemoryRecallIndex:
         for turn_id in without:
             self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)
-            self._embedded.pop((turn_id, "with_previous"), None)
-            self._embedded.pop((turn_id, "with_both"), None)
+            for view in DENSE_VIEWS:
+                self._embedded.pop((turn_id, view), None)
         self._newest_by_key = {k: v for k, v in self._newest_by_key.items() if v not in without}
         for turn in kept:
             del self._turns[turn.id]
             self.place(turn)
         for (turn_id, view), vector in vectors.items():
-            text = self.view_text(turn_id, view) or ""
-            if self._embedded.get((turn_id, view)) == text_digest(text):
-                self.keep_vector(turn_id, view, text_digest(text), vector)
+            digest = text_digest(self.view_text(turn_id, view) or "")
+            if self._embedded.get((turn_id, view)) == digest:
+                self.keep_vector(turn_id, view, digest, vector)
 
     def stats_now(self) -> IndexStats:
         """Counts over the loaded groups."""
