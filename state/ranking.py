@@ -91,9 +91,7 @@ class BM25:
 
     def set(self, doc: int, text: str) -> None:
         """Index ``text`` as document ``doc`` (a new one is ``len(self)``), replacing what was."""
-        if doc == len(self.terms):
-            self.terms.append(Counter())
-            self.lengths.append(0)
+        self._open(doc)
         for term in self.terms[doc]:
             del self.postings[term][doc]
         counted = Counter(words(text))
@@ -105,9 +103,7 @@ class BM25:
 
     def extend(self, doc: int, text: str) -> None:
         """Add ``text`` to the end of document ``doc`` (a new one is ``len(self)``)."""
-        if doc == len(self.terms):
-            self.terms.append(Counter())
-            self.lengths.append(0)
+        self._open(doc)
         counted = Counter(words(text))
         for term, count in counted.items():
             posting = self.postings.setdefault(term, {})
@@ -115,6 +111,12 @@ class BM25:
         self.terms[doc].update(counted)
         self.lengths[doc] += sum(counted.values())
         self._norm = None
+
+    def _open(self, doc: int) -> None:
+        """Start document ``doc`` empty when it is the next new one."""
+        if doc == len(self.terms):
+            self.terms.append(Counter())
+            self.lengths.append(0)
 
     def __len__(self) -> int:
         return len(self.terms)
