@@ -19,19 +19,18 @@ from plait.errors import BackendUnavailable, PlaitError
 from plait.nodes.lasting import is_lasting
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
-from plait.state.recall import KEYED_KINDS, queued_turns
+from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, queued_turns
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
-CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 
 
 def is_chatter(event: SessionEvent) -> bool:
     """Assistant chatter and raw tool output stay out of the knowledge graph and the index."""
-    return event.kind in CHATTER_KINDS
+    return event.kind in UNINDEXED_KINDS
 
 
 def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:

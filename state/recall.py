@@ -199,6 +199,7 @@ class RecallIndex(Protocol):
 
 __all__ = [
     "KEYED_KINDS",
+    "UNINDEXED_KINDS",
     "EmbeddingJob",
     "IndexStats",
     "IndexedTurn",
