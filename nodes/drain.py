@@ -19,19 +19,18 @@ from plait.errors import BackendUnavailable, PlaitError
 from plait.nodes.lasting import is_lasting
 from plait.state.background import DrainState
 from plait.state.context import PlaitContext
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
-from plait.state.recall import KEYED_KINDS, IndexedTurn, indexed_turn, is_indexed
+from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, queued_turns
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
-CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 
 
 def is_chatter(event: SessionEvent) -> bool:
     """Assistant chatter and raw tool output stay out of the knowledge graph and the index."""
-    return event.kind in CHATTER_KINDS
+    return event.kind in UNINDEXED_KINDS
 
 
 def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:
@@ -45,18 +44,6 @@ def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:
             seen.add(slot)
             kept.append(claimed)
     return kept
-
-
-def turns_of_batch(batch: list[QueueEntry], user_group: str) -> list[IndexedTurn]:
-    """The recall-index turns of a batch; preferences belong to the user's group."""
-    return [
-        indexed_turn(
-            user_group if claimed.event.kind is EventKind.PREFERENCE else claimed.group_id,
-            claimed.event,
-        )
-        for claimed in batch
-        if is_indexed(claimed.event)
-    ]
 
 
 def backoff_seconds(attempt: int, *, jitter: float | None = None) -> float:
@@ -143,7 +130,7 @@ async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
         return {}
     graphiti = context.settings.graphiti
     user = user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
-    turns = turns_of_batch(state.get("batch", []), user)
+    turns = queued_turns(state.get("batch", []), user)
     if turns:
         await fail_open("recall indexing", context.recall.add_turns(turns), 0)
     return {}
@@ -283,7 +270,6 @@ __all__ = [
     "route_after_build_episodes",
     "route_after_claim_batch",
     "route_after_write_episodes",
-    "turns_of_batch",
     "wait_backoff",
     "without_repeated_events",
     "without_superseded",

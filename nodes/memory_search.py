@@ -29,7 +29,7 @@ from plait.state.context import PlaitContext
 from plait.state.events import EventKind, truncate_utf8
 from plait.state.groups import user_group_id
 from plait.state.ports import MemoryHit
-from plait.state.recall import TurnHit, indexed_turn, is_indexed
+from plait.state.recall import TurnHit, queued_turns
 
 logger = logging.getLogger("plait")
 
@@ -87,13 +87,8 @@ async def index_queued(context: PlaitContext, group_ids: Sequence[str]) -> int:
     recall = context.recall
     if recall is None:
         return 0
-    project, user = group_ids[0], group_ids[-1]
     queued = await context.queue.peek(group_ids[:1], QUEUE_PEEK_MAX)
-    turns = [
-        indexed_turn(user if entry.event.kind is EventKind.PREFERENCE else project, entry.event)
-        for entry in queued
-        if is_indexed(entry.event)
-    ]
+    turns = queued_turns(queued, group_ids[-1])
     return await recall.add_turns(turns) if turns else 0
 
 

@@ -91,9 +91,7 @@ class BM25:
 
     def set(self, doc: int, text: str) -> None:
         """Index ``text`` as document ``doc`` (a new one is ``len(self)``), replacing what was."""
-        if doc == len(self.terms):
-            self.terms.append(Counter())
-            self.lengths.append(0)
+        self._open(doc)
         for term in self.terms[doc]:
             del self.postings[term][doc]
         counted = Counter(words(text))
@@ -105,9 +103,7 @@ class BM25:
 
     def extend(self, doc: int, text: str) -> None:
         """Add ``text`` to the end of document ``doc`` (a new one is ``len(self)``)."""
-        if doc == len(self.terms):
-            self.terms.append(Counter())
-            self.lengths.append(0)
+        self._open(doc)
         counted = Counter(words(text))
         for term, count in counted.items():
             posting = self.postings.setdefault(term, {})
@@ -115,6 +111,12 @@ class BM25:
         self.terms[doc].update(counted)
         self.lengths[doc] += sum(counted.values())
         self._norm = None
+
+    def _open(self, doc: int) -> None:
+        """Start document ``doc`` empty when it is the next new one."""
+        if doc == len(self.terms):
+            self.terms.append(Counter())
+            self.lengths.append(0)
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -225,9 +227,8 @@ class TurnIndex:
             self.views["with_both"].set(before, self.view_text(before, "with_both"))
         self.views["session"].extend(self.session_of[position], self.texts[position])
 
-    def lexical_scores(self, query: str) -> dict[str, np.ndarray]:
-        """Per lexical view, a BM25 score per turn."""
-        terms = words(query)
+    def lexical_scores(self, terms: Sequence[str]) -> dict[str, np.ndarray]:
+        """Per lexical view, a BM25 score per turn for the query's terms (:func:`words`)."""
         scores = {view: self.views[view].scores(terms) for view in LEXICAL_VIEWS}
         scores["session"] = scores["session"][np.asarray(self.session_of, dtype=np.int64)]
         return scores
@@ -352,11 +353,6 @@ def top(scores: np.ndarray, limit: int) -> list[int]:
     return sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
 
 
-def has_words(query: str) -> bool:
-    """Whether a query has a content word to look for."""
-    return bool(words(query))
-
-
 def rank_turns(
     index: TurnIndex,
     query: str,
@@ -372,12 +368,13 @@ def rank_turns(
     ``weights`` default to :data:`HYBRID_WEIGHTS` when there are vectors to use, else
     :data:`LEXICAL_WEIGHTS`.
     """
-    if not len(index) or not has_words(query):
+    terms = words(query) if len(index) else []
+    if not terms:
         return []
     dense = index.dense_scores(query_vector) if query_vector is not None else {}
     if weights is None:
         weights = HYBRID_WEIGHTS if dense else LEXICAL_WEIGHTS
-    lexical = index.lexical_scores(query)
+    lexical = index.lexical_scores(terms)
     matched = np.logical_or.reduce([scores > 0 for scores in lexical.values()])
     if not matched.any():
         return []
@@ -399,7 +396,6 @@ __all__ = [
     "STOPWORDS",
     "TurnIndex",
     "fused_scores",
-    "has_words",
     "rank_turns",
     "scaled_by_max",
     "scaled_min_max",

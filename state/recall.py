@@ -24,7 +24,7 @@ import numpy as np
 
 from plait.redact import redact
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import episode_uuid
+from plait.state.ports import QueueEntry, episode_uuid
 
 # Kinds whose newer event with the same key replaces the older one (a reversed decision).
 KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
@@ -113,6 +113,18 @@ def indexed_turn(group_id: str, event: SessionEvent) -> IndexedTurn:
     )
 
 
+def queued_turns(entries: Sequence[QueueEntry], user_group: str) -> list[IndexedTurn]:
+    """The indexed turns of queued entries; preferences belong to the user's group."""
+    return [
+        indexed_turn(
+            user_group if entry.event.kind is EventKind.PREFERENCE else entry.group_id,
+            entry.event,
+        )
+        for entry in entries
+        if is_indexed(entry.event)
+    ]
+
+
 def is_indexed(event: SessionEvent) -> bool:
     """Whether an event goes into the recall index (everything but chatter and raw output)."""
     return event.kind not in UNINDEXED_KINDS and bool(event.summary or event.body)
@@ -187,6 +199,7 @@ class RecallIndex(Protocol):
 
 __all__ = [
     "KEYED_KINDS",
+    "UNINDEXED_KINDS",
     "EmbeddingJob",
     "IndexStats",
     "IndexedTurn",
@@ -195,5 +208,6 @@ __all__ = [
     "TurnHit",
     "indexed_turn",
     "is_indexed",
+    "queued_turns",
     "turn_text",
 ]

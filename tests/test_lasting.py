@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from plait.nodes.drain import turns_of_batch, without_repeated_events, without_superseded
+from plait.nodes.drain import without_repeated_events, without_superseded
 from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits
 from plait.nodes.memory_search import place_facts
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import MemoryHit, QueueEntry
+from plait.state.recall import queued_turns
 from plait.state.snapshot import Snapshot
 
 NOW = datetime.now(UTC)
@@ -89,7 +90,7 @@ def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_
         entry(2, EventKind.MESSAGE, "Sure, done."),
         entry(3, EventKind.PREFERENCE, "I prefer small pull requests"),
     ]
-    turns = turns_of_batch(batch, "plait-user-ada")
+    turns = queued_turns(batch, "plait-user-ada")
     assert [(t.kind, t.group_id) for t in turns] == [
         ("prompt", "g"),
         ("preference", "plait-user-ada"),

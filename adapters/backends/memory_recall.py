@@ -96,10 +96,15 @@ class InMemoryRecallIndex:
 
     def add_now(self, turns: Sequence[IndexedTurn]) -> int:
         """Index the turns not indexed yet; how many."""
-        fresh = [turn for turn in dict((t.id, t) for t in turns).values() if not self.has(turn)]
-        for turn in sorted(fresh, key=lambda t: (t.session, t.seq)):
+        fresh = self.fresh(turns)
+        for turn in fresh:
             self.place(turn)
         return len(fresh)
+
+    def fresh(self, turns: Sequence[IndexedTurn]) -> list[IndexedTurn]:
+        """The turns not indexed yet, once each, in session order."""
+        new = [turn for turn in dict((t.id, t) for t in turns).values() if not self.has(turn)]
+        return sorted(new, key=lambda t: (t.session, t.seq))
 
     def has(self, turn: IndexedTurn) -> bool:
         """Whether a turn is indexed already."""
@@ -193,13 +198,23 @@ class InMemoryRecallIndex:
 
     def store_now(self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray) -> int:
         """Keep each vector whose view still has the text it was computed from."""
-        kept = 0
-        for job, vector in zip(jobs, vectors, strict=True):
-            if self.view_text(job.turn_id, job.view) != job.text:
-                continue
+        return self.keep_vectors(self.current(jobs, vectors))
+
+    def current(
+        self, jobs: Sequence[EmbeddingJob], vectors: np.ndarray
+    ) -> list[tuple[EmbeddingJob, np.ndarray]]:
+        """The jobs, with their vectors, whose view still has the text the vector is of."""
+        return [
+            (job, vector)
+            for job, vector in zip(jobs, vectors, strict=True)
+            if self.view_text(job.turn_id, job.view) == job.text
+        ]
+
+    def keep_vectors(self, wanted: Sequence[tuple[EmbeddingJob, np.ndarray]]) -> int:
+        """Put the current jobs' vectors in place; how many."""
+        for job, vector in wanted:
             self.keep_vector(job.turn_id, job.view, text_digest(job.text), vector)
-            kept += 1
-        return kept
+        return len(wanted)
 
     def keep_vector(self, turn_id: str, view: str, digest: str, vector: np.ndarray) -> None:
         """Put a vector in place and remember which text it stands for."""
@@ -234,16 +249,16 @@ class InMemoryRecallIndex:
         for turn_id in without:
             self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)
-            self._embedded.pop((turn_id, "with_previous"), None)
-            self._embedded.pop((turn_id, "with_both"), None)
+            for view in DENSE_VIEWS:
+                self._embedded.pop((turn_id, view), None)
         self._newest_by_key = {k: v for k, v in self._newest_by_key.items() if v not in without}
         for turn in kept:
             del self._turns[turn.id]
             self.place(turn)
         for (turn_id, view), vector in vectors.items():
-            text = self.view_text(turn_id, view) or ""
-            if self._embedded.get((turn_id, view)) == text_digest(text):
-                self.keep_vector(turn_id, view, text_digest(text), vector)
+            digest = text_digest(self.view_text(turn_id, view) or "")
+            if self._embedded.get((turn_id, view)) == digest:
+                self.keep_vector(turn_id, view, digest, vector)
 
     def stats_now(self) -> IndexStats:
         """Counts over the loaded groups."""

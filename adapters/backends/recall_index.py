@@ -147,15 +147,17 @@ class SqliteRecallIndex(InMemoryRecallIndex):
 
         def add() -> int:
             self._load({turn.group_id for turn in turns})
-            fresh = [t for t in dict((t.id, t) for t in turns).values() if not self.has(t)]
+            fresh = self.fresh(turns)
             if fresh:
                 connection = self._connect()
                 with connection:
                     connection.executemany(
                         f"INSERT OR IGNORE INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                        [turn_row(t) for t in sorted(fresh, key=lambda t: (t.session, t.seq))],
+                        [turn_row(t) for t in fresh],
                     )
-            return self.add_now(fresh)
+            for turn in fresh:
+                self.place(turn)
+            return len(fresh)
 
         return await self._run(add)
 
@@ -195,11 +197,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         model = self.vector_model
 
         def store() -> int:
-            wanted = [
-                (job, vector)
-                for job, vector in zip(jobs, vectors, strict=True)
-                if self.view_text(job.turn_id, job.view) == job.text
-            ]
+            wanted = self.current(jobs, vectors)
             if model is None or not wanted:
                 return 0
             connection = self._connect()
@@ -217,7 +215,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
                         for job, vector in wanted
                     ],
                 )
-            return self.store_now([j for j, _ in wanted], np.stack([v for _, v in wanted]))
+            return self.keep_vectors(wanted)
 
         return await self._run(store)
 
