@@ -9,9 +9,11 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+import numpy as np
 from mcp import Client
 
 from plait import Memory
+from plait.adapters.backends.embedders import EmbeddingCache
 from plait.adapters.backends.private_files import secure_data_dir, write_private
 from plait.adapters.hosts.http import load_or_create_token, write_service_file
 from plait.adapters.hosts.http.service import ServiceInfo
@@ -51,8 +53,10 @@ async def test_everything_plait_writes_is_the_owners_alone(tmp_path: Path) -> No
                 url="http://127.0.0.1:1", host="127.0.0.1", port=1, pid=1, project_dir=str(tmp_path)
             ),
         )
+        await memory.background.drain()  # the recall index takes the turn
         files = {path.name for path in data.rglob("*")}
         assert {"redis.conf", "password", "dump.rdb", "redis.log", "token"} <= files
+        assert {"recall.sqlite3", "recall.sqlite3-wal"} <= files
         assert any(name.endswith(".aof") for name in files)
         assert loose(data) == []
 
@@ -114,3 +118,10 @@ def test_secure_data_dir_follows_no_link(tmp_path: Path) -> None:
     (data / "falkordb").symlink_to(outside)
     secure_data_dir(data)
     assert mode(outside / "theirs.txt") == 0o644 and mode(data) == 0o700
+
+
+def test_the_embedding_cache_is_the_owners_alone(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "cache" / "plait" / "embeddings.sqlite3")
+    cache.put({b"key": np.ones(4, dtype=np.float32)})
+    assert cache.get([b"key"])
+    assert loose(tmp_path / "cache" / "plait") == []  # ~/.cache itself is not plait's

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from plait.adapters.backends.private_files import private_directory, private_file
+from plait.adapters.backends.private_files import private_sqlite
 from plait.state.corpus import (
     Chunk,
     ChunkHit,
@@ -120,15 +120,10 @@ class SqliteCorpus:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            private_directory(self.path.parent)
-            private_file(self.path)
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
+            connection = private_sqlite(self.path)
             _use_incremental_vacuum(connection)
-            connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
-            for suffix in ("-wal", "-shm"):
-                private_file(self.path.with_name(self.path.name + suffix), create=False)
             if self.ttl_seconds > 0 and _expire(connection, time.time() - self.ttl_seconds):
                 _give_back_space(connection)
             self._connection = connection

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import platformdirs
 
+from plait.adapters.backends.private_files import private_sqlite
 from plait.settings import Settings
 
 logger = logging.getLogger("plait")
@@ -150,9 +151,7 @@ class EmbeddingCache:
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
-            connection.execute("PRAGMA journal_mode=WAL")
+            connection = private_sqlite(self.path)
             connection.execute("CREATE TABLE IF NOT EXISTS vectors (key BLOB PRIMARY KEY, v BLOB)")
             self._connection = connection
         return self._connection

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,9 @@ DATA_DIR_ENTRIES = (
     "corpus.sqlite3",
     "corpus.sqlite3-wal",
     "corpus.sqlite3-shm",
+    "recall.sqlite3",
+    "recall.sqlite3-wal",
+    "recall.sqlite3-shm",
     "token",
     "services",
     "outbox",
@@ -55,6 +59,22 @@ def write_private(path: Path, text: str) -> Path:
     _tighten(temporary, FILE_MODE)  # a temporary left over by a crash may predate this call
     temporary.replace(path)
     return path
+
+
+def private_sqlite(path: Path) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` in WAL mode, usable from any thread.
+
+    The file and its folder are its owner's alone from the start. SQLite gives the WAL and
+    shared-memory files the database file's mode; they are tightened all the same, in case an
+    older plait left them looser.
+    """
+    private_directory(path.parent)
+    private_file(path)
+    connection = sqlite3.connect(path, check_same_thread=False, timeout=10)
+    connection.execute("PRAGMA journal_mode=WAL")
+    for suffix in ("-wal", "-shm"):
+        private_file(path.with_name(path.name + suffix), create=False)
+    return connection
 
 
 def secure_data_dir(data_dir: Path) -> Path:

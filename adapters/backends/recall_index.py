@@ -20,6 +20,7 @@ from typing import TypeVar
 import numpy as np
 
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex, text_digest
+from plait.adapters.backends.private_files import private_sqlite
 from plait.state.recall import EmbeddingJob, IndexedTurn, IndexStats, TurnHit
 
 RECALL_FILE = "recall.sqlite3"
@@ -98,9 +99,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
     # -- plumbing -------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
-            connection.execute("PRAGMA journal_mode=WAL")
+            connection = private_sqlite(self.path)
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
             self._connection = connection
