@@ -43,11 +43,11 @@ from plait.nodes.observations import (
 )
 from plait.nodes.seeding import CI_FILES, FILE_MAX_BYTES, SEED_FILES, WORKFLOW_DIR, seeds_from
 from plait.nodes.session_summary import (
-    TITLE_PREFIX,
     event_lines,
     is_worth_summarizing,
     render_sections,
     summarize_events,
+    summary_title,
 )
 from plait.nodes.sessions import find_root
 from plait.redact import redact
@@ -541,9 +541,9 @@ class Observations:
     ) -> SaveResult:
         """Save an agent's summary of its session; it replaces the automatic one."""
         root = await find_root(self.hot, session_id)
-        goal = next(iter(section_lines(content, "Goal")), "") if isinstance(content, str) else ""
+        goals = section_lines(content, "Goal") if isinstance(content, str) else []
         draft = check_draft(
-            title=title or TITLE_PREFIX + (goal or f"session {root}")[:90],
+            title=title or summary_title(goals, root),
             content=content,
             type="session_summary",
             topic_key=session_topic_key(root),
