@@ -180,4 +180,5 @@ __all__ = [
     "is_worth_summarizing",
     "render_sections",
     "summarize_events",
+    "summary_title",
 ]

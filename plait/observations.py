@@ -43,11 +43,11 @@ from plait.nodes.observations import (
 )
 from plait.nodes.seeding import CI_FILES, FILE_MAX_BYTES, SEED_FILES, WORKFLOW_DIR, seeds_from
 from plait.nodes.session_summary import (
-    TITLE_PREFIX,
     event_lines,
     is_worth_summarizing,
     render_sections,
     summarize_events,
+    summary_title,
 )
 from plait.nodes.sessions import find_root
 from plait.redact import redact
@@ -455,9 +455,13 @@ class Observations:
         superseded = [o.id for o in stale if await self._supersede(group, o, new.id)]
         if new.type == "session_summary":
             await self._condense_summaries(group)
-        if drains(new):
-            await self.hot.enqueue(group, [observation_event(new)])
+        await self._drain(group, new)
         return replace(result, superseded=tuple(superseded))
+
+    async def _drain(self, group: str, observation: Observation) -> None:
+        """Queue a saved revision for the knowledge graph, unless it is one that stays out."""
+        if drains(observation):
+            await self.hot.enqueue(group, [observation_event(observation)])
 
     async def _supersede(self, group: str, old: Observation, by: str) -> bool:
         """Mark ``old`` superseded by ``by`` (best effort: a concurrent write wins)."""
@@ -514,8 +518,7 @@ class Observations:
             await self._check_topic_free(group, draft.topic_key, observation_id)
             new = revised(old, draft, self.clock())
             if await self._put(group, new, old.revision):
-                if drains(new):
-                    await self.hot.enqueue(group, [observation_event(new)])
+                await self._drain(group, new)
                 return new
         raise BackendError(f"updating {observation_id!r}: other writes kept getting in the way")
 
@@ -538,9 +541,9 @@ class Observations:
     ) -> SaveResult:
         """Save an agent's summary of its session; it replaces the automatic one."""
         root = await find_root(self.hot, session_id)
-        goal = next(iter(section_lines(content, "Goal")), "") if isinstance(content, str) else ""
+        goals = section_lines(content, "Goal") if isinstance(content, str) else []
         draft = check_draft(
-            title=title or TITLE_PREFIX + (goal or f"session {root}")[:90],
+            title=title or summary_title(goals, root),
             content=content,
             type="session_summary",
             topic_key=session_topic_key(root),
@@ -687,8 +690,7 @@ class Observations:
             report.added += 1
         else:
             report.updated += 1
-        if drains(incoming):
-            await self.hot.enqueue(group, [observation_event(incoming)])
+        await self._drain(group, incoming)
 
     async def sync_shared_file(self) -> ImportReport | None:
         """Import the project's shared memory file when its content changed since last time."""

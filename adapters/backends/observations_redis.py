@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
 
-from plait.errors import BackendUnavailable
+from plait.adapters.backends.redis_errors import translated
 from plait.state.observations import Observation
 
 # KEYS: observations, topics, version. ARGV: id, json, expected revision, topic key.
@@ -88,6 +87,7 @@ class RedisObservationStore:
     def _key(self, group_id: str, part: str = "") -> str:
         return f"{self.prefix}obs:{group_id}" + (f":{part}" if part else "")
 
+    @translated
     async def put_observation(
         self, group_id: str, observation: Observation, *, expected_revision: int
     ) -> int:
@@ -98,22 +98,27 @@ class RedisObservationStore:
         result = await self._script(PUT, keys, args)
         return max(0, int(result))
 
+    @translated
     async def get_observation(self, group_id: str, observation_id: str) -> Observation | None:
         """HGET."""
-        raw = await self._call(self.client.hget(self._key(group_id), observation_id))
+        raw = await self.client.hget(self._key(group_id), observation_id)
         return None if raw is None else load_observation(raw)
 
+    @translated
     async def observation_for_topic(self, group_id: str, topic_key: str) -> Observation | None:
         """The topic's id, then its observation."""
-        owner = await self._call(self.client.hget(self._key(group_id, "topic"), topic_key))
-        return None if owner is None else await self.get_observation(group_id, _text(owner))
+        owner = await self.client.hget(self._key(group_id, "topic"), topic_key)
+        raw = None if owner is None else await self.client.hget(self._key(group_id), _text(owner))
+        return None if raw is None else load_observation(raw)
 
+    @translated
     async def list_observations(self, group_id: str) -> list[Observation]:
         """HGETALL, oldest first."""
-        raw = await self._call(self.client.hgetall(self._key(group_id)))
+        raw = await self.client.hgetall(self._key(group_id))
         found = [load_observation(value) for value in raw.values()]
         return sorted(found, key=lambda o: (o.created_at, o.id))
 
+    @translated
     async def delete_observation(self, group_id: str, observation_id: str) -> int:
         """Run the delete script; the new version, or 0."""
         keys = [
@@ -124,35 +129,31 @@ class RedisObservationStore:
         ]
         return int(await self._script(DELETE, keys, [observation_id]))
 
+    @translated
     async def is_forgotten(self, group_id: str, observation_id: str) -> bool:
         """SISMEMBER."""
         key = self._key(group_id, "forgotten")
-        return bool(await self._call(self.client.sismember(key, observation_id)))
+        return bool(await self.client.sismember(key, observation_id))
 
+    @translated
     async def observations_version(self, group_id: str) -> int:
         """GET the counter."""
-        value = await self._call(self.client.get(self._key(group_id, "version")))
+        value = await self.client.get(self._key(group_id, "version"))
         return int(value or 0)
 
+    @translated
     async def get_marker(self, group_id: str, name: str) -> str | None:
         """HGET."""
-        value = await self._call(self.client.hget(self._key(group_id, "marker"), name))
+        value = await self.client.hget(self._key(group_id, "marker"), name)
         return None if value is None else _text(value)
 
+    @translated
     async def set_marker(self, group_id: str, name: str, value: str) -> None:
         """HSET."""
-        await self._call(self.client.hset(self._key(group_id, "marker"), name, value))
+        await self.client.hset(self._key(group_id, "marker"), name, value)
 
     async def _script(self, script: str, keys: list[str], args: list[Any]) -> Any:
-        return await self._call(self.client.eval(script, len(keys), *keys, *args))
-
-    @staticmethod
-    async def _call(work: Any) -> Any:
-        """Await a Redis call; a connection failure is :class:`BackendUnavailable`."""
-        try:
-            return await work
-        except (ConnectionError, TimeoutError, RedisError) as error:
-            raise BackendUnavailable(f"Redis did not answer: {error}") from error
+        return await self.client.eval(script, len(keys), *keys, *args)
 
     async def aclose(self) -> None:
         """Close the client (only when this store opened it with :meth:`from_url`)."""

@@ -9,7 +9,6 @@ same file twice changes nothing, a broken line is named and the rest still appli
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from plait.cli._common import (
     fail,
     load_settings,
 )
+from plait.cli._common import run as _run
 from plait.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def run_with[T](
             return await action(memory.observations)
 
     try:
-        return asyncio.run(run())
+        return _run(run())
     except PlaitError as error:
         fail(str(error))
 

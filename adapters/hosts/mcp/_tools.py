@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 import httpx
 from pydantic import BaseModel, Field, model_validator
@@ -30,7 +30,7 @@ from plait.nodes.sessions import find_root
 from plait.redact import redact, redact_url, redacted_logger
 from plait.settings import Settings
 from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
-from plait.state.events import EventKind, MemoryKind, SessionEvent
+from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import HotStore
 
 logger = redacted_logger("plait.mcp")
@@ -59,21 +59,6 @@ class EventRecorder(Protocol):
         self, session_id: str, events: Sequence[SessionEvent]
     ) -> Sequence[SessionEvent]:
         """Make the events durable in the session's root log."""
-        ...
-
-
-@runtime_checkable
-class LongTermMemory(Protocol):
-    """The project's long-term memory, when the recorder has one (``plait.Memory`` does)."""
-
-    async def remember(
-        self, session_id: str, text: str, kind: MemoryKind = "decision", *, source: str = ""
-    ) -> SessionEvent:
-        """Record a decision, preference or rule stated outright."""
-        ...
-
-    async def recall(self, session_id: str, query: str) -> str | None:
-        """Search long-term memory now."""
         ...
 
 
