@@ -164,9 +164,9 @@ def for_message(envelope: str, message: str) -> str:
     if not envelope or not message.strip():
         return envelope
     message_words = words(message)
-    kept = ITEM_LINE.sub(lambda m: echo_or_item(m, message_words), unmarked(envelope))
-    kept = EMPTY_SECTION.sub("", kept)
-    if kept == unmarked(envelope):
+    bare = unmarked(envelope)
+    kept = EMPTY_SECTION.sub("", ITEM_LINE.sub(lambda m: echo_or_item(m, message_words), bare))
+    if kept == bare:
         return envelope
     return "" if kept == f"{HEAD}\n{TAIL}" else marked(kept)
 
@@ -221,9 +221,10 @@ def candidates(snapshot: Snapshot) -> list[Entry]:
     entries: list[Entry] = []
     for section in sorted(SECTIONS, key=lambda s: s.tier):
         for order, item in enumerate(section_items(snapshot, section)):
-            if normalized(item.text) in seen:
+            said = normalized(item.text)
+            if said in seen:
                 continue
-            seen.add(normalized(item.text))
+            seen.add(said)
             line = f"{section.label}: {item.text}" if section.label else item.text
             text = truncate_utf8(line, ITEM_MAX_BYTES)
             entries.append(Entry(section, text, order, item.by_assistant))

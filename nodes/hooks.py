@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -19,6 +20,7 @@ from plait.state.intents import (
     CompactionAfter,
     CompactionBefore,
     HostAdapter,
+    Intent,
     ModelCall,
     ToolCall,
     UserTurn,
@@ -51,21 +53,30 @@ NATIVE = HostAdapter(name="plait", adapt=read_intents)
 
 
 async def capture_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Turn the call's intents into events (capture rules), the user's query, a lifecycle phase."""
+    """Turn the call's intents into events (capture rules), the user's query, a lifecycle phase.
+
+    The user's request comes out of capture redacted already; a model call's query is redacted
+    here.
+    """
     project = runtime.context.project_dir
+    intents = state.get("intents", [])
     captured = capture(
-        state.get("intents", []),
+        intents,
         state["session"],
         host=state.get("host", ""),
         root=project.as_posix() if project else "",
     )
     update: dict[str, Any] = {"events": captured.events, "lifecycle": captured.lifecycle}
-    query = captured.query or next(
-        (i.query for i in state.get("intents", []) if isinstance(i, ModelCall) and i.query), ""
-    )
+    query = captured.query or model_query(intents)
     if query:
-        update["query"] = redact(as_text(query, QUERY_MAX_CHARS * 4))[:QUERY_MAX_CHARS]
+        update["query"] = query
     return update
+
+
+def model_query(intents: Sequence[Intent]) -> str:
+    """The first model call's query, redacted and cut like a user's request ("" for none)."""
+    query = next((i.query for i in intents if isinstance(i, ModelCall) and i.query), "")
+    return redact(as_text(query, QUERY_MAX_CHARS * 4))[:QUERY_MAX_CHARS] if query else ""
 
 
 async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

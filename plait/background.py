@@ -303,7 +303,7 @@ class Background:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drain_wanted.wait(), self.interval_seconds)
             self._drain_wanted.clear()
-            await self.quiet_queue()
+            await attempt(self.quiet_queue())  # a hot tier down here: the drain fails open
             work = self.drain(before_batch=self.pause_for_hooks)
             report = await fail_open("drain", work, None)
             if report is None or report.left_queued:

@@ -276,16 +276,17 @@ class Intake:
             self.spool.done(work.entry.seq)
         work.settle(error)
 
-    def _bury(self, call_id: str, host: str, call: dict[str, Any], reason: str) -> None:
-        logger.warning("plait: a %s call cannot run and is dead-lettered: %s", host, reason)
-        self.dead.dead_letter_call(call_id=call_id, host=host, call=call, reason=reason)
-
-    def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:
-        """Dead-letter a call its host sent that cannot even be read; the dead letter's id."""
-        logger.warning("plait: a %s call is not usable and is dead-lettered: %s", host, reason)
+    def _bury(
+        self, call_id: str, host: str, call: dict[str, Any], reason: str, why: str = "cannot run"
+    ) -> str:
+        logger.warning("plait: a %s call %s and is dead-lettered: %s", host, why, reason)
         return self.dead.dead_letter_call(
             call_id=call_id, host=host, call=call, reason=reason
         ).dead_id
+
+    def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:
+        """Dead-letter a call its host sent that cannot even be read; the dead letter's id."""
+        return self._bury(call_id, host, call, reason, why="is not usable")
 
     # -- upkeep ---------------------------------------------------------------------------------
     async def tick(self) -> None:

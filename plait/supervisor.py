@@ -98,16 +98,18 @@ class Supervisor:
     async def probe(self) -> bool:
         """PING the hot tier (after bringing a dead embedded server back); whether it answered."""
         async with self._probing:
-            result = await attempt(asyncio.wait_for(self.backends.store.ping(), PROBE_TIMEOUT_S))
+            result = await self._ping()
             if isinstance(result, PlaitError) and await self._revive_server():
-                result = await attempt(
-                    asyncio.wait_for(self.backends.store.ping(), PROBE_TIMEOUT_S)
-                )
+                result = await self._ping()
             if isinstance(result, PlaitError):
                 self.failed(result)
                 return False
             self.answered()
             return True
+
+    async def _ping(self) -> PlaitError | None:
+        """PING the hot tier within :data:`PROBE_TIMEOUT_S`: None, or the PlaitError it raised."""
+        return await attempt(asyncio.wait_for(self.backends.store.ping(), PROBE_TIMEOUT_S))
 
     async def until_up(self) -> None:
         """Return once the hot tier answers; probes back off meanwhile (or the loop probes)."""

@@ -10,6 +10,7 @@ import pytest
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.background import Background
+from plait.errors import BackendUnavailable
 from plait.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, MemoryHit
@@ -101,3 +102,34 @@ async def test_hooks_that_never_pause_delay_a_refresh_only_so_long(
         background.schedule_refresh("g1", "s1", "busy session")
         await eventually(lambda: graph.queries == ["busy session"])
     await background.aclose()
+
+
+class FlakyDepthStore(InMemoryHotStore):
+    """A hot store whose first queue-depth read fails, as a hot tier that blips does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 1
+
+    async def queue_depth(self) -> int:
+        if self.failures:
+            self.failures -= 1
+            raise BackendUnavailable("the hot tier blipped")
+        return await super().queue_depth()
+
+
+async def test_a_failure_while_the_queue_settles_does_not_end_the_drain_loop(
+    graph: RecordingGraph,
+) -> None:
+    store = FlakyDepthStore()
+    event = SessionEvent(
+        root_session_id="s1", session_id="s1", kind=EventKind.DECISION, summary="x"
+    )
+    await store.append_events("s1", [event], enqueue_group="g1")
+    background = started(store, graph, max_defer=60)
+    background.schedule_drain("g1")
+    await eventually(lambda: not store.failures)
+    background.schedule_drain("g1")
+    await eventually(lambda: len(graph.episodes["g1"]) == 1)
+    await background.aclose()
+    await store.aclose()

@@ -7,9 +7,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plait.nodes.capture import capture, relative_path
+from plait.nodes.hooks import model_query
 from plait.nodes.rules import decision_key, rule_topic, topic_key
 from plait.state.events import EventKind, SessionEvent
-from plait.state.intents import AssistantText, Intent, SessionRef, ToolResult, UserTurn
+from plait.state.intents import (
+    AssistantText,
+    Intent,
+    ModelCall,
+    SessionRef,
+    ToolResult,
+    UserTurn,
+)
 from plait.state.snapshot import TRANSIENT, Snapshot, fold_snapshot
 
 ROOT = SessionRef(session_id="ses_1", root_session_id="ses_1")
@@ -215,3 +223,9 @@ def test_rules_keys() -> None:
 def test_capture_never_fails_and_keeps_events_sized(text: str) -> None:
     for event in events_of(UserTurn(text=text), AssistantText(text=text)):
         assert len(event.summary) <= 200 and len(event.key) <= 512
+
+
+def test_a_model_calls_query_is_redacted_and_cut_like_a_request() -> None:
+    query = model_query([UserTurn(text="x"), ModelCall(query="use password=hunter2secret " * 300)])
+    assert "hunter2secret" not in query and 0 < len(query) <= 1000
+    assert model_query([ModelCall()]) == ""

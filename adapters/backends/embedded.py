@@ -255,7 +255,7 @@ class EmbeddedFalkorDB:
         if isinstance(reaper, int) and pid_alive(reaper):
             return
         recorded.update(port=info.port, pid=info.pid, reaper=spawn_reaper(self.directory))
-        path.write_text(json.dumps(recorded))
+        write_private(path, json.dumps(recorded))
 
     def _running_server(self) -> ServerInfo | None:
         path = self.directory / "server.json"

@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -96,7 +97,9 @@ def terminate(pid: int, grace: float = TERM_GRACE_SECONDS) -> bool:
     return False
 
 
-def take_over(lock: ServiceLock, *, answers: Any, grace: float = START_GRACE_SECONDS) -> bool:
+def take_over(
+    lock: ServiceLock, *, answers: Callable[[], bool], grace: float = START_GRACE_SECONDS
+) -> bool:
     """Take the lock from a holder that does not answer; False when the holder answers.
 
     ``answers()`` says whether the project's announced service answers its health check. The

@@ -74,7 +74,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
-from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, HookAnswer, HookRunner
+from plait.adapters.hosts.opencode.hooks import (
+    DURABLE_HOOKS,
+    HookAnswer,
+    HookRunner,
+    OpenCodeHooks,
+)
 from plait.boundary import fail_open
 from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
 from plait.redact import redacted_logger
@@ -369,9 +374,8 @@ def replay(body: bytes, receive: Receive) -> Receive:
 # -- the app ------------------------------------------------------------------------------------
 async def answer_of(runner: HookRunner, name: str, request: HookRequest) -> HookAnswer:
     """The runner's answer with where the call is (a runner with only ``hook``: stored)."""
-    answer = getattr(runner, "answer", None)
-    if answer is not None:
-        return await answer(name, request.input, request.output, request.call_id)
+    if isinstance(runner, OpenCodeHooks):
+        return await runner.answer(name, request.input, request.output, request.call_id)
     output = await runner.hook(name, request.input, request.output)
     durable = name in DURABLE_HOOKS
     return HookAnswer(output=output, durable=durable, kept="stored" if durable else "")
@@ -403,11 +407,10 @@ def answered(answer: HookAnswer, original: Callable[[], bytes]) -> Response:
 
 def reject(runner: HookRunner, call_id: str, call: Any, reason: str) -> str | None:
     """Dead-letter a call plait cannot use (when the runner keeps dead calls); its id."""
-    bury = getattr(runner, "reject", None)
-    if bury is None:
+    if not isinstance(runner, OpenCodeHooks):
         return None
     kept = call if isinstance(call, dict) else {"call": call}
-    return bury(call_id, kept, reason)
+    return runner.reject(call_id, kept, reason)
 
 
 async def run_hook(
@@ -481,12 +484,11 @@ def read_batch(body: bytes) -> list[Any] | Response:
 
 async def health_of(runner: HookRunner, trusted: bool) -> Health:
     """What ``/v1/health`` says: the hot tier as the supervisor sees it, the spool, dead calls."""
-    memory: Any = getattr(runner, "memory", runner)  # a Memory, or a runner without one
-    supervisor = getattr(memory, "supervisor", None)
-    if supervisor is None:
-        return Health()
-    tier = supervisor.health()
-    intake = getattr(memory, "intake", None)
+    if not isinstance(runner, OpenCodeHooks):
+        return Health()  # a runner without a memory: only that the service runs
+    memory = runner.memory
+    tier = memory.supervisor.health()
+    intake = memory.intake
     pending = intake.stats().pending if intake is not None else None
     dead = await asyncio.to_thread(intake.dead_count) if intake is not None else None
     reasons = list(memory.degraded)

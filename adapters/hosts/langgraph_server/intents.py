@@ -44,6 +44,11 @@ INTENT_TYPES: dict[str, type] = {
     "branch_changed": BranchChanged,
     "command_run": CommandRun,
 }
+# The fields each intent takes (anything else in its JSON is ignored).
+INTENT_FIELDS: dict[type, frozenset[str]] = {
+    kind: frozenset(field.name for field in dataclasses.fields(kind))
+    for kind in INTENT_TYPES.values()
+}
 
 
 def intent_of(item: Any, index: int) -> Intent:
@@ -56,7 +61,7 @@ def intent_of(item: Any, index: int) -> Intent:
     if kind is None:
         known = ", ".join(INTENT_TYPES)
         raise InvalidHookPayload(f"type must be one of {known}", field=f"payload[{index}].type")
-    names = {field.name for field in dataclasses.fields(kind)}
+    names = INTENT_FIELDS[kind]
     try:
         return kind(**{key: value for key, value in item.items() if key in names})
     except TypeError as error:

@@ -478,7 +478,7 @@ def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
     """A synthetic OpenCode text part carrying the envelope."""
     message_id = str(info.get("id", ""))
     return {
-        "id": f"prt_plait_{message_id}",
+        "id": f"{ENVELOPE_PART}{message_id}",
         "sessionID": str(info.get("sessionID", "")),
         "messageID": message_id,
         "type": "text",
