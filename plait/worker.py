@@ -6,6 +6,8 @@ import asyncio
 from pathlib import Path
 
 from plait.background import Background
+from plait.boundary import attempt
+from plait.errors import PlaitError
 from plait.memory import knowledge_factory, make_checkpointer, project_group_id
 from plait.redact import redacted_logger
 from plait.settings import Settings
@@ -13,11 +15,17 @@ from plait.wiring import open_backends, open_recall
 
 logger = redacted_logger("plait")
 
+RETRY_PAUSE_SECONDS = 5.0  # after a drain that failed, as the in-process drain loop waits
+
 
 async def run_worker(
     settings: Settings, project_dir: Path, *, consumer: str | None = None, once: bool = False
 ) -> int:
-    """Drain until the queue is empty (``once``) or forever; return how many episodes it wrote."""
+    """Drain until the queue is empty (``once``) or forever; return how many episodes it wrote.
+
+    Run forever, a drain that fails (the hot tier or the graph down) is logged and tried again
+    after a pause: an outage never ends the worker. With ``once`` the failure is raised.
+    """
     backends = await open_backends(settings, allow_degraded=False)
     recall, embedder = open_recall(settings)
     background = Background(
@@ -34,8 +42,14 @@ async def run_worker(
     try:
         while True:
             if not once:
-                await background.quiet_queue()
-            report = await background.drain()
+                await attempt(background.quiet_queue())  # a hot tier down: the drain says so
+            report = await attempt(background.drain())
+            if isinstance(report, PlaitError):
+                if once:
+                    raise report
+                logger.warning("plait worker %s: drain failed: %s", background.consumer, report)
+                await asyncio.sleep(min(background.interval_seconds, RETRY_PAUSE_SECONDS))
+                continue
             await background.embed_pending()
             written += report.written
             if report.batches or report.dead_lettered:
