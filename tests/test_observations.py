@@ -174,6 +174,8 @@ async def test_private_spans_and_secrets_never_reach_the_store_or_export(
     )
     stored = await memory.observations.get(saved["id"])
     exported = "\n".join(await memory.observations.export_lines())
+    # both were written, or the checks below would pass on nothing at all
+    assert stored.content.startswith("What: deploy with") and saved["id"] in exported
     for text in (stored.content, exported):
         assert "hunter2" not in text and "abcdefghijklmnop" not in text
     assert stored.files == ("deploy.sh",)
