@@ -84,6 +84,7 @@ async def test_store_sees_observations_saved_by_the_tools(
 
 async def test_store_deletes_and_refuses_unknown_roots(store: PlaitStore) -> None:
     await store.aput(("project", "tmp"), "k", {"content": "temporary note"})
+    assert await store.aget(("project", "tmp"), "k") is not None  # or the delete proves nothing
     await store.adelete(("project", "tmp"), "k")
     assert await store.aget(("project", "tmp"), "k") is None
     with pytest.raises(UsageError, match="namespace"):
