@@ -8,17 +8,17 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
+from support.local_web import serving
 
 from plait import ConfigError, EventKind, Memory, SessionEvent, Settings
 from plait.adapters.hosts.mcp import build_server, catalog
@@ -114,12 +114,8 @@ def web() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> str:
