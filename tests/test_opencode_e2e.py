@@ -28,6 +28,7 @@ from support.opencode_mock_provider import MockProvider, Reply, message_text
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.hosts.opencode import install_opencode
 from plait.devtools.startup import OPENCODE_VERSION, opencode_cache, opencode_env
+from plait.memory import Memory
 
 RUN_TIMEOUT_SECONDS = 90
 MODEL_CONTEXT_TOKENS = 100_000
@@ -474,14 +475,6 @@ def read(path: Path) -> str:
 
 
 # -- real plait.Memory ----------------------------------------------------------------------------
-def memory_class() -> Any:
-    try:
-        from plait.memory import Memory
-    except ImportError as error:
-        pytest.skip(f"plait.Memory is not importable yet: {error}")
-    return Memory
-
-
 @dataclass
 class MemoryScenario:
     first_session: str
@@ -496,13 +489,12 @@ def memory_scenario(
     redis_url: str,
 ) -> Iterator[MemoryScenario]:
     """Real plait.Memory: a decision in turn one; turn two overflows into a compaction."""
-    memory = memory_class()
     mock = MockProvider().start()
     tmp = tmp_path_factory.mktemp("memory")
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
 
     async def make() -> Any:
-        return await memory.open(
+        return await Memory.open(
             project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
         )
 
@@ -555,8 +547,7 @@ def test_mcp_tools_are_offered_to_the_model(
     plait = shutil.which("plait")
     if plait is None:
         pytest.skip("the plait command is not on PATH")
-    if "mcp" not in cli_command_names():
-        pytest.skip("plait has no mcp command yet")
+    assert "mcp" in cli_command_names()  # a missing command fails, it never skips
     project = make_project(tmp_path, opencode_bin, provider, mcp=True, home=opencode_home)
     config = json.loads((project.root / "opencode.json").read_text())
     config["mcp"]["plait"]["command"][0] = plait
@@ -690,7 +681,6 @@ def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
 
 
 async def session_events(project: Project, session: str) -> list[Any]:
-    from plait.memory import Memory
     from plait.nodes.sessions import find_root
 
     async with Memory.open(project.root, project.data_dir, start_background=False) as memory:
