@@ -51,6 +51,14 @@ def key_prefix() -> str:
 
 
 @pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory (``tmp_path / "project"``)."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
 def tmp_data_dir(tmp_path: Path) -> Path:
     """An empty plait data dir."""
     path = tmp_path / "plait-data"

@@ -34,13 +34,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PLAIT_DATA_DIR", str(tmp_path / "data"))
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def machine_paths(text: str, *paths: Path) -> list[str]:
     return [str(path) for path in paths if str(path) in text]
 
