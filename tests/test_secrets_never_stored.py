@@ -421,6 +421,7 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
     kept = await redis_contents(memory.backends.redis)
     assert sum(where.startswith("redis list plait:s:") for where in kept) >= 4 * len(PROBES)
     kept |= file_contents(data_dir)
+    assert "file corpus.sqlite3" in kept, sorted(kept)  # what session_index wrote is read back
     kept["logs"] = caplog.text
     kept["plait mcp stderr"] = stderr
     found = findings(kept)
