@@ -21,7 +21,7 @@ from plait.adapters.hosts.langchain import PlaitStore
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
     project = tmp_path / f"project-{uuid.uuid4().hex[:6]}"
     project.mkdir()
     async with Memory.open(
@@ -29,7 +29,7 @@ async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
         tmp_path / "data",
         start_background=False,
         redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},  # a user group of its own
+        graphiti={"group_id_prefix": group_prefix},  # a user group of its own
     ) as opened:
         yield opened
 
