@@ -51,6 +51,20 @@ def key_prefix() -> str:
 
 
 @pytest.fixture
+def group_prefix() -> str:
+    """A group-id prefix no other test uses: its project and user groups are its own."""
+    return f"t{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory (``tmp_path / "project"``)."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
 def tmp_data_dir(tmp_path: Path) -> Path:
     """An empty plait data dir."""
     path = tmp_path / "plait-data"

@@ -113,4 +113,5 @@ def test_event_text_seen_before_is_still_capped_per_field() -> None:
     assert len(again.summary) <= SUMMARY_MAX_CHARS and again.summary == first.summary
     assert again.key == text.strip() and again.body == text.strip()
     secret = "DB_PASS=hunter2hunter2"
-    assert "hunter2" not in event_with(secret).key and "hunter2" not in event_with(secret).key
+    assert "hunter2" not in event_with(secret).key and "hunter2" not in event_with(secret).body
+    assert "hunter2" not in stored_text(event_with(secret))  # every field, refs and keywords too

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from functools import partial
@@ -53,20 +52,15 @@ EVENTS = [DECISION, FIX, RULE, PREFERENCE]
 DECISION_TEXT = "Decided: use PostgreSQL as the primary datastore for orders"
 
 
-def project_group(tmp_path: Path, prefix: str) -> str:
-    return group_id_for(prefix, tmp_path / "shop")
-
-
-@pytest.fixture
-def prefix() -> str:
-    return f"kg{uuid.uuid4().hex[:8]}"
+def project_group(tmp_path: Path, group_prefix: str) -> str:
+    return group_id_for(group_prefix, tmp_path / "shop")
 
 
 @pytest.fixture
 async def knowledge(
-    redis_url: str, tmp_path: Path, prefix: str
+    redis_url: str, tmp_path: Path, group_prefix: str
 ) -> AsyncIterator[GraphitiKnowledgeGraph]:
-    settings = Settings.load(tmp_path, graphiti={"group_id_prefix": prefix})
+    settings = Settings.load(tmp_path, graphiti={"group_id_prefix": group_prefix})
     graph = await open_knowledge_graph(settings, redis_url)
     yield graph
     await graph.aclose()
@@ -81,9 +75,9 @@ async def episodes_of(graph: GraphitiKnowledgeGraph, group_id: str) -> list[dict
 
 
 async def test_a_write_is_one_episode_and_a_paraphrase_recalls_the_decision(
-    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, prefix: str
+    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, group_prefix: str
 ) -> None:
-    group_id = project_group(tmp_path, prefix)
+    group_id = project_group(tmp_path, group_prefix)
     assert isinstance(knowledge, KnowledgeGraph)
     assert await knowledge.write_episodes(group_id, EVENTS) == 4
     episodes = {e["uuid"]: e for e in await episodes_of(knowledge, group_id)}
@@ -107,9 +101,9 @@ async def test_a_write_is_one_episode_and_a_paraphrase_recalls_the_decision(
 
 
 async def test_replay_writes_nothing_new(
-    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, prefix: str
+    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, group_prefix: str
 ) -> None:
-    group_id = project_group(tmp_path, prefix)
+    group_id = project_group(tmp_path, group_prefix)
     assert await knowledge.write_episodes(group_id, [DECISION, FIX]) == 2
     assert await knowledge.write_episodes(group_id, [DECISION, FIX]) == 0
     assert await knowledge.write_episodes(group_id, [FIX, RULE, DECISION]) == 1
@@ -117,10 +111,10 @@ async def test_replay_writes_nothing_new(
 
 
 async def test_groups_are_isolated_and_preferences_are_the_users(
-    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, prefix: str
+    knowledge: GraphitiKnowledgeGraph, tmp_path: Path, group_prefix: str
 ) -> None:
-    shop = project_group(tmp_path, prefix)
-    blog = group_id_for(prefix, tmp_path / "blog")
+    shop = project_group(tmp_path, group_prefix)
+    blog = group_id_for(group_prefix, tmp_path / "blog")
     other = event(1, EventKind.DECISION, "Use SQLite as the datastore of the blog", key="storage")
     await knowledge.write_episodes(shop, EVENTS)
     await knowledge.write_episodes(blog, [other])
@@ -130,7 +124,7 @@ async def test_groups_are_isolated_and_preferences_are_the_users(
     shop_hits = await knowledge.search("PostgreSQL SQLite datastore", [shop], 10)
     assert any("PostgreSQL" in h.text for h in shop_hits)
     assert all("SQLite" not in h.text for h in shop_hits)
-    users = user_group_id(prefix, knowledge.user)
+    users = user_group_id(group_prefix, knowledge.user)
     preferred = await knowledge.search("what size of pull requests", [shop, users], 10)
     assert any(h.kind == "preference" and "small pull requests" in h.text for h in preferred)
     assert not any(
@@ -181,10 +175,10 @@ def test_server_urls_in_messages_hide_the_password() -> None:
 
 
 async def test_memory_drains_to_graphiti_and_refresh_recalls_the_decision(
-    redis_url: str, tmp_path: Path, prefix: str
+    redis_url: str, tmp_path: Path, group_prefix: str
 ) -> None:
     settings = Settings.load(
-        tmp_path, redis={"url": redis_url}, graphiti={"group_id_prefix": prefix}
+        tmp_path, redis={"url": redis_url}, graphiti={"group_id_prefix": group_prefix}
     )
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         assert memory.background is not None

@@ -21,7 +21,7 @@ from plait.adapters.hosts.langchain import PlaitStore
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
     project = tmp_path / f"project-{uuid.uuid4().hex[:6]}"
     project.mkdir()
     async with Memory.open(
@@ -29,7 +29,7 @@ async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
         tmp_path / "data",
         start_background=False,
         redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},  # a user group of its own
+        graphiti={"group_id_prefix": group_prefix},  # a user group of its own
     ) as opened:
         yield opened
 
@@ -84,6 +84,7 @@ async def test_store_sees_observations_saved_by_the_tools(
 
 async def test_store_deletes_and_refuses_unknown_roots(store: PlaitStore) -> None:
     await store.aput(("project", "tmp"), "k", {"content": "temporary note"})
+    assert await store.aget(("project", "tmp"), "k") is not None  # or the delete proves nothing
     await store.adelete(("project", "tmp"), "k")
     assert await store.aget(("project", "tmp"), "k") is None
     with pytest.raises(UsageError, match="namespace"):

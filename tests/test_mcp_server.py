@@ -8,17 +8,17 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.server.mcpserver import MCPServer
+from support.local_web import serving
 
 from plait import ConfigError, EventKind, Memory, SessionEvent, Settings
 from plait.adapters.hosts.mcp import build_server, catalog
@@ -114,12 +114,8 @@ def web() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> str:
@@ -520,18 +516,10 @@ def test_mcp_tool_groups_switch_tools_off(tmp_path: Path) -> None:
 def test_mcp_default_tool_schemas_fit_three_kilobytes() -> None:
     """What a host sends per request for plait's default tools, as OpenCode wraps it (measured
     e2e in test_opencode_e2e); the other groups are for people who want them."""
-    wrapped = [
-        {
-            "type": "function",
-            "function": {
-                "name": f"plait_{spec.name}",
-                "description": spec.description,
-                "parameters": {**spec.listing()["inputSchema"], "additionalProperties": False},
-            },
-        }
-        for spec in catalog.enabled_tools(catalog.DEFAULT_GROUPS)
-    ]
-    assert len(json.dumps(wrapped, separators=(",", ":"))) <= 3072
+    from plait.devtools.startup import schema_bytes
+
+    default = schema_bytes(catalog.DEFAULT_GROUPS)
+    assert default <= 3072 and default < schema_bytes()  # the default leaves some groups off
 
 
 async def test_mcp_every_output_is_searchable_and_never_by_its_command(

@@ -18,10 +18,12 @@ runner = CliRunner()
 
 
 @pytest.fixture
-def project(tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+def project(
+    tmp_path: Path, redis_url: str, group_prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
-    monkeypatch.setenv("PLAIT_GRAPHITI__GROUP_ID_PREFIX", f"t{uuid.uuid4().hex[:10]}")
+    monkeypatch.setenv("PLAIT_GRAPHITI__GROUP_ID_PREFIX", group_prefix)
     path = tmp_path / "shop"
     path.mkdir()
     (path / "README.md").write_text("# Shop\n\nShop sells socks online.\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,7 +17,9 @@ TOKEN = "memory-token"
 
 
 @pytest.fixture
-async def client(tmp_path: Path, redis_url: str) -> AsyncIterator[httpx.AsyncClient]:
+async def client(
+    tmp_path: Path, redis_url: str, group_prefix: str
+) -> AsyncIterator[httpx.AsyncClient]:
     project = tmp_path / "project"
     project.mkdir()
     async with (
@@ -27,7 +28,7 @@ async def client(tmp_path: Path, redis_url: str) -> AsyncIterator[httpx.AsyncCli
             tmp_path / "data",
             start_background=False,
             redis={"url": redis_url},
-            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+            graphiti={"group_id_prefix": group_prefix},
         ) as memory,
         app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as opened,
     ):

@@ -43,13 +43,13 @@ async def refusal(client: Client, tool: str, **arguments: Any) -> str:
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
     async with Memory.open(
         tmp_path / "tree",
         tmp_path / "data",
         start_background=False,
         redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+        graphiti={"group_id_prefix": group_prefix},
     ) as opened:
         yield opened
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 import httpx
 import pytest
+from support.local_web import serving
 
 from plait.adapters.hosts.mcp import netguard
 from plait.adapters.hosts.mcp.netguard import (
@@ -194,12 +194,8 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def local_server() -> Iterator[str]:
     """A real HTTP server on 127.0.0.1; yields its base URL by name (localhost)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://localhost:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Handler) as port:
+        yield f"http://localhost:{port}"
 
 
 @pytest.fixture

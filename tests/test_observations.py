@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,8 @@ Opener = Callable[..., Awaitable[Memory]]
 
 
 @pytest.fixture
-def prefix() -> str:
-    """A group-id prefix of the test's own, so personal memory (the user's group) is its own."""
-    return f"t{uuid.uuid4().hex[:10]}"
-
-
-@pytest.fixture
 async def open_memory(
-    tmp_path: Path, redis_url: str, prefix: str
+    tmp_path: Path, redis_url: str, group_prefix: str
 ) -> AsyncIterator[Callable[..., Awaitable[Memory]]]:
     opened: list[Memory] = []
 
@@ -40,7 +33,7 @@ async def open_memory(
             tmp_path / "data",
             start_background=False,
             redis={"url": redis_url},
-            graphiti={"group_id_prefix": prefix},
+            graphiti={"group_id_prefix": group_prefix},
             hooks={"timeout_ms": 20_000},
             **settings,
         )
@@ -174,6 +167,8 @@ async def test_private_spans_and_secrets_never_reach_the_store_or_export(
     )
     stored = await memory.observations.get(saved["id"])
     exported = "\n".join(await memory.observations.export_lines())
+    # both were written, or the checks below would pass on nothing at all
+    assert stored.content.startswith("What: deploy with") and saved["id"] in exported
     for text in (stored.content, exported):
         assert "hunter2" not in text and "abcdefghijklmnop" not in text
     assert stored.files == ("deploy.sh",)
@@ -434,7 +429,7 @@ async def test_observations_reach_the_envelope_through_the_cached_recall(
 
 
 async def test_the_background_writes_the_summary_by_itself(
-    tmp_path: Path, redis_url: str, prefix: str
+    tmp_path: Path, redis_url: str, group_prefix: str
 ) -> None:
     project = tmp_path / "served"
     project.mkdir()
@@ -442,7 +437,7 @@ async def test_the_background_writes_the_summary_by_itself(
         project,
         tmp_path / "data",
         redis={"url": redis_url},
-        graphiti={"group_id_prefix": prefix},
+        graphiti={"group_id_prefix": group_prefix},
         hooks={"timeout_ms": 20_000},
     ) as memory:  # start_background: this process runs the loops, as plait serve does
         session = await work_a_session(memory)

@@ -27,8 +27,9 @@ from support.opencode_mock_provider import MockProvider, Reply, message_text
 
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.hosts.opencode import install_opencode
+from plait.devtools.startup import OPENCODE_VERSION, opencode_cache, opencode_env
+from plait.memory import Memory
 
-OPENCODE_VERSION = "1.18.33"
 RUN_TIMEOUT_SECONDS = 90
 MODEL_CONTEXT_TOKENS = 100_000
 SUPPORT = Path(__file__).parent / "support"
@@ -47,11 +48,6 @@ def e2e(test: Callable[..., Any]) -> Callable[..., Any]:
 
 
 # -- OpenCode from npm, once ----------------------------------------------------------------------
-def opencode_cache_dir() -> Path:
-    base = os.environ.get("PLAIT_TEST_CACHE") or Path.home() / ".cache" / "plait-tests"
-    return Path(base) / "opencode" / OPENCODE_VERSION
-
-
 @pytest.fixture(scope="session")
 def opencode_home(opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One OpenCode home (config, data, state) for the run: its database is set up once."""
@@ -68,7 +64,7 @@ def opencode_bin() -> Path:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip(f"OpenCode e2e needs node and npm on PATH (node={node}, npm={npm})")
-    cache = opencode_cache_dir()
+    cache = opencode_cache()
     binary = cache / "node_modules" / ".bin" / "opencode"
     command = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error"]
     if not binary.exists():
@@ -185,26 +181,8 @@ class Project:
     def env(
         self, plait_url: str | None, token: str | None, extra: dict[str, str | None] | None = None
     ) -> dict[str, str]:
-        env = {
-            key: value
-            for key, value in os.environ.items()
-            if not key.startswith(("PLAIT_", "OPENCODE_", "XDG_"))
-        }
-        env.update(
-            PWD=str(self.root),
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / "config"),
-            XDG_DATA_HOME=str(self.home / "data"),
-            XDG_STATE_HOME=str(self.home / "state"),
-            XDG_CACHE_HOME=str(opencode_cache_dir() / "xdg-cache"),
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-            OPENCODE_DISABLE_CLAUDE_CODE="1",
-            OPENCODE_DISABLE_SHARE="1",
-            PLAIT_DATA_DIR=str(self.data_dir),
-            PLAIT_NO_SPAWN="1",
-        )
+        env = opencode_env(self.root, self.home, self.data_dir)
+        env["PLAIT_NO_SPAWN"] = "1"
         if plait_url is not None:
             env["PLAIT_URL"] = plait_url
         if token is not None:
@@ -275,7 +253,7 @@ def provide_plugin_dependencies(config_dir: Path) -> None:
     OpenCode 1.18 installs ``@opencode-ai/plugin`` into every config dir it loads; a complete
     ``node_modules`` with its ``package-lock.json`` already there saves ~5 s per new project.
     """
-    template = opencode_cache_dir() / "config-deps"
+    template = opencode_cache() / "config-deps"
     for name in ("package.json", "package-lock.json"):
         shutil.copy(template / name, config_dir / name)
     shutil.copytree(template / "node_modules", config_dir / "node_modules", symlinks=True)
@@ -497,14 +475,6 @@ def read(path: Path) -> str:
 
 
 # -- real plait.Memory ----------------------------------------------------------------------------
-def memory_class() -> Any:
-    try:
-        from plait.memory import Memory
-    except ImportError as error:
-        pytest.skip(f"plait.Memory is not importable yet: {error}")
-    return Memory
-
-
 @dataclass
 class MemoryScenario:
     first_session: str
@@ -519,13 +489,12 @@ def memory_scenario(
     redis_url: str,
 ) -> Iterator[MemoryScenario]:
     """Real plait.Memory: a decision in turn one; turn two overflows into a compaction."""
-    memory = memory_class()
     mock = MockProvider().start()
     tmp = tmp_path_factory.mktemp("memory")
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
 
     async def make() -> Any:
-        return await memory.open(
+        return await Memory.open(
             project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
         )
 
@@ -578,8 +547,7 @@ def test_mcp_tools_are_offered_to_the_model(
     plait = shutil.which("plait")
     if plait is None:
         pytest.skip("the plait command is not on PATH")
-    if "mcp" not in cli_command_names():
-        pytest.skip("plait has no mcp command yet")
+    assert "mcp" in cli_command_names()  # a missing command fails, it never skips
     project = make_project(tmp_path, opencode_bin, provider, mcp=True, home=opencode_home)
     config = json.loads((project.root / "opencode.json").read_text())
     config["mcp"]["plait"]["command"][0] = plait
@@ -624,7 +592,7 @@ def test_plugin_typechecks_against_the_pinned_plugin_types(opencode_bin: Path, t
     """``tsc --strict`` over plait.ts with the versions pinned in adapters/hosts/opencode/package.json."""
     source = Path(__file__).parent.parent / "adapters" / "hosts" / "opencode"
     manifest = json.loads((source / "package.json").read_text())
-    checker = opencode_cache_dir() / "typecheck"
+    checker = opencode_cache() / "typecheck"
     if not (checker / "node_modules" / ".bin" / "tsc").exists():
         checker.mkdir(exist_ok=True)
         (checker / "package.json").write_text(
@@ -713,7 +681,6 @@ def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
 
 
 async def session_events(project: Project, session: str) -> list[Any]:
-    from plait.memory import Memory
     from plait.nodes.sessions import find_root
 
     async with Memory.open(project.root, project.data_dir, start_background=False) as memory:

@@ -34,13 +34,6 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PLAIT_DATA_DIR", str(tmp_path / "data"))
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
 def machine_paths(text: str, *paths: Path) -> list[str]:
     return [str(path) for path in paths if str(path) in text]
 
@@ -59,12 +52,13 @@ def test_install_into_commented_jsonc_keeps_every_comment(project: Path, tmp_pat
 
 
 def test_install_writes_no_path_of_this_machine(project: Path, tmp_path: Path) -> None:
-    install_opencode(project)
+    report = install_opencode(project)
     files = [project / "opencode.json", *(project / ".opencode").rglob("*")]
-    for path in files:
-        if path.is_file():
-            text = path.read_text()
-            assert not machine_paths(text, tmp_path, Path.home(), Path(os.sys.executable).parent)
+    checked = [path for path in files if path.is_file()]
+    assert set(report.written) <= set(checked) and len(checked) >= 2, checked  # config and plugin
+    for path in checked:
+        text = path.read_text()
+        assert not machine_paths(text, tmp_path, Path.home(), Path(os.sys.executable).parent)
     assert not (project / ".opencode" / "plait.json").exists()
     assert loads((project / "opencode.json").read_text())["mcp"]["plait"] == ENTRY
 

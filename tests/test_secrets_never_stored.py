@@ -20,11 +20,10 @@ import shlex
 import string
 import subprocess
 import sys
-import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,6 +32,7 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 from mcp import Client
+from support.local_web import serving
 from support.service_client import app_client
 
 from plait import EventKind, Memory, SessionEvent
@@ -383,12 +383,8 @@ def web() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(Handler) as port:
+        yield f"127.0.0.1:{port}"
 
 
 @pytest.fixture
@@ -425,6 +421,7 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
     kept = await redis_contents(memory.backends.redis)
     assert sum(where.startswith("redis list plait:s:") for where in kept) >= 4 * len(PROBES)
     kept |= file_contents(data_dir)
+    assert "file corpus.sqlite3" in kept, sorted(kept)  # what session_index wrote is read back
     kept["logs"] = caplog.text
     kept["plait mcp stderr"] = stderr
     found = findings(kept)

@@ -25,6 +25,11 @@ def ev(kind: EventKind, summary: str, key: str = "", **extra) -> SessionEvent:
     )
 
 
+def folded(*events: SessionEvent) -> Snapshot:
+    """A fresh snapshot with ``events`` folded in."""
+    return fold_snapshot(Snapshot(), list(events))
+
+
 def test_snapshot_reversed_decision_leaves() -> None:
     snapshot = fold_snapshot(
         Snapshot(), [ev(EventKind.DECISION, "We decided to use SQLite for the cache")]
@@ -35,13 +40,10 @@ def test_snapshot_reversed_decision_leaves() -> None:
 
 
 def test_snapshot_completed_task_leaves_and_updates_replace() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.TASK_UPDATE, "write tests [pending]", key="todo:1"),
-            ev(EventKind.TASK_UPDATE, "write docs [pending]", key="todo:2"),
-            ev(EventKind.TASK_UPDATE, "write tests [in_progress]", key="todo:1"),
-        ],
+    snapshot = folded(
+        ev(EventKind.TASK_UPDATE, "write tests [pending]", key="todo:1"),
+        ev(EventKind.TASK_UPDATE, "write docs [pending]", key="todo:2"),
+        ev(EventKind.TASK_UPDATE, "write tests [in_progress]", key="todo:1"),
     )
     assert [t.text for t in snapshot.tasks] == ["write docs [pending]", "write tests [in_progress]"]
     snapshot = fold_snapshot(
@@ -51,25 +53,19 @@ def test_snapshot_completed_task_leaves_and_updates_replace() -> None:
 
 
 def test_snapshot_resolved_error_leaves() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.ERROR, "pytest: 1 failed", key="cmd:pytest"),
-            ev(EventKind.ERROR, "mypy: bad type", key="cmd:mypy"),
-            ev(EventKind.ERROR_RESOLVED, "pytest succeeded", key="cmd:pytest"),
-        ],
+    snapshot = folded(
+        ev(EventKind.ERROR, "pytest: 1 failed", key="cmd:pytest"),
+        ev(EventKind.ERROR, "mypy: bad type", key="cmd:mypy"),
+        ev(EventKind.ERROR_RESOLVED, "pytest succeeded", key="cmd:pytest"),
     )
     assert [e.key for e in snapshot.errors] == ["cmd:mypy"]
 
 
 def test_snapshot_files_most_recent_last_without_repeats() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
-            ev(EventKind.FILE_EDIT, "edited b.py", key="b.py"),
-            ev(EventKind.FILE_EDIT, "edited a.py", key="a.py"),
-        ],
+    snapshot = folded(
+        ev(EventKind.FILE_READ, "read a.py", key="a.py"),
+        ev(EventKind.FILE_EDIT, "edited b.py", key="b.py"),
+        ev(EventKind.FILE_EDIT, "edited a.py", key="a.py"),
     )
     assert [f.text for f in snapshot.files] == ["b.py (edited)", "a.py (edited)"]
     assert [e.key for e in snapshot.edits] == ["b.py", "a.py"]
@@ -123,13 +119,10 @@ def test_snapshot_round_trips_through_json() -> None:
 
 
 def test_snapshot_decisions_on_one_subject_both_stay_unless_one_supersedes() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.DECISION, "use Redis for the cache", key="topic:cache"),
-            ev(EventKind.DECISION, "use FastAPI for the API", key="topic:api"),
-            ev(EventKind.DECISION, "keep cache entries for ten minutes", key="topic:cache"),
-        ],
+    snapshot = folded(
+        ev(EventKind.DECISION, "use Redis for the cache", key="topic:cache"),
+        ev(EventKind.DECISION, "use FastAPI for the API", key="topic:api"),
+        ev(EventKind.DECISION, "keep cache entries for ten minutes", key="topic:cache"),
     )
     assert len(snapshot.decisions) == 3  # the same subject is no evidence
     reversal = ev(
@@ -192,38 +185,29 @@ def test_snapshot_errors_age_out_one_offs_first_and_a_repeat_starts_over() -> No
 
 
 def test_snapshot_a_fix_resolves_every_error_of_its_command() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.ERROR, "pytest: test_a", key="cmd:pytest|failed test_a"),
-            ev(EventKind.ERROR, "pytest: test_b", key="cmd:pytest|failed test_b"),
-            ev(EventKind.ERROR, "pytest-cov: x", key="cmd:pytest-cov|x"),
-        ],
+    snapshot = folded(
+        ev(EventKind.ERROR, "pytest: test_a", key="cmd:pytest|failed test_a"),
+        ev(EventKind.ERROR, "pytest: test_b", key="cmd:pytest|failed test_b"),
+        ev(EventKind.ERROR, "pytest-cov: x", key="cmd:pytest-cov|x"),
     )
     fixed = fold_snapshot(snapshot, [ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest")])
     assert [e.key for e in fixed.errors] == ["cmd:pytest-cov|x"]
 
 
 def test_snapshot_an_edited_file_read_again_stays_edited() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.FILE_EDIT, "edited a.py", key="a.py"),
-            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
-        ],
+    snapshot = folded(
+        ev(EventKind.FILE_EDIT, "edited a.py", key="a.py"),
+        ev(EventKind.FILE_READ, "read a.py", key="a.py"),
     )
     assert [f.text for f in snapshot.files] == ["a.py (edited)"]
     assert not is_read_only(snapshot.files[0])
 
 
 def test_snapshot_reversal_matches_whole_words_only() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.DECISION, "use go for the CLI", key="topic:cli"),
-            ev(EventKind.DECISION, "use MongoDB for storage", key="topic:storage"),
-            ev(EventKind.DECISION, "use Rust for the CLI", keywords=("not:go",), key="topic:cli"),
-        ],
+    snapshot = folded(
+        ev(EventKind.DECISION, "use go for the CLI", key="topic:cli"),
+        ev(EventKind.DECISION, "use MongoDB for storage", key="topic:storage"),
+        ev(EventKind.DECISION, "use Rust for the CLI", keywords=("not:go",), key="topic:cli"),
     )
     assert [d.text for d in snapshot.decisions] == [
         "use MongoDB for storage",
@@ -232,24 +216,18 @@ def test_snapshot_reversal_matches_whole_words_only() -> None:
 
 
 def test_snapshot_reversal_also_cleans_the_compaction_summary() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.COMPACTION_SUMMARY, "s", body="We chose SQLite. Tests pass."),
-            ev(EventKind.DECISION, "use Redis", keywords=("not:sqlite",)),
-        ],
+    snapshot = folded(
+        ev(EventKind.COMPACTION_SUMMARY, "s", body="We chose SQLite. Tests pass."),
+        ev(EventKind.DECISION, "use Redis", keywords=("not:sqlite",)),
     )
     assert snapshot.compaction_summary == "Tests pass."
 
 
 def test_snapshot_a_successful_change_of_a_file_resolves_its_error() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.ERROR, "edit a.py: no match", key="file:a.py"),
-            ev(EventKind.ERROR, "pytest: 1 failed", key="cmd:pytest"),
-            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
-        ],
+    snapshot = folded(
+        ev(EventKind.ERROR, "edit a.py: no match", key="file:a.py"),
+        ev(EventKind.ERROR, "pytest: 1 failed", key="cmd:pytest"),
+        ev(EventKind.FILE_READ, "read a.py", key="a.py"),
     )
     assert len(snapshot.errors) == 2  # reading does not fix anything
     snapshot = fold_snapshot(snapshot, [ev(EventKind.FILE_EDIT, "edited a.py", key="a.py")])
@@ -257,42 +235,33 @@ def test_snapshot_a_successful_change_of_a_file_resolves_its_error() -> None:
 
 
 def test_snapshot_subagents_move_from_open_to_finished() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.SUBAGENT_START, "subagent explore", key="ses_c"),
-            ev(EventKind.SUBAGENT_START, "subagent review", key="ses_d"),
-            ev(EventKind.SUBAGENT_FINISH, "ses_c finished", key="ses_c"),
-        ],
+    snapshot = folded(
+        ev(EventKind.SUBAGENT_START, "subagent explore", key="ses_c"),
+        ev(EventKind.SUBAGENT_START, "subagent review", key="ses_d"),
+        ev(EventKind.SUBAGENT_FINISH, "ses_c finished", key="ses_c"),
     )
     assert [s.key for s in snapshot.subagents_open] == ["ses_d"]
     assert [s.text for s in snapshot.subagents_done] == ["subagent explore (done)"]
 
 
 def test_snapshot_environment_and_git_keep_the_latest_per_key() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.CWD_CHANGE, "cd /repo", key="cwd"),
-            ev(EventKind.GIT, "branch main", key="branch"),
-            ev(EventKind.CWD_CHANGE, "cd /repo/pkg", key="cwd"),
-            ev(EventKind.GIT, "branch feature/x", key="branch"),
-        ],
+    snapshot = folded(
+        ev(EventKind.CWD_CHANGE, "cd /repo", key="cwd"),
+        ev(EventKind.GIT, "branch main", key="branch"),
+        ev(EventKind.CWD_CHANGE, "cd /repo/pkg", key="cwd"),
+        ev(EventKind.GIT, "branch feature/x", key="branch"),
     )
     assert [e.text for e in snapshot.environment] == ["cd /repo/pkg"]
     assert [g.text for g in snapshot.git] == ["branch feature/x"]
 
 
 def test_snapshot_prompts_intents_and_messages_keep_the_latest_text() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.PROMPT, "first"),
-            ev(EventKind.PROMPT, "second ask", body="second ask in full"),
-            ev(EventKind.INTENT, "/review"),
-            ev(EventKind.MESSAGE, "done", body="I did it"),
-            ev(EventKind.COMPACTION_SUMMARY, "compaction summary"),
-        ],
+    snapshot = folded(
+        ev(EventKind.PROMPT, "first"),
+        ev(EventKind.PROMPT, "second ask", body="second ask in full"),
+        ev(EventKind.INTENT, "/review"),
+        ev(EventKind.MESSAGE, "done", body="I did it"),
+        ev(EventKind.COMPACTION_SUMMARY, "compaction summary"),
     )
     assert snapshot.last_request == "second ask in full"
     assert snapshot.intent == "/review"
@@ -318,13 +287,10 @@ def test_snapshot_a_stated_completion_closes_the_task_it_names() -> None:
 
 
 def test_snapshot_duplicates_of_fixes_completions_and_searches() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest"),
-            ev(EventKind.TASK_UPDATE, "write docs [pending]", key="todo:1"),
-            ev(EventKind.FILE_SEARCH, "grep TODO"),
-        ],
+    snapshot = folded(
+        ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest"),
+        ev(EventKind.TASK_UPDATE, "write docs [pending]", key="todo:1"),
+        ev(EventKind.FILE_SEARCH, "grep TODO"),
     )
     assert not snapshot.is_duplicate(ev(EventKind.ERROR_RESOLVED, "ok", key="cmd:pytest"))
     assert snapshot.is_duplicate(ev(EventKind.ERROR_RESOLVED, "ls ok", key="cmd:ls"))
@@ -336,12 +302,9 @@ def test_snapshot_duplicates_of_fixes_completions_and_searches() -> None:
 
 
 def test_snapshot_a_file_read_again_after_others_is_not_a_duplicate() -> None:
-    snapshot = fold_snapshot(
-        Snapshot(),
-        [
-            ev(EventKind.FILE_READ, "read a.py", key="a.py"),
-            ev(EventKind.FILE_READ, "read b", key="b"),
-        ],
+    snapshot = folded(
+        ev(EventKind.FILE_READ, "read a.py", key="a.py"),
+        ev(EventKind.FILE_READ, "read b", key="b"),
     )
     again = ev(EventKind.FILE_READ, "read a.py", key="a.py")
     assert not snapshot.is_duplicate(again)

@@ -18,7 +18,7 @@ from plait.adapters.backends.embedders import (
 )
 from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
 from plait.adapters.backends.graphiti.spend import SpendLedger, meter_llm
-from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.adapters.backends.redis_store import RedisHotStore
 from plait.devtools.llm_server import CountingLLMServer, empty_of
 from plait.settings import ProviderSettings, Settings
 from plait.state.spend import DailySpend, describe_spend, over_cap
@@ -26,8 +26,11 @@ from plait.state.spend import DailySpend, describe_spend, over_cap
 DAY = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
 
-async def test_the_ledger_counts_each_call_per_day_in_the_cache() -> None:
-    store = InMemoryHotStore()
+async def test_the_ledger_counts_each_call_per_day_in_the_cache(
+    redis_url: str, key_prefix: str
+) -> None:
+    store = RedisHotStore.from_url(redis_url, prefix=key_prefix)
+    other = RedisHotStore.from_url(redis_url, prefix=key_prefix)  # another process's connection
     ledger = SpendLedger(store, clock=lambda: DAY)
 
     class Client:
@@ -37,9 +40,11 @@ async def test_the_ledger_counts_each_call_per_day_in_the_cache() -> None:
     client = meter_llm(Client(), ledger)
     await client.generate_response(["p" * 400])
     await client.generate_response(["p" * 400])
-    spend = await SpendLedger(store, clock=lambda: DAY).today()  # another process reads it
+    spend = await SpendLedger(other, clock=lambda: DAY).today()  # another process reads it
     assert (spend.day, spend.calls, spend.input_tokens) == ("2026-06-01", 2, 200)
     assert spend.output_tokens > 0
+    await store.aclose()
+    await other.aclose()
 
 
 def test_caps_and_the_doctor_line() -> None:

@@ -119,6 +119,9 @@ def test_file_spool_files_are_private(tmp_path: Path) -> None:
     spool.append(call_id="a", lane="", host="h", call=CALL)
     spool.dead_letter_call(call_id="b", host="h", call=CALL, reason="r")
     assert (tmp_path / "spool").stat().st_mode & 0o777 == 0o700
+    written = list((tmp_path / "spool").rglob("*"))
+    journals = [path for path in written if path.is_file() and path.suffix == ".jsonl"]
+    assert len(journals) >= 2, written  # the call's and the dead letter's, or the loop is empty
     for path in (tmp_path / "spool").iterdir():
         assert path.stat().st_mode & 0o777 == 0o600, path
     spool.close()

@@ -258,25 +258,33 @@ class OpenCodeProject:
 
     def env(self) -> dict[str, str]:
         """OpenCode's environment: its own home, no updates, plait's data dir."""
-        env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "OPENCODE_", "XDG_"))
-        }
-        env.update(
-            PWD=str(self.root),
-            HOME=str(self.home),
-            XDG_CONFIG_HOME=str(self.home / "config"),
-            XDG_DATA_HOME=str(self.home / "data"),
-            XDG_STATE_HOME=str(self.home / "state"),
-            XDG_CACHE_HOME=str(opencode_cache() / "xdg-cache"),
-            OPENCODE_DISABLE_MODELS_FETCH="1",
-            OPENCODE_DISABLE_AUTOUPDATE="1",
-            OPENCODE_DISABLE_LSP_DOWNLOAD="1",
-            OPENCODE_DISABLE_CLAUDE_CODE="1",
-            OPENCODE_DISABLE_SHARE="1",
-            PLAIT_DATA_DIR=str(self.data_dir),
-            PATH=f"{Path(PLAIT).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        )
+        env = opencode_env(self.root, self.home, self.data_dir)
+        env["PATH"] = f"{Path(PLAIT).parent}{os.pathsep}{os.environ.get('PATH', '')}"
         return env
+
+
+def opencode_env(root: Path, home: Path, data_dir: Path) -> dict[str, str]:
+    """This process's environment for an OpenCode run in ``root``, kept apart from the user's.
+
+    No ``PLAIT_``, ``OPENCODE_`` or ``XDG_`` variable of the caller leaks in; OpenCode gets its own
+    home, fetches and updates nothing, and plait keeps its data in ``data_dir``.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "OPENCODE_", "XDG_"))}
+    env.update(
+        PWD=str(root),
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+        XDG_CACHE_HOME=str(opencode_cache() / "xdg-cache"),
+        OPENCODE_DISABLE_MODELS_FETCH="1",
+        OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1",
+        OPENCODE_DISABLE_CLAUDE_CODE="1",
+        OPENCODE_DISABLE_SHARE="1",
+        PLAIT_DATA_DIR=str(data_dir),
+    )
+    return env
 
 
 def make_opencode_project(base: Path, name: str, base_url: str, *, plait: bool) -> OpenCodeProject:
