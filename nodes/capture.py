@@ -31,7 +31,7 @@ from plait.nodes.tool_outcome import (
     tool_outcome,
     touched_files,
 )
-from plait.redact import redact
+from plait.state.base.redact import redact
 from plait.state.events import TEXT_MAX, EventKind, SessionEvent, Speaker, as_text
 from plait.state.intents import (
     AssistantText,

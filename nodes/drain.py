@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from plait.boundary import attempt, describe, fail_open
-from plait.errors import BackendUnavailable, PlaitError
 from plait.nodes.lasting import is_lasting
 from plait.state.background import DrainState
+from plait.state.base.boundary import attempt, describe, fail_open
+from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.groups import user_group_id

@@ -11,8 +11,8 @@ from plait.nodes.capture import QUERY_MAX_CHARS, capture
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope, envelope_digest
 from plait.nodes.routing import decide_tool_policy, target_file_size
-from plait.redact import redact
-from plait.settings import Settings
+from plait.state.base.redact import redact
+from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import as_text
 from plait.state.hooks import CachedRecall, HookState

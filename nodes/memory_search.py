@@ -22,9 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from plait.boundary import attempt
-from plait.errors import PlaitError
-from plait.settings import Settings
+from plait.state.base.boundary import attempt
+from plait.state.base.errors import PlaitError
+from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, truncate_utf8
 from plait.state.groups import user_group_id

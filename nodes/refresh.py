@@ -15,8 +15,8 @@ from plait.nodes.hooks import project_cache_key, session_cache_key
 from plait.nodes.lasting import select_hits
 from plait.nodes.memory_search import prefetch_memory, recall_groups, search_memory
 from plait.nodes.recall import render_recall
-from plait.redact import redact
 from plait.state.background import RefreshState
+from plait.state.base.redact import redact
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.ports import MemoryHit

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from plait.settings import HooksSettings
+from plait.state.base.settings import HooksSettings
 from plait.state.hooks import ToolPolicy
 
 WEB_FETCH_TOOLS = frozenset({"webfetch", "web_fetch", "fetch"})

@@ -13,6 +13,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from plait import _moved
+
 # In a source checkout, graphs/, nodes/, state/ and adapters/ sit beside plait/ and an install
 # maps them to plait.graphs and so on. When a tool imports plait from the checkout without that
 # mapping (the checkout on sys.path ahead of the installed package: LangGraph's CLI under uvx),
@@ -21,8 +23,11 @@ _CHECKOUT = Path(__file__).resolve().parent.parent
 if (_CHECKOUT / "adapters" / "__init__.py").is_file() and str(_CHECKOUT) not in __path__:
     __path__.append(str(_CHECKOUT))
 
+_moved.install()
+
 if TYPE_CHECKING:
-    from plait.errors import (
+    from plait.memory import Memory
+    from plait.state.base.errors import (
         BackendError,
         BackendUnavailable,
         ConfigError,
@@ -32,21 +37,20 @@ if TYPE_CHECKING:
         UnknownHook,
         UsageError,
     )
-    from plait.memory import Memory
-    from plait.settings import Settings
+    from plait.state.base.settings import Settings
     from plait.state.events import EventKind, Priority, SessionEvent
 
 _HOMES = {
-    "BackendError": "plait.errors",
-    "BackendUnavailable": "plait.errors",
-    "ConfigError": "plait.errors",
-    "InvalidHookPayload": "plait.errors",
-    "MissingExtra": "plait.errors",
-    "PlaitError": "plait.errors",
-    "UnknownHook": "plait.errors",
-    "UsageError": "plait.errors",
+    "BackendError": "plait.state.base.errors",
+    "BackendUnavailable": "plait.state.base.errors",
+    "ConfigError": "plait.state.base.errors",
+    "InvalidHookPayload": "plait.state.base.errors",
+    "MissingExtra": "plait.state.base.errors",
+    "PlaitError": "plait.state.base.errors",
+    "UnknownHook": "plait.state.base.errors",
+    "UsageError": "plait.state.base.errors",
     "Memory": "plait.memory",
-    "Settings": "plait.settings",
+    "Settings": "plait.state.base.settings",
     "EventKind": "plait.state.events",
     "Priority": "plait.state.events",
     "SessionEvent": "plait.state.events",

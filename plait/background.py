@@ -31,14 +31,14 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from plait.adapters.backends.checkpoint import plait_serializer
-from plait.boundary import attempt, fail_open
-from plait.errors import PlaitError
 from plait.graphs.cache_refresh import RefreshGraph, build_cache_refresh_graph
 from plait.graphs.drain import DrainGraph, build_drain_graph
 from plait.nodes.memory_search import recall_groups, search_memory
-from plait.redact import redacted_logger
-from plait.settings import Settings
 from plait.state.background import DrainState
+from plait.state.base.boundary import attempt, fail_open
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redacted_logger
+from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall

@@ -13,10 +13,10 @@ from typing import Literal
 from langchain_core.runnables import RunnableConfig
 
 from plait.adapters.backends.spool import DEAD_FILE, SPOOL_DIR, pending_in, read_lines
-from plait.boundary import attempt, describe
-from plait.errors import PlaitError
-from plait.redact import redact_url
-from plait.settings import KEY_VARIABLES, Settings
+from plait.state.base.boundary import attempt, describe
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redact_url
+from plait.state.base.settings import KEY_VARIABLES, Settings
 from plait.wiring import Backends, describe_url, open_backends
 
 Status = Literal["ok", "degraded", "unavailable"]

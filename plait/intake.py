@@ -37,9 +37,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from plait.boundary import describe, translate
-from plait.errors import PlaitError, UsageError
-from plait.redact import redacted_logger
+from plait.state.base.boundary import describe, translate
+from plait.state.base.errors import PlaitError, UsageError
+from plait.state.base.redact import redacted_logger
 from plait.state.hooks import HookOutput
 from plait.state.intents import HostAdapter, HostCall, SessionTarget
 from plait.state.ports import CallSpool, DeadCalls, SpooledCall, SpoolStats

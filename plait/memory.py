@@ -19,16 +19,16 @@ from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.spool import FileSpool
 from plait.background import Background
-from plait.boundary import describe, fail_open
-from plait.errors import BackendError, BackendUnavailable, PlaitError, UsageError
 from plait.graphs.hooks import HooksGraph, build_hooks_graph
 from plait.intake import Answer, Intake
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE, envelope_for
 from plait.nodes.sessions import find_root, link_child
 from plait.observations import open_observations
-from plait.redact import redacted_logger
-from plait.settings import Settings
+from plait.state.base.boundary import describe, fail_open
+from plait.state.base.errors import BackendError, BackendUnavailable, PlaitError, UsageError
+from plait.state.base.redact import redacted_logger
+from plait.state.base.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.groups import group_id_for
@@ -262,7 +262,7 @@ class Memory:
     def run_sync[T](self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run a coroutine on this memory's event loop from synchronous code; its result.
 
-        Raises :class:`~plait.errors.UsageError` when that cannot be done: the loop is not
+        Raises :class:`~plait.UsageError` when that cannot be done: the loop is not
         running in another thread (open with :meth:`open_sync` for synchronous callers), or
         the caller is on that loop itself (use the async API there).
         """
@@ -346,9 +346,9 @@ class Memory:
     async def handle(self, call: HostCall) -> HookOutput:
         """Run one host call through the hooks graph and return what it answers.
 
-        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload
+        Raises :class:`~plait.InvalidHookPayload` (naming the field) for a payload
         plait cannot use. Any other failure is logged and the answer is empty: a broken memory
-        layer never breaks the agent (:func:`plait.boundary.fail_open`).
+        layer never breaks the agent (:func:`plait.state.base.boundary.fail_open`).
         """
         return (await self.accept(call)).output
 
@@ -437,7 +437,7 @@ class Memory:
         """Run one OpenCode hook and return the mutated ``output`` (OpenCode's payload shapes).
 
         A thin call into the OpenCode adapter, for scripts that drive plait as OpenCode does.
-        Raises :class:`~plait.errors.InvalidHookPayload` (naming the field) for a payload plait
+        Raises :class:`~plait.InvalidHookPayload` (naming the field) for a payload plait
         cannot use; any other failure leaves ``output`` as it was.
         """
         from plait.adapters.hosts.opencode.hooks import OpenCodeHooks

@@ -4,7 +4,7 @@ The MCP server, the LangChain tools and the HTTP API all call :class:`MemoryTool
 ten tools take the same arguments and answer the same JSON everywhere. Every answer names the
 observation's ``id`` where there is one; search answers are bounded (at most 20 results, short
 snippets, :data:`SEARCH_BUDGET_BYTES` in all, ``truncated`` when cut); ``memory_get`` gives the
-whole observation with its revisions. Bad arguments are a :class:`~plait.errors.UsageError`
+whole observation with its revisions. Bad arguments are a :class:`~plait.UsageError`
 naming the field.
 """
 
@@ -14,9 +14,9 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from plait.errors import UsageError
 from plait.nodes.observations import snippet
 from plait.observations import Observations, SaveResult, listing
+from plait.state.base.errors import UsageError
 from plait.state.observations import (
     OBSERVATION_TYPES,
     Observation,

@@ -23,8 +23,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from plait.boundary import fail_open, fail_open_sync
-from plait.errors import BackendError, UsageError
 from plait.nodes.observations import (
     ObservationIndex,
     aged_progress,
@@ -50,8 +48,10 @@ from plait.nodes.session_summary import (
     summary_title,
 )
 from plait.nodes.sessions import find_root
-from plait.redact import redact
-from plait.settings import Settings
+from plait.state.base.boundary import fail_open, fail_open_sync
+from plait.state.base.errors import BackendError, UsageError
+from plait.state.base.redact import redact
+from plait.state.base.settings import Settings
 from plait.state.groups import user_group_id
 from plait.state.observations import (
     Observation,

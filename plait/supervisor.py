@@ -25,9 +25,9 @@ from datetime import UTC, datetime
 from redis.backoff import ExponentialWithJitterBackoff
 
 from plait.adapters.backends.embedded import pid_alive
-from plait.boundary import attempt, describe
-from plait.errors import PlaitError
-from plait.redact import redacted_logger
+from plait.state.base.boundary import attempt, describe
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redacted_logger
 from plait.wiring import Backends, repoint
 
 logger = redacted_logger("plait")

@@ -17,10 +17,10 @@ from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
 from plait.adapters.backends.recall_index import SqliteRecallIndex
 from plait.adapters.backends.redis_store import RedisHotStore
-from plait.boundary import attempt, describe
-from plait.errors import BackendUnavailable, PlaitError
-from plait.redact import redacted_logger
-from plait.settings import Settings
+from plait.state.base.boundary import attempt, describe
+from plait.state.base.errors import BackendUnavailable, PlaitError
+from plait.state.base.redact import redacted_logger
+from plait.state.base.settings import Settings
 from plait.state.ports import HotStore
 from plait.state.recall import RecallIndex, TextEmbedder
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, Self
 
-from plait.settings import Settings
+from plait.state.base.settings import Settings
 from plait.state.observations import ObservationRecall
 from plait.state.ports import (
     Cache,

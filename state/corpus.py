@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from plait.redact import redact
+from plait.state.base.redact import redact
 from plait.state.events import as_text, clean_text
 
 CHUNK_TARGET_BYTES = 1536

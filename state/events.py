@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from plait.redact import REDACTED, redact
+from plait.state.base.redact import REDACTED, redact
 
 SUMMARY_MAX_CHARS = 200
 BODY_MAX_BYTES = 4096

@@ -11,7 +11,7 @@ Project observations live in the project's group, personal ones in the user's gr
 in-memory twin); the drain carries them on to the knowledge graph.
 
 Everything a caller hands in is checked here, and a bad value is a
-:class:`~plait.errors.UsageError` naming the field.
+:class:`~plait.UsageError` naming the field.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from plait.errors import UsageError
+from plait.state.base.errors import UsageError
 from plait.state.ports import MemoryHit
 
 ObservationType = Literal[

@@ -223,7 +223,7 @@ class HotStore(EventLog, EnvelopeStage, Cache, SessionLinks, DrainQueue, DeadLet
     """The whole hot tier, as one backend implements it (Redis, or its in-memory twin)."""
 
     async def ping(self) -> None:
-        """Raise :class:`~plait.errors.BackendUnavailable` if the store cannot be reached."""
+        """Raise :class:`~plait.BackendUnavailable` if the store cannot be reached."""
         ...
 
     async def aclose(self) -> None:

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from plait.redact import redact
+from plait.state.base.redact import redact
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import QueueEntry, episode_uuid
 

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from plait.settings import ProviderSettings
+from plait.state.base.settings import ProviderSettings
 
 SPEND_TTL_SECONDS = 3 * 86_400
 CHARS_PER_TOKEN = 4

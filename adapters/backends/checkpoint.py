@@ -54,7 +54,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.exceptions import NoScriptError
 
 from plait.adapters.backends.redis_errors import redis_errors
-from plait.errors import ConfigError
+from plait.state.base.errors import ConfigError
 
 DEFAULT_PREFIX = "plait:cp:"
 # plait's own state types, the only classes its checkpoints may revive.

@@ -46,7 +46,7 @@ from plait.adapters.backends.private_files import (
     secure_data_dir,
     write_private,
 )
-from plait.errors import BackendUnavailable
+from plait.state.base.errors import BackendUnavailable
 
 START_TIMEOUT_SECONDS = 15.0
 REAP_POLL_SECONDS = 0.25

@@ -28,7 +28,7 @@ import numpy as np
 import platformdirs
 
 from plait.adapters.backends.private_files import private_sqlite
-from plait.settings import Settings
+from plait.state.base.settings import Settings
 
 logger = logging.getLogger("plait")
 
@@ -293,7 +293,7 @@ def choice_for(settings: Settings) -> EmbedderChoice:
 def open_embedder(choice: EmbedderChoice) -> Any | None:
     """The recall embedder for a choice (cached on disk), or None for words alone.
 
-    Raises :class:`~plait.errors.MissingExtra` when a configured provider is not installed.
+    Raises :class:`~plait.MissingExtra` when a configured provider is not installed.
     """
     inner: Any
     if choice.provider == "none":

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from plait.settings import os_user
+from plait.state.base.settings import os_user
 from plait.state.events import EventKind, SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import MemoryHit, episode_uuid

@@ -1,8 +1,8 @@
 """Redis clients' errors in plait's tree: what every Redis backend raises instead of redis-py's.
 
 A refused, dropped or timed-out connection (and a server still loading its data) is
-:class:`~plait.errors.BackendUnavailable`; any other Redis error is
-:class:`~plait.errors.BackendError`. Messages say which operation failed, secrets redacted.
+:class:`~plait.BackendUnavailable`; any other Redis error is
+:class:`~plait.BackendError`. Messages say which operation failed, secrets redacted.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from plait.boundary import describe
-from plait.errors import BackendError, BackendUnavailable, PlaitError
+from plait.state.base.boundary import describe
+from plait.state.base.errors import BackendError, BackendUnavailable, PlaitError
 
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 

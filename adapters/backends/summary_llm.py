@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from plait.redact import redact
+from plait.state.base.redact import redact
 
 SYSTEM = (
     "You summarize one coding-agent session for the agent's next session. Answer only with the "

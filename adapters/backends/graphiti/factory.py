@@ -3,7 +3,7 @@
 Providers: ``offline`` (plait's deterministic extractor and hashed embedder, no key),
 ``openai``, ``anthropic`` (LLM only) and ``openai_compatible`` (Ollama, vLLM, LM Studio: any
 ``base_url``); embedders also ``sentence_transformers``. A provider whose package is not
-installed raises :class:`~plait.errors.MissingExtra`. graphiti-core's telemetry stays off
+installed raises :class:`~plait.MissingExtra`. graphiti-core's telemetry stays off
 unless the user opts in.
 """
 
@@ -36,7 +36,7 @@ from plait.adapters.backends.graphiti.offline_embedder import (
 )
 from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.speedups import install as install_speedups
-from plait.errors import ConfigError, MissingExtra
+from plait.state.base.errors import ConfigError, MissingExtra
 
 TELEMETRY_ENV = "GRAPHITI_TELEMETRY_ENABLED"
 LLM_PROVIDERS = frozenset({"offline", "openai", "anthropic", "openai_compatible"})

@@ -2,7 +2,7 @@
 
 Opening connects to nothing: the connection is made, and a group's indices built, on the
 first write or search, so a graph server that is down shows up there, as
-:class:`~plait.errors.BackendUnavailable` (the drain then leaves its events queued), and the
+:class:`~plait.BackendUnavailable` (the drain then leaves its events queued), and the
 next call tries again.
 """
 
@@ -29,15 +29,15 @@ from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.search import search_memory
 from plait.adapters.backends.graphiti.spend import SpendLedger, meter_llm
 from plait.adapters.backends.graphiti.writer import split_preferences, write_events
-from plait.errors import BackendUnavailable
-from plait.settings import ProviderSettings, os_user
+from plait.state.base.errors import BackendUnavailable
+from plait.state.base.settings import ProviderSettings, os_user
 from plait.state.events import SessionEvent
 from plait.state.groups import project_name_of, user_group_id
 from plait.state.ports import Cache, MemoryHit
 from plait.state.spend import describe_spend, over_cap
 
 if TYPE_CHECKING:
-    from plait.settings import Settings
+    from plait.state.base.settings import Settings
 
 logger = logging.getLogger("plait")
 
@@ -114,7 +114,7 @@ class GraphitiKnowledgeGraph:
         statements made outright, so the offline extractor reads them (no LLM call). The two
         groups are written concurrently (each is its own graph, and graphiti-core scopes a
         call to its group). Past the day's LLM spend cap the offline extractor reads
-        everything. Raises :class:`~plait.errors.BackendUnavailable` when the server does not
+        everything. Raises :class:`~plait.BackendUnavailable` when the server does not
         answer.
         """
         project = project_name_of(group_id, self.prefix)

@@ -28,7 +28,7 @@ from pydantic import BaseModel
 from plait.adapters.backends.graphiti.episodes import episode_body_for
 from plait.adapters.backends.graphiti.extraction import ENTITY_TYPES
 from plait.adapters.backends.graphiti.factory import build_indices
-from plait.redact import redact
+from plait.state.base.redact import redact
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import episode_uuid
 

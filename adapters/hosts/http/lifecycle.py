@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from plait.adapters.backends.embedded import pid_alive
-from plait.errors import BackendUnavailable
+from plait.state.base.errors import BackendUnavailable
 
 START_GRACE_SECONDS = 15.0
 TERM_GRACE_SECONDS = 5.0

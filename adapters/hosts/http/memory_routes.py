@@ -18,8 +18,8 @@ import pydantic_core
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from plait.errors import PlaitError, UsageError
 from plait.observation_tools import TOOL_NAMES, MemoryToolbox
+from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import UnknownObservation
 
 HOST = "http"

@@ -80,9 +80,9 @@ from plait.adapters.hosts.opencode.hooks import (
     HookRunner,
     OpenCodeHooks,
 )
-from plait.boundary import fail_open
-from plait.errors import InvalidHookPayload, PlaitError, UnknownHook
-from plait.redact import redacted_logger
+from plait.state.base.boundary import fail_open
+from plait.state.base.errors import InvalidHookPayload, PlaitError, UnknownHook
+from plait.state.base.redact import redacted_logger
 from plait.state.groups import project_key
 
 logger = redacted_logger("plait")

@@ -36,11 +36,11 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
-from plait.boundary import fail_open
-from plait.errors import UsageError
 from plait.memory import Memory, SyncMemory
 from plait.nodes.envelope import for_message, strip_envelopes
-from plait.redact import redacted_logger
+from plait.state.base.boundary import fail_open
+from plait.state.base.errors import UsageError
+from plait.state.base.redact import redacted_logger
 from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
@@ -260,7 +260,7 @@ class SessionRecorder:
     ) -> str:
         """The session: the constructor's, else the run's ``thread_id``, else its own.
 
-        Raises :class:`~plait.errors.UsageError` when there is none of them (no messages).
+        Raises :class:`~plait.UsageError` when there is none of them (no messages).
         """
         found = self.session_id or thread_id_of(config) or current_thread_id()
         return found or own_session(messages or [])

@@ -22,8 +22,8 @@ from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig
 
 from plait.adapters.hosts.langchain.middleware import SessionRecorder, inject_envelope
-from plait.boundary import fail_open
-from plait.redact import redacted_logger
+from plait.state.base.boundary import fail_open
+from plait.state.base.redact import redacted_logger
 
 if TYPE_CHECKING:
     from plait.memory import Memory

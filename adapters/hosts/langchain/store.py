@@ -38,7 +38,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from plait.errors import UsageError
+from plait.state.base.errors import UsageError
 from plait.state.observations import (
     OBSERVATION_TYPES,
     STORE_TOPIC_PREFIX,

@@ -23,8 +23,8 @@ from plait.adapters.hosts.langchain.middleware import (
     thread_id_of,
     unwrap,
 )
-from plait.errors import PlaitError, UsageError
 from plait.observation_tools import MemoryToolbox, answer_text
+from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES
 
 if TYPE_CHECKING:

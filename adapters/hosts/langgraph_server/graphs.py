@@ -36,8 +36,8 @@ from plait.graphs.compaction import build_compaction_graph
 from plait.graphs.drain import build_drain_graph
 from plait.graphs.hooks import build_hooks_graph
 from plait.memory import knowledge_factory, project_group_id
-from plait.settings import Settings
 from plait.state.background import DrainState, RefreshState
+from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.hooks import HookState

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from plait.errors import InvalidHookPayload
+from plait.state.base.errors import InvalidHookPayload
 from plait.state.intents import (
     AssistantText,
     BranchChanged,

@@ -23,12 +23,12 @@ from plait.adapters.hosts.mcp._budget import (
 )
 from plait.adapters.hosts.mcp.netguard import GuardedResponse, fetch_guarded
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
-from plait.boundary import attempt, describe, fail_open
-from plait.errors import BackendUnavailable, PlaitError, UnsafeURL, UsageError
 from plait.nodes.capture import Source, command_events
 from plait.nodes.sessions import find_root
-from plait.redact import redact, redact_url, redacted_logger
-from plait.settings import Settings
+from plait.state.base.boundary import attempt, describe, fail_open
+from plait.state.base.errors import BackendUnavailable, PlaitError, UnsafeURL, UsageError
+from plait.state.base.redact import redact, redact_url, redacted_logger
+from plait.state.base.settings import Settings
 from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import HotStore

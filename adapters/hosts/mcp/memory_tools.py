@@ -27,8 +27,8 @@ from mcp_types import CallToolResult, TextContent
 
 from plait.adapters.hosts.mcp._tools import session_for
 from plait.adapters.hosts.mcp.catalog import CURATE, MEMORY, TOOLS, list_as_catalog
-from plait.errors import PlaitError
 from plait.observation_tools import MemoryToolbox, answer_text
+from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
     from plait.observations import Observations

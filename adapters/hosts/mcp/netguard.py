@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from plait.errors import UnsafeURL
-from plait.redact import redact_url
+from plait.state.base.errors import UnsafeURL
+from plait.state.base.redact import redact_url
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

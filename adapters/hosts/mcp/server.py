@@ -25,10 +25,10 @@ from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, list_as_catal
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
 from plait.adapters.hosts.mcp.sandbox import stop_groups
 from plait.adapters.hosts.mcp.stdio import ToolAnswer
-from plait.boundary import attempt, describe
-from plait.errors import PlaitError
-from plait.redact import redact, redacted_logger
-from plait.settings import CorpusSettings, Settings
+from plait.state.base.boundary import attempt, describe
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redact, redacted_logger
+from plait.state.base.settings import CorpusSettings, Settings
 from plait.state.ports import HotStore
 
 logger = redacted_logger("plait.mcp")

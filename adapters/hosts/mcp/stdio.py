@@ -29,7 +29,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from plait.adapters.hosts.mcp.catalog import INSTRUCTIONS, ToolSpec
 
 if TYPE_CHECKING:
-    from plait.settings import Settings
+    from plait.state.base.settings import Settings
 
 SERVER_MODULE = "plait.adapters.hosts.mcp.server"
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -197,8 +197,11 @@ class StdioFront:
             message = f"unknown tool {name!r}" if name not in self.names else "bad arguments"
             self.send(error_response(request_id, INVALID_PARAMS, message))
             return
-        from plait.boundary import attempt, describe  # the server is loaded or loading by now
-        from plait.errors import PlaitError
+        from plait.state.base.boundary import (  # the server is loaded or loading by now
+            attempt,
+            describe,
+        )
+        from plait.state.base.errors import PlaitError
 
         answer = await attempt(self.call_backend(str(name), arguments))
         if isinstance(answer, PlaitError):  # the backend failed to load or crashed: say so

@@ -23,7 +23,7 @@ from plait.adapters.hosts.opencode.install import (
     target_for,
 )
 from plait.doctor import Check
-from plait.errors import PlaitError
+from plait.state.base.errors import PlaitError
 
 OUTBOX_STUCK_SECONDS = 60.0
 

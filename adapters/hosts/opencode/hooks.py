@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langgraph.runtime import Runtime
 
-from plait.errors import InvalidHookPayload, UnknownHook
 from plait.nodes.envelope import for_message, strip_envelopes
+from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.context import PlaitContext
 from plait.state.events import TEXT_MAX, as_text
 from plait.state.hooks import HookOutput, HookState

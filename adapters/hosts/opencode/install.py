@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.opencode import jsonc
-from plait.errors import ConfigError
+from plait.state.base.errors import ConfigError
 
 PLUGIN_NAME = "plait.ts"
 PLUGIN_MARKER = "PlaitPlugin"
@@ -220,7 +220,7 @@ def default_data_dir() -> Path:
 
 def resolved_data_dir(project_dir: Path) -> Path:
     """The data dir plait's settings give for the project (what ``plait serve`` will use)."""
-    from plait.settings import Settings
+    from plait.state.base.settings import Settings
 
     return Settings.load(project_dir).resolved_data_dir()
 

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from plait.errors import ConfigError
+from plait.state.base.errors import ConfigError
 
 INDENT = "  "
 

@@ -1,0 +1,331 @@
+"""``plait bench``: measure plait and write ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from plait.cli._common import (
+    DataDirOption,
+    JsonOption,
+    app,
+    console,
+    fail,
+)
+from plait.cli._common import run as _run
+from plait.state.base.errors import PlaitError
+
+if TYPE_CHECKING:
+    pass
+
+bench_app = typer.Typer(help="Measure plait and write docs/benchmarks.md.", no_args_is_help=True)
+app.add_typer(bench_app, name="bench")
+OutputOption = Annotated[Path, typer.Option("--output", help="The benchmarks file to update.")]
+
+
+@bench_app.command("hotpath")
+def bench_hotpath_command(
+    sizes: Annotated[str, typer.Option(help="Prior events per session.")] = "1000,10000,100000",
+    rounds: Annotated[int, typer.Option(help="Measured turns per size.")] = 300,
+    data_dir: DataDirOption = None,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """chat.message then messages.transform, p50/p99, on sessions of growing length."""
+    import tempfile
+
+    from plait.devtools.bench import bench_hotpath, stamp, timing_table, write_section
+    from plait.memory import Memory
+
+    async def measure() -> str:
+        with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+            directory = data_dir or Path(scratch)
+            async with Memory.open(Path(scratch), directory, start_background=False) as memory:
+                counts = tuple(int(size) for size in sizes.split(","))
+                return timing_table(await bench_hotpath(memory, counts, rounds))
+
+    table = _run(measure())
+    body = (
+        f"{stamp()}\n\n`uv run plait bench hotpath`: one `chat.message` then one "
+        "`experimental.chat.messages.transform` per turn through `plait.Memory.hook` and the "
+        "hooks graph, on the embedded FalkorDB server, after seeding each session with that many "
+        f"prior events (log and snapshot). {rounds} measured turns per size after 20 warm-up "
+        f"turns.\n\n{table}\n"
+    )
+    write_section(output, "Hot path", body)
+    console.print(table)
+
+
+@bench_app.command("search")
+def bench_search_command(
+    sizes: Annotated[str, typer.Option(help="Edges per graph.")] = "1000,5000,16000",
+    rounds: Annotated[int, typer.Option(help="Searches per size.")] = 200,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Refresh search p50/p95 on knowledge graphs of growing size (embedded server)."""
+    import tempfile
+
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.search_bench import bench_search
+
+    counts = tuple(int(size) for size in sizes.split(","))
+    with (
+        tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch,
+        EmbeddedFalkorDB(Path(scratch)) as server,
+    ):
+        result = _run(bench_search(server.url, sizes=counts, rounds=rounds))
+    lines = ["| edges | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for size, operations in result["sizes"].items():
+        for name, figures in operations.items():
+            lines.append(f"| {size} | {name} | {figures['p50']:.1f} | {figures['p95']:.1f} |")
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench search`: graphs of that many fact edges seeded "
+        f"directly with offline embeddings, {rounds} searches per size on the embedded "
+        f"FalkorDB server; `search_memory` is the knowledge graph's part of plait's search "
+        f"(hybrid candidates of facts and entities, the lookup of what invalidated facts made "
+        f"stale, one cross-kind rerank, the events each fact's episode holds; turns come from "
+        f"the recall index, section Recall index search), the other rows its parts and "
+        f"graphiti-core's own queries for comparison.\n\n{table}\n"
+    )
+    write_section(output, "Knowledge-graph search", body)
+    console.print(table)
+
+
+@bench_app.command("drain")
+def bench_drain_command(
+    events: Annotated[int, typer.Option(help="Events to drain.")] = 500,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Events per second through the drain (recall index and Graphiti), offline."""
+    import tempfile
+    import time
+
+    from plait.devtools.bench import seed_event, stamp, write_section
+    from plait.memory import Memory
+
+    async def measure() -> tuple[int, int, int, int, float, float]:
+        with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+            async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
+                assert memory.background is not None
+                await memory.background.knowledge()
+                batch = [seed_event("bench", i) for i in range(events)]
+                await memory.store.append_events("bench", batch, enqueue_group=memory.group_id)
+                started = time.perf_counter()
+                report = await memory.background.drain()
+                seconds = time.perf_counter() - started
+                started = time.perf_counter()
+                vectors = await memory.background.embed_pending()
+                embedding = time.perf_counter() - started
+                computed = getattr(memory.background.embedder, "computed", vectors)
+                return report.drained, report.written, vectors, computed, seconds, embedding
+
+    drained, written, vectors, computed, seconds, embedding = _run(measure())
+    rate = drained / seconds if seconds else 0.0
+    body = (
+        f"{stamp()}\n\n`uv run plait bench drain --events {events}`: {events} queued events "
+        f"(a mix of edits, reads, decisions, tasks, errors and prompts) drained by the drain "
+        f"graph on the embedded server, offline, with the default settings: every event into "
+        f"the recall index, the {written} lasting ones into Graphiti with the offline "
+        f"extractor, one episode per batch. {drained} drained in {seconds:.2f} s, "
+        f"**{rate:.0f} events/s**. Embedding is a background pass after the drain that does "
+        f"not hold the queue: {vectors} vectors in {embedding:.1f} s ({computed} computed by "
+        f"the model, the rest from the embedding cache).\n"
+    )
+    write_section(output, "Drain", body)
+    console.print(
+        f"{drained} events in {seconds:.2f} s: {rate:.0f} events/s; {vectors} vectors "
+        f"in {embedding:.1f} s ({computed} computed)"
+    )
+
+
+@bench_app.command("capture")
+def bench_capture_command(
+    datasets: Annotated[
+        Path, typer.Option(help="The capture corpus folder (see its README).")
+    ] = Path("datasets/capture"),
+    output: OutputOption = Path("docs/benchmarks.md"),
+    misses: Annotated[bool, typer.Option(help="List every miss of the held-out items.")] = False,
+) -> None:
+    """Precision and recall of capture per kind, and supersession, on the labelled corpus."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.capture import CaptureDatasetError, capture_section
+
+    try:
+        body = capture_section(datasets, with_misses=misses)
+    except (CaptureDatasetError, OSError) as error:
+        fail(str(error), code=2)
+    write_section(output, "Capture", f"{stamp()}\n\n{body}")
+    console.print(body)
+
+
+@bench_app.command("recall")
+def bench_recall_command(
+    dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],
+    k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,25,50",
+    json_output: JsonOption = False,
+) -> None:
+    """recall@k and NDCG@10 of long-term memory against a BM25 baseline, per category."""
+    from plait.devtools.recall import DatasetError, parse_ks, render_report, run_recall_bench
+
+    try:
+        ks = parse_ks(k)
+        report = _run(run_recall_bench(dataset, ks))
+    except DatasetError as error:
+        fail(str(error), code=2)
+    except PlaitError as error:
+        fail(str(error))
+    typer.echo(report.to_json() if json_output else render_report(report))
+
+
+@bench_app.command("startup")
+def bench_startup_command(
+    rounds: Annotated[int, typer.Option(min=1, help="Fresh processes per figure.")] = 5,
+    opencode: Annotated[
+        bool, typer.Option(help="Also time real `opencode run` with and without plait.")
+    ] = False,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Start-up times: --help, plait mcp's handshake, plait serve, Memory.open, opencode run."""
+    import os
+
+    from plait.cli import app
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.startup import render, run_startup_bench
+
+    before = os.getloadavg()[0]
+    table = render(run_startup_bench(app, rounds, opencode=opencode, log=console.print))
+    load = f"Load average {before:.1f} when it started, {os.getloadavg()[0]:.1f} when it ended."
+    body = (
+        f"{stamp()} {load}\n\n`uv run plait bench startup"
+        f"{' --opencode' if opencode else ''}`: each figure is {rounds} fresh processes "
+        "(median and max); bare `python -c pass` is the "
+        "yardstick. `plait mcp` is timed from process start to each answer over stdio; `plait "
+        "serve` to its health check (the embedded server not running before); `Memory.open` "
+        "in a fresh process while another holds the embedded server. With `--opencode`, one "
+        "`opencode run` turn in a project without plait and one with `plait opencode install`, "
+        "interleaved, against the local mock provider (the service stays up between runs, as "
+        "it does for a person; the first run of each is reported apart).\n\n"
+        f"{table}\n\n"
+        "Before this work (issue #16, same kind of machine): `plait --help` 5-6 s (about 70x a "
+        "bare start), `plait mcp` 7-11 s to answer `initialize`, an `opencode run` turn 8 s "
+        "slower with plait (median of 5: 3.7 s without, 11.8 s with), 7.8 KB of tool schemas "
+        "per request, `Memory.open` about 4.7 s when it started the embedded server (closing "
+        "it 1.7-2.0 s).\n"
+    )
+    write_section(output, "Start-up", body)
+
+
+@bench_app.command("cost")
+def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> None:
+    """LLM calls and tokens per 100 session events, against a local OpenAI-compatible server."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.cost import SESSIONS, measure_cost, render_cost
+
+    rows = _run(measure_cost())
+    table = render_cost(rows)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench cost`: the demo's coding session played {SESSIONS} "
+        "times (two sessions of one project) through `plait.Memory`, with `llm.base_url` and "
+        "`embedder.base_url` set to a local OpenAI-compatible server that answers "
+        "graphiti-core's prompts with the offline extractor and counts every request (tokens "
+        "estimated at four characters a token). *plait now* is the drain as it runs: the "
+        "background drain waits for `redis.drain_quiet_seconds` without new events, then one "
+        "episode per root session and batch of lasting knowledge. *One episode per event* "
+        "writes every event but assistant chatter and raw tool output as its own episode, as "
+        "the drain did before.\n\n" + table
+    )
+    write_section(output, "LLM cost", body)
+    console.print(table)
+
+
+@bench_app.command("turns")
+def bench_turns_command(
+    dataset: Annotated[Path, typer.Option(help="Recall dataset JSON.")] = Path(
+        "datasets/devlog.json"
+    ),
+    copies: Annotated[str, typer.Option(help="Sizes, as copies of the dataset.")] = "1,10,40",
+    rounds: Annotated[int, typer.Option(help="Questions asked per size.")] = 200,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Recall index: indexing and search p50/p95 as a project's turns grow."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.turn_bench import bench_turns
+
+    sizes = tuple(int(size) for size in copies.split(","))
+    timings = bench_turns(dataset, sizes, rounds)
+    lines = ["| turns | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    for t in timings:
+        turns = f"{t.turns:,}" if t.turns else "–"
+        lines.append(f"| {turns} | {t.operation} | {t.p50_ms:.1f} | {t.p95_ms:.1f} |")
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench turns --dataset {dataset} --copies {copies}`: the "
+        f"dataset's turns (repeated as further sessions) in one group of the recall index, "
+        f"{rounds} of its questions asked with words only and with vectors (random unit vectors "
+        f"of 384 dimensions: ranking cost does not depend on what they say); the last row is "
+        f"the bundled model embedding one query, which a search with vectors adds.\n\n"
+        f"{table}\n"
+    )
+    write_section(output, "Recall index search", body)
+    console.print(table)
+
+
+@bench_app.command("load")
+def bench_load_command(
+    sessions: Annotated[int, typer.Option(min=1, help="OpenCode sessions at once.")] = 50,
+    hooks: Annotated[int, typer.Option(min=1, help="Hook calls per session.")] = 40,
+    outage: Annotated[
+        float, typer.Option(help="Kill the hot tier's Redis for this long (s); 0: no outage.")
+    ] = 0.0,
+    outage_after: Annotated[float, typer.Option(help="Seconds into the run of the kill.")] = 3.0,
+    pace_ms: Annotated[int, typer.Option(help="Pause between a session's hooks (ms).")] = 0,
+    kill_serve_after: Annotated[
+        float, typer.Option(help="SIGKILL plait serve this long into the run (s), then restart it.")
+    ] = 0.0,
+    redis: Annotated[
+        str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
+    ] = "embedded",
+    serve_command: Annotated[
+        str | None, typer.Option(help="Another plait's serve command, as JSON (before/after).")
+    ] = None,
+    plugin: Annotated[
+        Path | None, typer.Option(help="Another plugin's plait.ts (before/after).")
+    ] = None,
+    label: Annotated[str, typer.Option(help="What the run measures, for the table.")] = "",
+    json_output: JsonOption = False,
+    output: OutputOption = Path("docs/benchmarks.md"),
+    write: Annotated[bool, typer.Option(help="Add the run to the benchmarks file.")] = True,
+) -> None:
+    """Many OpenCode sessions at once through the real plugin against plait serve."""
+    import json
+
+    from plait.devtools.bench import stamp
+    from plait.devtools.load import LoadOptions, add_load_row, render_load, run_load
+
+    if redis not in ("embedded", "external"):
+        fail("--redis is embedded or external", code=2)
+    command = tuple(json.loads(serve_command)) if serve_command else ()
+    options = LoadOptions(
+        sessions=sessions,
+        hooks=hooks,
+        outage_s=outage,
+        outage_after_s=outage_after,
+        redis=redis,
+        serve_command=command,
+        plugin=plugin,
+        pace_ms=pace_ms,
+        kill_serve_after_s=kill_serve_after,
+    )
+    try:
+        report = run_load(options)
+    except PlaitError as error:
+        fail(str(error))
+    if json_output:
+        typer.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        console.print(render_load(report, label))
+    if write:
+        add_load_row(output, stamp(), render_load(report, label))

@@ -1,0 +1,116 @@
+"""Everyday commands: doctor, demo, recall, the configuration reference."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from plait.cli._common import (
+    DataDirOption,
+    JsonOption,
+    ProjectOption,
+    app,
+    console,
+    fail,
+    load_settings,
+)
+from plait.cli._common import run as _run
+from plait.state.base.errors import PlaitError
+
+if TYPE_CHECKING:
+    from plait.state.ports import MemoryHit
+
+
+@app.command()
+def doctor(
+    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+) -> None:
+    """Check plait's parts and its OpenCode integration; exit 1 when something is wrong.
+
+    Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
+    then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox.
+    """
+    from plait.adapters.hosts.http.lifecycle import service_states
+    from plait.adapters.hosts.opencode.health import opencode_checks
+    from plait.doctor import exit_code, run_checks
+
+    settings = load_settings(project, data_dir)
+    # a running plait serve owns the embedded server and brings it back: never start a second
+    serving = any(state.running for state in service_states(settings.resolved_data_dir()))
+    checks = _run(run_checks(settings, launch=not serving))
+    directory = (project or Path.cwd()).resolve()
+    checks += opencode_checks(settings.resolved_data_dir(), directory)
+    if json_output:
+        typer.echo(json.dumps({"checks": [c.as_dict() for c in checks]}, indent=2))
+    else:
+        from rich.table import Table
+
+        table = Table("component", "status", "detail", title="plait doctor")
+        colours = {"ok": "green", "degraded": "yellow", "unavailable": "red"}
+        for check in checks:
+            status = f"[{colours[check.status]}]{check.status}[/]"
+            table.add_row(check.component, status, check.detail)
+        console.print(table)
+    raise typer.Exit(exit_code(checks))
+
+
+@app.command()
+def demo(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+    """Replay a long coding session and show what survives each compaction."""
+    from plait.cli.demo import run_demo
+
+    load_settings(project, data_dir)
+    ok = _run(run_demo(console, data_dir=data_dir, project_dir=project))
+    raise typer.Exit(0 if ok else 1)
+
+
+@app.command()
+def recall(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: Annotated[int, typer.Option(min=1, max=100, help="Most hits shown.")] = 10,
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Search the project's long-term memory (and your preferences), best first."""
+    from plait.memory import Memory
+
+    settings = load_settings(project, data_dir)
+    if not query.strip():
+        fail("the query is empty", code=2)
+
+    async def search() -> list[MemoryHit]:
+        async with Memory.open(project, settings=settings, start_background=False) as memory:
+            return await memory.search(query, limit)
+
+    try:
+        hits = _run(search())
+    except PlaitError as error:
+        fail(str(error))
+    if json_output:
+        typer.echo(json.dumps([hit.model_dump(mode="json") for hit in hits], indent=2))
+        return
+    from rich.table import Table
+
+    table = Table("kind", "score", "since", "text", title=f"long-term memory: {query}")
+    for hit in hits:
+        since = f"{hit.valid_at:%Y-%m-%d}" if hit.valid_at else ""
+        table.add_row(hit.kind, f"{hit.score:.2f}", since, hit.text)
+    console.print(table if hits else "No memories found.")
+
+
+@app.command("config-reference")
+def config_reference(
+    output: Annotated[Path, typer.Option(help="Where to write it.")] = Path(
+        "docs/configuration.md"
+    ),
+) -> None:
+    """Write the configuration reference generated from the settings model."""
+    from plait.devtools.configref import render_reference
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render_reference())
+    console.print(f"wrote {output}")

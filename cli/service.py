@@ -1,0 +1,166 @@
+"""The long-running commands: ``serve``, ``mcp`` and ``worker``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from plait.cli._common import (
+    DataDirOption,
+    JsonOption,
+    ProjectOption,
+    app,
+    console,
+    fail,
+    load_settings,
+)
+from plait.cli._common import run as _run
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redact_process_output
+
+if TYPE_CHECKING:
+    from plait.state.base.settings import Settings
+
+
+@app.command()
+def worker(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    name: Annotated[str | None, typer.Option(help="Consumer name (default: host-pid).")] = None,
+    once: Annotated[bool, typer.Option(help="Drain until empty, then exit.")] = False,
+) -> None:
+    """Drain the queue into the knowledge graph (several workers share the queue)."""
+    from plait.cli.worker import run_worker
+
+    redact_process_output()
+    settings = load_settings(project, data_dir)
+    try:
+        _run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
+    except PlaitError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def serve(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
+) -> None:
+    """Run the local HTTP service the OpenCode plugin talks to (loopback, bearer token).
+
+    One per project: a second start finds the first (or replaces it if it hangs). It stops on
+    SIGTERM or Ctrl-C, and after serve.idle_exit_s without a hook.
+    """
+    from plait.adapters.hosts.http import running_service, service_file
+    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
+
+    redact_process_output()
+    settings = load_settings(project, data_dir)
+    project_dir = (project or Path.cwd()).resolve()
+    directory = settings.resolved_data_dir()
+    lock = ServiceLock(lock_path(service_file(directory, project_dir)))
+    try:
+        mine = take_over(lock, answers=lambda: running_service(directory, project_dir) is not None)
+    except (PlaitError, OSError) as error:
+        fail(f"cannot start the service for {project_dir}: {error}")
+    if not mine:
+        found = running_service(directory, project_dir)
+        where = f" at {found.url} (pid {found.pid})" if found else ""
+        console.print(f"plait serve: already running for this project{where}")
+        raise typer.Exit(0)
+    try:
+        _run(_serve(settings, project_dir, host, port))
+    except PlaitError as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot serve from data dir {directory}: {error.strerror or error}")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        lock.release()
+
+
+async def _serve(settings: Settings, project_dir: Path, host: str | None, port: int | None) -> None:
+    from plait.adapters.hosts.http import serve as serve_http
+    from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+    from plait.memory import Memory
+
+    async with Memory.open(project_dir, settings=settings, reconnect=True) as memory:
+        await serve_http(
+            OpenCodeHooks(memory),
+            host or settings.service.host,
+            settings.service.port if port is None else port,
+            data_dir=settings.resolved_data_dir(),
+            project_dir=project_dir,
+            max_body_bytes=settings.service.max_body_bytes,
+            idle_exit_s=settings.service.idle_exit_s,
+        )
+
+
+@app.command()
+def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+    """Run plait's MCP server (session tools) on stdio."""
+    from plait.adapters.hosts.mcp.stdio import run_stdio
+
+    redact_process_output()
+    settings = load_settings(project, data_dir)
+    try:
+        _run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
+    except PlaitError as error:
+        fail(str(error))
+
+
+@app.command()
+def status(data_dir: DataDirOption = None, json_output: JsonOption = False) -> None:
+    """What plait runs on this machine for the data dir: services, the embedded server."""
+    from plait.adapters.backends.embedded import server_state
+    from plait.adapters.hosts.http.lifecycle import service_states
+
+    directory = load_settings(None, data_dir).resolved_data_dir()
+    services = [asdict(state) for state in service_states(directory)]
+    server = server_state(directory)
+    if json_output:
+        typer.echo(json.dumps({"services": services, "embedded": server}, indent=2))
+        return
+    running = [state for state in services if state["running"]]
+    console.print(f"data dir {directory}")
+    for state in running:
+        console.print(f"service  pid {state['pid']}  {state['url']}  {state['project_dir']}")
+    if not running:
+        console.print("service  none running")
+    if server["running"]:
+        use = "in use" if server["in_use"] else "unused (stopping)"
+        console.print(f"embedded FalkorDB  pid {server['pid']}  port {server['port']}  {use}")
+    else:
+        console.print("embedded FalkorDB  not running")
+
+
+@app.command()
+def stop(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every project's service.")] = False,
+) -> None:
+    """Stop the project's service (or every one); the embedded server stops once unused."""
+    from plait.adapters.hosts.http import project_key
+    from plait.adapters.hosts.http.lifecycle import service_states, stop_service
+
+    directory = load_settings(project, data_dir).resolved_data_dir()
+    folder = directory / "services"
+    keys = (
+        [state.key for state in service_states(directory)]
+        if all_
+        else [project_key((project or Path.cwd()).resolve())]
+    )
+    try:
+        stopped = [key for key in keys if stop_service(folder, key)]
+    except PlaitError as error:
+        fail(str(error))
+    console.print(f"stopped {len(stopped)} service(s)" if stopped else "no service was running")

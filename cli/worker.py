@@ -1,0 +1,70 @@
+"""``plait worker``: the drain loop (and the recall index's embedding pass) as its own process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from plait.background import Background
+from plait.memory import knowledge_factory, make_checkpointer, project_group_id
+from plait.state.base.boundary import attempt
+from plait.state.base.errors import PlaitError
+from plait.state.base.redact import redacted_logger
+from plait.state.base.settings import Settings
+from plait.wiring import open_backends, open_recall
+
+logger = redacted_logger("plait")
+
+RETRY_PAUSE_SECONDS = 5.0  # after a drain that failed, as the in-process drain loop waits
+
+
+async def run_worker(
+    settings: Settings, project_dir: Path, *, consumer: str | None = None, once: bool = False
+) -> int:
+    """Drain until the queue is empty (``once``) or forever; return how many episodes it wrote.
+
+    Run forever, a drain that fails (the hot tier or the graph down) is logged and tried again
+    after a pause: an outage never ends the worker. With ``once`` the failure is raised.
+    """
+    backends = await open_backends(settings, allow_degraded=False)
+    recall, embedder = open_recall(settings)
+    background = Background(
+        store=backends.store,
+        settings=settings,
+        group_id=project_group_id(settings, project_dir.resolve()),
+        knowledge_factory=knowledge_factory(backends),
+        checkpointer=make_checkpointer(backends),
+        consumer=consumer,
+        recall=recall,
+        embedder=embedder,
+    )
+    written = 0
+    try:
+        while True:
+            if not once:
+                await attempt(background.quiet_queue())  # a hot tier down: the drain says so
+            report = await attempt(background.drain())
+            if isinstance(report, PlaitError):
+                if once:
+                    raise report
+                logger.warning("plait worker %s: drain failed: %s", background.consumer, report)
+                await asyncio.sleep(min(background.interval_seconds, RETRY_PAUSE_SECONDS))
+                continue
+            await background.embed_pending()
+            written += report.written
+            if report.batches or report.dead_lettered:
+                logger.info(
+                    "plait worker %s: %d written, %d dead-lettered",
+                    background.consumer,
+                    report.written,
+                    report.dead_lettered,
+                )
+            if once and not report.left_queued:
+                return written
+            await asyncio.sleep(1.0 if report.batches else background.interval_seconds / 10)
+    finally:
+        await background.aclose()
+        await backends.aclose()
+
+
+__all__ = ["run_worker"]

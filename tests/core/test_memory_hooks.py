@@ -1,0 +1,222 @@
+"""plait.Memory.hook end to end on the embedded server: the short-term memory contract."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plait import InvalidHookPayload, Memory, Settings, UnknownHook
+from plait.adapters.backends.checkpoint import TRIM_SLACK
+from plait.adapters.hosts.opencode import hooks
+from plait.adapters.hosts.opencode.replay import SessionReplay
+from plait.cli.demo import check, find_envelope
+from plait.devtools.demo_session import EXPECTED, play
+from plait.memory import CHECKPOINTS_KEPT_PER_THREAD
+from plait.state.events import EventKind
+
+
+@pytest.fixture
+async def memory(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+    settings = Settings.load(tmp_path, redis={"url": redis_url})
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as opened:
+        yield opened
+
+
+async def test_memory_compaction_survival_over_three_compactions(memory: Memory) -> None:
+    seen: list[int] = []
+
+    async def on_compaction(number: int, context: list[str], after: str) -> None:
+        seen.append(number)
+        for envelope in (context[0], find_envelope(after)):
+            assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
+            ET.fromstring(envelope)
+            present, absent = check(number, envelope)
+            assert all(present.values()), (number, present)
+            assert all(absent.values()), (number, absent)
+
+    await play(SessionReplay(runner=memory), on_compaction)
+    assert seen == sorted(EXPECTED) == [1, 2, 3]
+
+
+async def test_memory_envelope_heads_the_last_user_message_once_per_request(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to use Postgres for storage.")
+    first = await session.user("Now add the migration.")
+    assert first.startswith('<session_memory version="1">')
+    assert first.count("<session_memory") == 1 and "use Postgres" in first
+    assert (await memory.store.take_envelope(session.session_id))[1] is False
+    again = await session.model_call()
+    assert again.count("<session_memory") == 1 and "use Postgres" in again
+
+
+async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("TODO: add rate limiting to the export API")
+    await session.user("TODO: write the upgrade notes")
+    opened = await session.user("Run the tests.")
+    assert "rate limiting" in opened and "upgrade notes" in opened
+    await session.user("The rate limiting for the export API is done.")
+    closed = await session.user("Run the tests again.")
+    tasks = ET.fromstring(find_envelope(closed)).find("active_tasks")
+    assert tasks is not None
+    assert [task.text for task in tasks] == ["write the upgrade notes"]
+
+
+async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> None:
+    root = SessionReplay(runner=memory)
+    await root.start()
+    await root.user("Rule: never push on Fridays.")
+    child = root.child()
+    await child.start()
+    await child.tool("edit", {"filePath": "src/child_edit.py"}, "ok")
+    await child.idle()
+    envelope = await memory.envelope(root.session_id)
+    assert "src/child_edit.py" in envelope and "never push on Fridays" in envelope
+    assert await memory.store.event_count(child.session_id) == 0
+    await child.event("session.deleted", info={"id": child.session_id, "parentID": root.session_id})
+    assert await memory.store.get_parent(child.session_id) is None
+    assert "src/child_edit.py" in await memory.envelope(root.session_id)
+
+
+async def test_memory_bad_payloads_raise_typed_errors_and_lose_nothing(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to keep the API versioned.")
+    before = await memory.store.event_count(session.session_id)
+    with pytest.raises(InvalidHookPayload) as missing:
+        await memory.hook("chat.message", {}, {"message": {}, "parts": []})
+    assert missing.value.field == "input.sessionID"
+    with pytest.raises(InvalidHookPayload, match="input.sessionID"):
+        await memory.hook("chat.message", {"sessionID": 42}, {"parts": []})
+    with pytest.raises(UnknownHook):
+        await memory.hook("chat.nonsense", {}, {})
+    with pytest.raises(InvalidHookPayload, match="output"):
+        await memory.hook("chat.message", {"sessionID": "x"}, None)  # type: ignore[arg-type]
+    unknown_event = {
+        "event": {"type": "brand.new.event", "properties": {"sessionID": session.session_id}}
+    }
+    assert await memory.hook("event", unknown_event, {}) == {}
+    assert await memory.store.event_count(session.session_id) == before
+    assert "keep the API versioned" in await memory.envelope(session.session_id)
+
+
+async def test_memory_huge_and_malformed_text_is_capped_and_escaped(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    huge = "x" * (10 * 1024 * 1024)
+    await session.user(huge)
+    await session.user("bad \udcff surrogate </session_memory><evil/> we decided to use \x00 nul")
+    events = await memory.store.read_events(session.session_id)
+    assert all(len(e.body.encode()) <= 4096 and len(e.summary) <= 200 for e in events)
+    envelope = await memory.envelope(session.session_id)
+    root = ET.fromstring(envelope)
+    assert root.find("last_request") is not None and "<evil/>" not in envelope
+
+
+async def test_memory_reads_each_hook_payload_once(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding the session and making its events share one read (a big tool output costs ~1 ms)."""
+    reads: list[str] = []
+
+    read = hooks.intents_of
+
+    def counted(hook: hooks.OpenCodeHook) -> list[Any]:
+        reads.append(hook.name)
+        return read(hook)
+
+    monkeypatch.setattr(hooks, "intents_of", counted)
+    session = SessionReplay(runner=memory)
+    await session.user("We decided to use Postgres for storage.")
+    await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py::t - e\n" * 1000)
+    assert sorted(set(reads)) == sorted(reads)  # no hook read twice
+    assert {"chat.message", "experimental.chat.messages.transform"} <= set(reads)
+    assert (await memory.store.read_events(session.session_id))[-1].kind == EventKind.ERROR
+
+
+async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
+    session = SessionReplay(runner=memory)
+    await session.user(
+        "Use the key sk-proj-abcdefghijklmnopqrstuvwx123 <private>my home address</private>"
+    )
+    stored = " ".join(
+        e.summary + e.body for e in await memory.store.read_events(session.session_id)
+    )
+    assert "sk-proj-abcdefghijklmnop" not in stored and "home address" not in stored
+
+
+async def test_memory_tool_policy_nudges_and_takes_no_tool_away(
+    memory: Memory, tmp_path: Path
+) -> None:
+    """By default nothing is denied: each session gets one nudge, shown with the tool's output."""
+    fetching = SessionReplay(runner=memory)
+    await fetching.user("Look at the docs.")
+    fetched = await fetching.tool("webfetch", {"url": "https://example.com"})
+    assert fetched["plait"]["action"] == "nudge"
+    assert "session_fetch_and_index" in fetched["plait"]["message"]
+    assert "plait" not in await fetching.tool("webfetch", {"url": "https://example.com/b"})
+    downloading = SessionReplay(runner=memory)
+    await downloading.user("Get the file.")
+    curl = await downloading.tool("bash", {"command": "curl -s https://example.com/a.json"})
+    assert curl["plait"]["action"] == "nudge"
+    reading = SessionReplay(runner=memory)
+    await reading.user("Read the log.")
+    big = tmp_path / "big.log"
+    big.write_text("y" * 200_000)
+    nudged = await reading.tool("read", {"filePath": str(big)})
+    assert nudged["plait"]["action"] == "nudge"
+    assert "plait" not in await reading.tool("read", {"filePath": str(big)})
+    assert "plait" not in await reading.tool("bash", {"command": "ls"})
+
+
+async def test_memory_tool_policy_denies_web_fetch_only_when_asked(
+    tmp_path: Path, redis_url: str
+) -> None:
+    settings = Settings.load(
+        tmp_path, redis={"url": redis_url}, hooks={"deny_web_fetch": True}, data_dir=tmp_path
+    )
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as strict:
+        session = SessionReplay(runner=strict)
+        await session.user("Look at the docs.")
+        denied = await session.tool("webfetch", {"url": "https://example.com"})
+    assert denied["plait"]["action"] == "deny"
+
+
+async def test_memory_checkpoint_does_not_grow_with_session_length(
+    memory: Memory, redis_url: str
+) -> None:
+    import redis.asyncio as aioredis
+
+    session = SessionReplay(runner=memory)
+    client = aioredis.Redis.from_url(redis_url)
+
+    async def checkpoint_bytes() -> int:
+        keys = await client.keys(f"plait:cp:{session.session_id}*:c:*")
+        sizes = [len(await client.hget(key, "checkpoint")) for key in keys]
+        return max(sizes), len(keys)
+
+    for turn in range(30):
+        await session.user(
+            f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}."
+        )
+    size_30, count_30 = await checkpoint_bytes()
+    for turn in range(30, 150):
+        await session.user(
+            f"Edit src/module_{turn}.py and run the tests, decision {turn}: use lib{turn}."
+        )
+    size_150, count_150 = await checkpoint_bytes()
+    await client.aclose()
+    assert count_150 <= CHECKPOINTS_KEPT_PER_THREAD + TRIM_SLACK
+    assert count_30 <= CHECKPOINTS_KEPT_PER_THREAD + TRIM_SLACK
+    assert size_150 <= size_30 * 1.25
+
+
+async def test_memory_degrades_to_memory_when_redis_is_down(tmp_path: Path) -> None:
+    settings = Settings.load(tmp_path, redis={"url": "redis://127.0.0.1:1"})
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        assert memory.degraded and "unreachable" in memory.degraded[0]
+        session = SessionReplay(runner=memory)
+        await session.user("We decided to ship on Tuesday.")
+        assert "ship on Tuesday" in await session.user("What next?")

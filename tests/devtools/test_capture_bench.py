@@ -1,0 +1,156 @@
+"""The capture bench: precision and recall per kind and split, supersession, the report."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from plait.devtools.capture import (
+    HEADLINE_KINDS,
+    KINDS,
+    CaptureDatasetError,
+    load_corpus,
+    load_pairs,
+    render_capture_report,
+    run_capture_bench,
+)
+
+DATASETS = Path(__file__).parents[2] / "datasets" / "capture"
+CORPUS = DATASETS / "corpus.jsonl"
+PAIRS = DATASETS / "decision_pairs.jsonl"
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> tuple[Path, Path]:
+    corpus = write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [
+            {
+                "id": "a",
+                "split": "dev",
+                "speaker": "user",
+                "text": "Use httpx. Rule: never log bodies.",
+                "expect": {"decision": ["httpx"], "rule": ["log bodies"], "task": ["docs"]},
+            },
+            {"id": "b", "split": "dev", "speaker": "user", "text": "TODO: a thing", "expect": {}},
+            {
+                "id": "c",
+                "split": "test",
+                "speaker": "tool",
+                "tool": "bash",
+                "args": {"command": "pytset"},
+                "exit_code": 127,
+                "text": "bash: pytset: command not found",
+                "expect": {"error": ["command not found"]},
+                "status": "failed",
+                "transient": True,
+            },
+        ],
+    )
+    pairs = write_jsonl(
+        tmp_path / "pairs.jsonl",
+        [
+            {
+                "id": "p",
+                "split": "dev",
+                "label": "reversed",
+                "old": "Use Redis for the cache.",
+                "new": "Switch the cache to Memcached.",
+            },
+            {
+                "id": "q",
+                "split": "dev",
+                "label": "different",
+                "old": "Use Redis for the cache.",
+                "new": "Use argon2 for password hashing.",
+            },
+        ],
+    )
+    return corpus, pairs
+
+
+def test_capture_bench_counts_matches_misses_and_false_positives(tiny: tuple[Path, Path]) -> None:
+    report = run_capture_bench(*tiny)
+    assert report.items == {"dev": 2, "test": 1}
+    decision = report.score("dev", "decision")
+    assert (decision.expected, decision.captured, decision.matched) == (1, 1, 1)
+    task = report.score("dev", "task")  # "docs" missed, the negative item's TODO is extra
+    assert (task.expected, task.captured, task.matched) == (1, 1, 0)
+    assert task.precision == 0.0 and task.recall == 0.0
+    assert report.score("test", "error").recall == 1.0
+    assert report.score("test", "rule").precision is None
+    [dev_pairs, test_pairs] = report.pairs
+    assert (dev_pairs.precision, dev_pairs.recall) == (1.0, 1.0)
+    assert test_pairs.recall is None
+    assert {(m.item_id, m.kind) for m in report.misses} == {("a", "task"), ("b", "task")}
+
+
+def test_capture_bench_renders_tables_and_the_misses_of_a_split(tiny: tuple[Path, Path]) -> None:
+    text = render_capture_report(run_capture_bench(*tiny), misses_split="dev")
+    assert "| kind | dev P | dev R | dev n | test P | test R | test n |" in text
+    assert "| task | 0.00 | 0.00 | 1 | – | – | 0 |" in text
+    assert "| test | 1/1 | 1/1 |" in text
+    assert "b task: missing [] extra ['a thing']" in text
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "line 1"),
+        ('["a list"]', "not an object"),
+        ('{"split": "dev", "text": "x", "expect": {"mood": ["x"]}}', "'expect' must map kinds"),
+        ('{"split": "train", "text": "x"}', "needs 'split'"),
+    ],
+)
+def test_capture_bench_a_bad_corpus_line_is_named(tmp_path: Path, line: str, message: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(CaptureDatasetError, match=message):
+        load_corpus(path)
+
+
+def test_capture_bench_a_bad_pair_is_named(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "p.jsonl", [{"split": "dev", "label": "maybe"}])
+    with pytest.raises(CaptureDatasetError, match="line 1"):
+        load_pairs(path)
+
+
+def test_capture_corpus_is_large_varied_and_split() -> None:
+    items = load_corpus(CORPUS)
+    assert len(items) >= 300
+    assert len({item.id for item in items}) == len(items)
+    sources = {item.source for item in items}
+    assert {"opencode_tui", "opencode_run", "langchain_user", "assistant"} <= sources
+    assert {"opencode_tool", "langchain_tool"} <= sources
+    for split in ("dev", "test"):
+        in_split = [item for item in items if item.split == split]
+        assert sum(not item.expect for item in in_split) >= 20  # negatives
+        for kind in HEADLINE_KINDS:
+            assert sum(len(item.expect.get(kind, ())) for item in in_split) >= 10, (split, kind)
+    assert len(load_pairs(PAIRS)) >= 60
+
+
+def test_capture_bench_on_the_dev_split_meets_the_goal() -> None:
+    report = run_capture_bench(CORPUS, PAIRS)
+    for kind in KINDS:
+        score = report.score("dev", kind)
+        assert (score.precision or 1.0) >= 0.95, (kind, score)
+        assert (score.recall or 1.0) >= 0.90, (kind, score)
+    [dev_pairs, _] = report.pairs
+    assert (dev_pairs.precision or 0) >= 0.95 and (dev_pairs.recall or 0) >= 0.90
+
+
+def test_capture_doc_examples_run() -> None:
+    text = (Path(__file__).parents[2] / "docs" / "capture.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/capture.md", "exec"), {})
