@@ -25,6 +25,7 @@ from plait.state.observations import (
     ObservationType,
 )
 from plait.state.supersede import supersedes, word_set
+from plait.state.words import stem
 
 WORD = re.compile(r"[a-z0-9]+")
 STOPWORDS = word_set(
@@ -84,16 +85,6 @@ def session_topic_key(root_session_id: str) -> str:
 
 
 # -- words --------------------------------------------------------------------------------------
-def stem(word: str) -> str:
-    """A light English stem: plurals, -ing and -ed (``caches`` and ``caching`` → ``cach``)."""
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + keep
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
-
-
 def terms(text: str) -> list[str]:
     """The stemmed words of ``text``, filler words left out."""
     return [stem(w) for w in WORD.findall(text.lower()) if w not in STOPWORDS]

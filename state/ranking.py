@@ -33,11 +33,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
 from plait.state.dates import period_of, time_match
+from plait.state.words import stem_words
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # Function words only: "when", "where", "who", "did" go too, since they carry a question's form,
@@ -60,23 +60,11 @@ DENSE_VIEWS = ("with_previous", "with_both")
 NO_TURN = -1
 
 
-def _make_stemmer() -> Any:
-    """Snowball's English stemmer (PyStemmer), or None when it is not installed."""
-    try:
-        import Stemmer
-    except ImportError:  # pragma: no cover - a dependency; without it words match unstemmed
-        return None
-    return Stemmer.Stemmer("english")
-
-
-_STEMMER = _make_stemmer()
-
-
 def words(text: str) -> list[str]:
     """Lower-cased content words, stemmed, without function words."""
     found = (word.split("'")[0] for word in WORD.findall(text.lower()))
     kept = [word for word in found if word and word not in STOPWORDS]
-    return _STEMMER.stemWords(kept) if _STEMMER is not None else kept
+    return stem_words(kept)
 
 
 # -- BM25 with replaceable documents -------------------------------------------------------------

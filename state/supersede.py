@@ -20,6 +20,8 @@ from collections.abc import Callable
 from functools import lru_cache, wraps
 from typing import Protocol
 
+from plait.state.words import stem
+
 
 def word_set(words: str) -> frozenset[str]:
     """The words of a space-separated list, as a set (long word lists stay readable)."""
@@ -258,17 +260,6 @@ def text_of(decision: HasText | str) -> str:
 def words(text: str) -> list[str]:
     """Lower-cased words of a text (dots and pluses kept: ``fly.io``, ``c++``)."""
     return re.findall(r"[a-z0-9][a-z0-9.+#_-]*[a-z0-9+#]|[a-z0-9]", text.lower())
-
-
-def stem(word: str) -> str:
-    """A crude stem, so "caching" meets "cache" and "logging" meets "log"."""
-    for suffix in ("ing", "ed", "es", "s", "e"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            word = word[: -len(suffix)]
-            break
-    if len(word) > 3 and word[-1] == word[-2]:
-        word = word[:-1]
-    return word
 
 
 def trim_term(term: str) -> str:

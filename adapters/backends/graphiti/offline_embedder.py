@@ -24,13 +24,14 @@ from bm25s.stopwords import STOPWORDS_EN_PLUS
 from graphiti_core.cross_encoder.client import CrossEncoderClient
 from graphiti_core.embedder.client import EmbedderClient
 
+from plait.state.words import stem
+
 DEFAULT_DIMENSIONS = 256
 EMBEDDING_CACHE_SIZE = 2048
 WORD = re.compile(r"[A-Za-z0-9]+")
 CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 WORD_WEIGHT = 1.0
 GRAM_WEIGHT = 0.35
-SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
 SYNONYM_GROUPS = (
     (
         "decide",
@@ -64,14 +65,6 @@ SYNONYM_GROUPS = (
 )
 CANONICAL = {word: group[0] for group in SYNONYM_GROUPS for word in group}
 STOPWORDS = frozenset(STOPWORDS_EN_PLUS)
-
-
-def stem(word: str) -> str:
-    """A crude English stem: one common suffix off, keeping at least four letters."""
-    for suffix in SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
 
 
 def words(text: str, *, skip: frozenset[str] = frozenset()) -> list[str]:
