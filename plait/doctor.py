@@ -17,7 +17,7 @@ from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redact_url
 from plait.state.base.settings import KEY_VARIABLES, Settings
-from plait.wiring import Backends, describe_url, open_backends
+from plait.wiring import Backends, open_backends
 
 Status = Literal["ok", "degraded", "unavailable"]
 DRAIN_LAG_WARN_SECONDS = 3600.0
@@ -144,7 +144,7 @@ async def check_hot_tier(backends: Backends) -> str:
     await backends.store.put_cache(key, "ok", ttl_seconds=5)
     if await backends.store.get_cache(key) != "ok":
         raise PlaitError("a value written to the hot store did not read back")
-    where = describe_url(backends.redis_url or "")
+    where = redact_url(backends.redis_url or "")
     if backends.server is not None:
         return f"embedded FalkorDB at {where}, data in {backends.server.directory}"
     return f"Redis at {where}"
@@ -179,10 +179,10 @@ async def check_knowledge_graph(backends: Backends) -> str:
     try:
         await client.execute_command("GRAPH.QUERY", "plait_doctor", "RETURN 1")
     except aioredis.ResponseError as error:
-        raise PlaitError(f"{describe_url(url)} has no FalkorDB module: {describe(error)}") from None
+        raise PlaitError(f"{redact_url(url)} has no FalkorDB module: {describe(error)}") from None
     finally:
         await client.aclose()
-    return f"FalkorDB at {describe_url(url)}"
+    return f"FalkorDB at {redact_url(url)}"
 
 
 def check_provider(component: Literal["llm", "embedder"], settings: Settings) -> Check:

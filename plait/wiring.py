@@ -19,7 +19,7 @@ from plait.adapters.backends.recall_index import SqliteRecallIndex
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import BackendUnavailable, PlaitError
-from plait.state.base.redact import redacted_logger
+from plait.state.base.redact import redact_url, redacted_logger
 from plait.state.base.settings import Settings
 from plait.state.ports import HotStore
 from plait.state.recall import RecallIndex, TextEmbedder
@@ -65,13 +65,6 @@ class Backends:
                 await asyncio.to_thread(self.server.stop)
 
 
-def describe_url(url: str) -> str:
-    """A URL without its user name and password, for messages."""
-    parts = urlsplit(url)
-    host = parts.hostname or parts.path
-    return f"{parts.scheme}://{host}:{parts.port}" if parts.port else f"{parts.scheme}://{host}"
-
-
 def redis_client(url: str) -> aioredis.Redis:
     """An asyncio Redis client for the hot tier: short timeouts, bounded retries with backoff.
 
@@ -102,7 +95,7 @@ async def connect_redis(url: str, *, lazy: bool = False) -> aioredis.Redis:
             return client
         await client.aclose()
         reason = describe(error)
-        raise BackendUnavailable(f"redis.url {describe_url(url)} unreachable: {reason}") from None
+        raise BackendUnavailable(f"redis.url {redact_url(url)} unreachable: {reason}") from None
     return client
 
 
@@ -139,7 +132,7 @@ async def open_backends(
     if wait and server is None:
         reason = await attempt(store.ping())
         if isinstance(reason, PlaitError):
-            backends.degraded.append(f"redis.url {describe_url(url)} unreachable: {reason}")
+            backends.degraded.append(f"redis.url {redact_url(url)} unreachable: {reason}")
     return backends
 
 
@@ -176,7 +169,6 @@ def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
 __all__ = [
     "Backends",
     "connect_redis",
-    "describe_url",
     "open_backends",
     "open_recall",
     "redis_client",

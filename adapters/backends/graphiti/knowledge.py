@@ -30,7 +30,7 @@ from plait.adapters.backends.graphiti.search import search_memory
 from plait.adapters.backends.graphiti.spend import SpendLedger, meter_llm
 from plait.adapters.backends.graphiti.writer import split_preferences, write_events
 from plait.state.base.errors import BackendUnavailable
-from plait.state.base.settings import ProviderSettings, os_user
+from plait.state.base.settings import KEY_VARIABLES, ProviderSettings, os_user
 from plait.state.events import SessionEvent
 from plait.state.groups import project_name_of, user_group_id
 from plait.state.ports import Cache, MemoryHit
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("plait")
 
-KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, ConnectionError)
 
 
