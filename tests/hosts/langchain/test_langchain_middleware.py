@@ -9,8 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -108,21 +107,6 @@ def envelope_of(messages: Sequence[BaseMessage]) -> str:
 
 def summary_in(messages: Sequence[BaseMessage]) -> BaseMessage | None:
     return next((m for m in messages if m.additional_kwargs == SUMMARY_KWARGS), None)
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_data_dir,
-        start_background=False,
-        redis={"url": redis_url},
-        hooks={"timeout_ms": 20_000},
-    ) as opened:
-        assert opened.degraded == []
-        yield opened
 
 
 async def run_agent(memory: Memory, thread_id: str) -> tuple[ScriptedChatModel, Any]:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
@@ -31,21 +28,6 @@ def calling(name: str, args: dict[str, Any], call_id: str) -> AIMessage:
 
 def by_name(tools: list[BaseTool]) -> dict[str, BaseTool]:
     return {tool.name: tool for tool in tools}
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_data_dir,
-        start_background=False,
-        redis={"url": redis_url},
-        hooks={"timeout_ms": 20_000},
-    ) as opened:
-        assert opened.degraded == []
-        yield opened
 
 
 async def test_memory_tools_are_the_ten_with_schemas_that_hide_the_config(memory: Memory) -> None:

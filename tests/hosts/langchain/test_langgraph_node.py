@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Annotated, Any
 
-import pytest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -32,21 +30,6 @@ def envelope_count(messages: Sequence[BaseMessage]) -> int:
 def write_file(path: str) -> str:
     """Write a file of the project."""
     return f"wrote {path}"
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_data_dir,
-        start_background=False,
-        redis={"url": redis_url},
-        hooks={"timeout_ms": 20_000},
-    ) as opened:
-        assert opened.degraded == []
-        yield opened
 
 
 async def test_pre_model_hook_injects_without_touching_history(memory: Memory) -> None:
