@@ -1,12 +1,14 @@
 """A user's project type-checks against plait: the package ships its types (``py.typed``).
 
-The project depends on plait by path, as uv installs such a dependency: a built wheel. mypy then
+The project depends on plait by path, as uv installs such a dependency: a built wheel (here
+from plait's sdist). mypy then
 reads plait's own annotations, so a wrong use of the facade or of the short import paths
 (``plait.langchain``, ``plait.checkpoint``) is an error in the user's code, not an ``Any``.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -35,9 +37,10 @@ def run(*command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_user_project_sees_plaits_types(tmp_path: Path) -> None:
-    uv = shutil.which("uv")
-    assert uv, "uv runs the suite, so it is on PATH"
-    built = run(uv, "build", "--wheel", "--out-dir", str(tmp_path / "dist"), str(ROOT), cwd=ROOT)
+    uv = os.environ.get("UV") or shutil.which("uv")  # uv run names itself in UV
+    assert uv, "uv runs the suite"
+    # an sdist and a wheel built from it, in a scratch folder: nothing of an earlier build counts
+    built = run(uv, "build", "--out-dir", str(tmp_path / "dist"), str(ROOT), cwd=ROOT)
     assert built.returncode == 0, built.stderr
     wheel = next((tmp_path / "dist").glob("plait-*.whl"))
     venv = tmp_path / "user-venv"
