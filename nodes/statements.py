@@ -386,15 +386,22 @@ CHATTER_WORDS = word_set(
     "try yup sgtm ack noted understood makes"
 )
 DONE = re.compile(
-    r"\b(?:is|are|'s|was|were) (?:now |all |finally |already )?(?:done|finished|complete|completed)"
-    r"\b|^(?:(?:i|we)(?:'ve| have)? )?(?:just |now )?(?:finished|completed)\b",
+    r"\b(?:is|are|'s|was|were) (?:now |all |finally |already )?"
+    r"(?:done|finished|complete|completed|wrapped up)\b|"
+    r"^(?:(?:i|we)(?:'ve| have)? )?(?:just |now )?(?:finished|completed)\b",
     re.IGNORECASE,
 )
 PREFERENCE = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:really |much |personally |generally |usually |kind of )?"
     r"(?:prefer|prefere|rather)\b|\bi'?d rather\b|\b(?:team|everyone|we) prefers?\b|"
     r"^(?:please |pls |plz )?prefere?s?\b|\bi (?:really |personally |much |do )?like "
-    r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)",
+    r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)|"
+    # taste in other words: a fan of, partial to, tend to like, favour, lean towards, my taste
+    r"\bi(?:'m| am) (?:a (?:big |huge |real )?fan of|partial to|fond of|keen on)\b|"
+    r"\bi (?:tend to|usually|generally|really) (?:like|love|enjoy|prefer|favou?r)\b|"
+    r"\b(?:i|we)(?:'d| would)? (?:generally |usually |really |always )?(?:favou?r|enjoy|"
+    r"lean (?:towards?|toward))\b|\bmy (?:personal )?(?:taste|preference|inclination)\b|"
+    r"\b(?:if it'?s up to me|given the choice|if i had my way|personally,? i find)\b",
     re.IGNORECASE,
 )
 STRONG_RULE = re.compile(
@@ -405,7 +412,9 @@ STRONG_RULE = re.compile(
     r"^(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
     r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|outside|for)\b|"
-    r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b",
+    r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b|"
+    r"\b(?:under no circumstances|in no case|no exceptions)\b|"
+    r"^(?:all|every|each|any) (?:new )?[\w -]{1,40}? (?:require|requires|need|needs) (?:a|an)\b",
     re.IGNORECASE,
 )
 STYLE_WORDS = re.compile(
@@ -443,7 +452,19 @@ USER_DECISION = re.compile(
     r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
     r"(?:\bthe |^(?:our )?)[\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?"
     r"(?-i:[A-Z])[\w.+-]*|"
-    r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b",
+    r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b|"
+    r"\b(?:is|are) the way to go\b|^(?:\w+,? )?[\w.+#-]+(?: [\w.+#-]+)? it is\b|"
+    r"\b(?:we|i)(?:'ll| will)? lean on\b|"
+    r"\b(?:our|the|my) (?:choice|pick|call) (?:for [\w /-]{1,30} )?(?:is|will be)\b|"
+    r"\b(?:best|right|safest|simplest) (?:option|choice|approach|bet)(?: here)? (?:is|would be)\b|"
+    r"^(?:please |just )?(?:pick|choose|go for|settle on|standardi[sz]e on) (?!one\b|a\b|an\b)|"
+    r"\b(?:should|will|is going to) be (?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)"
+    r" [a-z]+|"
+    r"^(?:please )?(?:bump|raise|lower|increase|decrease|reduce|change) (?:the |our )?"
+    r"[\w -]{1,30}? to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten)|"
+    r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
+    r"^(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} (?:is|are) (?:enough|sufficient|"
+    r"good enough)\b",
     re.IGNORECASE,
 )
 SLOT_COLON = re.compile(
@@ -478,7 +499,9 @@ USER_TASK = re.compile(
     r"\b(?:remember to|remind(?: me)? to|don'?t forget|do not forget|dont forget)\b|"
     r"\b(?:still|later|eventually|at some point|afterwards)\b.{0,40}\b(?:need|needs|have|has) to\b|"
     r"\bstill needs?\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
-    r"^later,? (?:we|i|you)\b",
+    r"^later,? (?:we|i|you)\b|"
+    r"\b(?:later(?: on)?|at some point|eventually|down the line)\b,? (?:we|i|you) (?:should|"
+    r"could|must|ought to)\b|^(?:put|add) .{1,80}\b(?:on|to) (?:the|our) (?:list|backlog)\b",
     re.IGNORECASE,
 )
 ASSISTANT_TASK = re.compile(

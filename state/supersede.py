@@ -100,7 +100,10 @@ REVERSAL_CUE = re.compile(
     r"switch(?:ing|ed)? (?:\w+ ){0,4}?(?:to|from|back|over)|swap|"
     r"(?:move|moving|migrat\w*) (?:\w+ ){0,4}?from|(?:go(?:ing)? back|revert\w*) to|"
     r"drop|ditch|abandon|replace|stop using|forget|never mind|nope|wait,? no|no,? wait|"
-    r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+|is out\b)",
+    r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+|is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
+    r"on reflection|makes? more sense than|take [\w.+#-]+(?: [\w.+#-]+)? out of|"
+    r"(?:bump|raise|lower|increase|decrease|reduce) (?:the |our )?[\w -]{1,30}? to\b|"
+    r"\bover [\w.+#-]+ for\b)",
     re.IGNORECASE,
 )
 # Forms that name the rejected choice; the term is in the group ``term``.
@@ -120,6 +123,12 @@ REJECTIONS = tuple(
         rf"\b(?:switch\w*|mov\w*|migrat\w*|go\w* back)\b[^.;:]{{0,40}}?\bfrom {ARTICLE}{TERM}"
         r" to\b",
         rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
+        rf"(?:^|[,;:.]\s*){TERM}'s (?:out|gone|dead)\b",
+        rf"\b(?:back out of|mov(?:e|ing|ed) off(?: of)?) {ARTICLE}{TERM}"
+        r"(?= and\b| onto\b| to\b|\s*[,.;:]|$)",
+        rf"\btake {ARTICLE}{TERM} out of\b",
+        rf"\bmakes? more sense than {ARTICLE}{TERM}",
+        rf"^(?:please )?(?:pick|choose|use) [\w.+#-]+ over {ARTICLE}{TERM}",
     )
 )
 # "forget Docker", "scratch JWT": rejections only when the word names a technology.
