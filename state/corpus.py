@@ -2,7 +2,7 @@
 
 Pure (no I/O): the SQLite implementation (:mod:`plait.adapters.backends.corpus`) and its
 in-memory twin (:mod:`plait.adapters.backends.memory_corpus`) share it, and one contract suite
-runs over both (``tests/test_corpus_contract.py``).
+runs over both (``tests/contracts/test_corpus_contract.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ event, and to the Graphiti episode of an event written alone.
 This module holds the values that cross the port and the port itself; the SQLite index
 (:mod:`plait.adapters.backends.recall_index`) and its in-memory twin
 (:mod:`plait.adapters.backends.memory_recall`) implement it, one contract suite runs over both
-(``tests/test_recall_index_contract.py``).
+(``tests/contracts/test_recall_index_contract.py``).
 """
 
 from __future__ import annotations

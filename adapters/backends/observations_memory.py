@@ -2,7 +2,7 @@
 
 The same semantics as :class:`~plait.adapters.backends.observations_redis.RedisObservationStore`
 (compare-and-set on the revision, one owner per topic key, forgotten ids, a version per group),
-so one contract suite runs over both (``tests/test_observation_store_contract.py``).
+so one contract suite runs over both (``tests/contracts/test_observation_store_contract.py``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ handshake; nothing but the standard library and :mod:`.catalog`), answers the ha
 ``tools/call``, in a thread. A host starts an MCP server for every run and most runs call no
 plait tool: loading it anyway would cost every run its CPU (and its exit), so the first call
 pays for it instead (about two seconds). Conformance is tested with the MCP
-SDK's own client (``tests/test_mcp_server.py``).
+SDK's own client (``tests/hosts/mcp/test_mcp_server.py``).
 """
 
 from __future__ import annotations
