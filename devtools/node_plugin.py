@@ -3,7 +3,8 @@
 The plugin is TypeScript with type annotations only; TypeScript's ``transpileModule`` strips them
 into an ES module. The compiler is the ``typescript`` package pinned in the plugin's
 ``package.json``: found in ``PLAIT_TYPESCRIPT`` (a ``node_modules`` folder), in the test cache
-that ``tests/hosts/opencode/test_opencode_e2e.py`` fills, or installed once with npm into the user cache dir.
+that ``tests/hosts/opencode/test_opencode_e2e.py`` fills, or installed once with npm into the user
+cache dir.
 The load bench and the tests that drive the real plugin from Node use this.
 """
 

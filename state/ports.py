@@ -2,7 +2,8 @@
 
 Backends implement them (:mod:`plait.adapters.backends`): the Redis hot store implements every
 hot-tier port at once, so does its in-memory twin, and one contract suite runs over both
-(``tests/contracts/test_hot_store_contract.py``); the knowledge graph and the corpus have theirs. A node
+(``tests/contracts/test_hot_store_contract.py``); the knowledge graph and the corpus have theirs. A
+node
 asks the run context for the one port it needs (``runtime.context.events``, ``.queue`` …), so it
 can do nothing else.
 

@@ -2,8 +2,8 @@
 
 One episode per event, keyed by :func:`episode_uuid`, so writes are idempotent; preferences go
 to the user's group, as on Graphiti; search ranks episodes by word overlap with the query.
-Graphiti on FalkorDB is the real implementation; ``tests/contracts/test_knowledge_graph_contract.py`` runs
-one suite over both.
+Graphiti on FalkorDB is the real implementation;
+``tests/contracts/test_knowledge_graph_contract.py`` runs one suite over both.
 """
 
 from __future__ import annotations
