@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plait.cli import bench, core, dlq, memory, opencode, service  # noqa: F401  (they register commands)
+from plait.cli import bench, core, dlq, memory, opencode, service, token  # noqa: F401 (they register commands)
 from plait.cli._common import app
 
 
