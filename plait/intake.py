@@ -115,10 +115,22 @@ class Intake:
 
     # -- hosts and what waits for them ----------------------------------------------------------
     def register(self, host: HostAdapter) -> None:
-        """A host whose calls can wait in the spool; its parked calls take their lanes."""
+        """A host whose calls can wait in the spool; its parked calls take their lanes.
+
+        A service registers the hosts it serves as it starts, so what a dead process left in
+        the spool runs at once, not when the host's next call comes (outside an event loop
+        they take their lanes at the next adoption).
+        """
         if host.rebuild is None or self.hosts.get(host.name) is host:
             return
         self.hosts[host.name] = host
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._resume_parked()
+
+    def _resume_parked(self) -> None:
         parked, self._parked = self._parked, []
         for entry in parked:
             self._resume(entry)
@@ -126,6 +138,7 @@ class Intake:
     def adopt(self) -> int:
         """Take over spools left by processes that ended; their calls join their lanes."""
         self._last_adopt = time.monotonic()
+        self._resume_parked()
         adopted = self.spool.adopt()
         for entry in adopted:
             self._resume(entry)

@@ -504,9 +504,17 @@ class HookAnswer:
 
 @dataclass(frozen=True, slots=True)
 class OpenCodeHooks:
-    """OpenCode's hooks on a :class:`plait.Memory`: validate, run, write the answer back."""
+    """OpenCode's hooks on a :class:`plait.Memory`: validate, run, write the answer back.
+
+    Made on a memory that keeps calls (its intake), it declares OpenCode's calls rebuildable at
+    once: calls a killed service left in the spool run now, with nobody sending a new one.
+    """
 
     memory: Memory
+
+    def __post_init__(self) -> None:
+        if self.memory.intake is not None:
+            self.memory.intake.register(OPENCODE)
 
     async def hook(
         self, name: str, input: dict[str, Any], output: dict[str, Any]

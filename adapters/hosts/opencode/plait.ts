@@ -58,6 +58,8 @@ const RETRY_MS = 1_000
 const FLUSH_LOCK_STALE_MS = 30_000
 const KEPT_HEADER = "x-plait-kept"
 const OFFLINE_BACKOFF_MS = 2_000
+// How often the outbox is sent while calls wait in it, whether or not OpenCode calls a hook.
+const OUTBOX_FLUSH_MS = 1_000
 const SPAWN_INTERVAL_MS = 30_000
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 const MCP_PREFIX = "plait_"
@@ -303,7 +305,9 @@ class PlaitClient {
       }
       unlinkSync(sending)
     } catch {
-      // stays on disk (in the .sending file); a later call tries again, not at once
+      // stays on disk (in the .sending file) and goes again after a pause; the service is found
+      // again then, from its service file: it may have come back on another port
+      this.url = undefined
       this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
     } finally {
       this.flushing = false
@@ -520,9 +524,15 @@ const PlaitPlugin: Plugin = async (input) => {
   const events = new EventQueue(client)
   const notes = new CallNotes()
   client.warmUp()
+  // what waits in the outbox goes as soon as the service answers, not with the next hook call
+  const flusher = setInterval(() => {
+    if (client.backlog()) void client.flush()
+  }, OUTBOX_FLUSH_MS)
+  flusher.unref?.()
 
   const hooks: Hooks = {
     dispose: async () => {
+      clearInterval(flusher)
       await Promise.race([events.drain(), new Promise((resolve) => setTimeout(resolve, 1_000))])
     },
     event: async ({ event }) => {

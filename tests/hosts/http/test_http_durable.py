@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -235,3 +236,40 @@ async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_
     )
     assert stored == ["p0", "p1", "p2", "p3"]
     assert (after["hot_tier"], after["spool_pending"]) == ("up", 0)
+
+
+async def test_a_spool_left_by_a_killed_service_runs_with_nobody_sending(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """Calls a killed service had kept run as soon as the next service starts, not when the
+    plugin happens to send its next call (1,107 calls once waited minutes for one)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    calls = [
+        {
+            "call_id": f"left-{n}",
+            "replay": {
+                "name": "chat.message",
+                "input": {"sessionID": session},
+                "output": {"parts": [{"type": "text", "text": f"We decided on step {n}."}]},
+            },
+        }
+        for n in range(3)
+    ]
+    code = (
+        "import json, os, sys; from pathlib import Path; "
+        "from plait.adapters.backends.spool import FileSpool; "
+        "spool = FileSpool.for_project(Path(sys.argv[1]), sys.argv[2]); "
+        "[spool.append(call_id=c['call_id'], lane=sys.argv[3], host='opencode', call=c['replay']) "
+        "for c in json.loads(sys.argv[4])]; spool.sync(); os._exit(0)"
+    )
+    killed = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, str(tmp_path / "data"), str(project), session, json.dumps(calls)
+    )
+    assert await killed.wait() == 0
+    async with service(tmp_path, redis_url) as (_, memory):
+        for _ in range(200):  # up to 10 s; the adoption at start makes it immediate
+            if len(await prompts_of(memory, session)) == 3:
+                break
+            await asyncio.sleep(0.05)
+        assert await prompts_of(memory, session) == [f"We decided on step {n}." for n in range(3)]
