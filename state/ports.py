@@ -46,6 +46,13 @@ class DeadLetter(BaseModel):
     attempts: int
 
 
+class SessionSeen(BaseModel):
+    """A session the event log holds: its id and when it last recorded an event."""
+
+    session_id: str
+    last_seen: datetime
+
+
 class MemoryHit(BaseModel):
     """One long-term memory search result: a fact (edge), an entity (node) or an episode.
 
@@ -78,6 +85,7 @@ class MemoryHit(BaseModel):
 HIT_KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 
 
+MEMBERS_MAX = 500
 EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
 
 
@@ -115,6 +123,27 @@ class EventLog(Protocol):
 
     async def event_count(self, root_session_id: str) -> int:
         """How many events the session's log holds."""
+        ...
+
+    async def list_sessions(
+        self, group_id: str, *, offset: int = 0, limit: int = 50
+    ) -> list[SessionSeen]:
+        """Root sessions that recorded events for ``group_id``, newest first.
+
+        A session is listed once it recorded with ``enqueue_group``; past the session TTL it
+        drops out.
+        """
+        ...
+
+    async def count_sessions(self, group_id: str) -> int:
+        """How many root sessions :meth:`list_sessions` holds for ``group_id``."""
+        ...
+
+    async def session_members(self, root_session_id: str) -> list[SessionSeen]:
+        """The sessions that recorded into a root's log (the root, its subagents), newest first.
+
+        At most :data:`MEMBERS_MAX` of them.
+        """
         ...
 
 
@@ -381,9 +410,11 @@ __all__ = [
     "EventLog",
     "HotStore",
     "KnowledgeGraph",
+    "MEMBERS_MAX",
     "MemoryHit",
     "QueueEntry",
     "SessionLinks",
+    "SessionSeen",
     "SpoolStats",
     "SpooledCall",
     "episode_uuid",
