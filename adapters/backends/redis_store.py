@@ -53,9 +53,9 @@ if ARGV[2] ~= '' then
   redis.call('ZADD', KEYS[4], now, ARGV[4])
   redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[1]))
   redis.call('EXPIRE', KEYS[4], ARGV[1])
-  local first = length - (#ARGV - first_event)
+  local first = length - #ARGV
   for i = first_event, #ARGV do
-    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i - first_event)
+    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i)
   end
 end
 return length
