@@ -47,7 +47,7 @@ SECURITY_HEADERS = {
     "content-security-policy": CSP,
     "x-content-type-options": "nosniff",
     "x-frame-options": "DENY",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
@@ -61,7 +61,7 @@ templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-templates.filters["when"] = lambda moment: moment.isoformat(timespec="seconds")
+templates.filters["when"] = lambda moment: moment.strftime("%Y-%m-%d %H:%M:%S")
 templates.globals["prefix"] = PREFIX
 
 
