@@ -191,7 +191,7 @@ class RedisHotStore:
     async def session_members(self, root_session_id: str) -> list[SessionSeen]:
         """ZREVRANGE of the root's member sessions."""
         key = self._key("s", root_session_id, "members")
-        found = await self.client.zrevrange(key, 0, MEMBERS_MAX - 1, withscores=True)
+        found: Any = await self.client.zrevrange(key, 0, MEMBERS_MAX - 1, withscores=True)
         return [seen(member, score) for member, score in found]
 
     # -- staged envelope -----------------------------------------------------------

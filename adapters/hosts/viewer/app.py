@@ -91,7 +91,8 @@ def error_page(request: Request, status: int, title: str, detail: str) -> HTMLRe
 
 def memory_of(request: Request) -> Memory:
     """The open memory the viewer shows."""
-    return request.app.state.memory  # type: ignore[no-any-return]
+    memory: Memory = request.app.state.memory
+    return memory
 
 
 def page_number(request: Request, name: str = "page") -> int | None:
