@@ -23,6 +23,8 @@ TOKEN = "bench-token"
 SMALL_SESSIONS = 99
 SMALL_SESSION_EVENTS = 20
 WARM_UP = 3
+# progress notes age out and session summaries condense: the others all stay
+LASTING_TYPES = tuple(t for t in OBSERVATION_TYPES if t not in ("progress", "session_summary"))
 
 
 async def seed_project(memory: Memory, events: int, observations: int) -> str:
@@ -39,7 +41,7 @@ async def seed_project(memory: Memory, events: int, observations: int) -> str:
         draft = check_draft(
             title=f"Observation {index}: module_{index % 97} uses pattern {index % 13}",
             content=f"What: module_{index % 97} follows pattern {index % 13}. Why: case {index}.",
-            type=OBSERVATION_TYPES[index % len(OBSERVATION_TYPES)],
+            type=LASTING_TYPES[index % len(LASTING_TYPES)],
             files=[f"src/module_{index % 97}.py"],
             topic_key=f"bench/observation-{index}",  # one each: no twin merges into another
         )
