@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.state.events import SessionEvent
 
@@ -51,6 +51,14 @@ class SessionSeen(BaseModel):
 
     session_id: str
     last_seen: datetime
+
+
+class ReceivedEnvelope(BaseModel):
+    """An envelope a model call (or a compaction's summarizer) received, and when."""
+
+    at: datetime
+    receiver: str = Field(description="``model call`` or ``compaction``.")
+    envelope: str
 
 
 class MemoryHit(BaseModel):
@@ -86,6 +94,7 @@ HIT_KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 
 
 MEMBERS_MAX = 500
+ENVELOPES_KEPT = 20
 EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
 
 
@@ -160,6 +169,14 @@ class EnvelopeStage(Protocol):
         A staged envelope is returned and un-staged atomically (fresh); with none staged, the
         current one is returned again (a later model call of the same turn), or None.
         """
+        ...
+
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """Keep an envelope a model call received: the newest :data:`ENVELOPES_KEPT` stay."""
+        ...
+
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """The envelopes the session's model calls received, newest first."""
         ...
 
 
@@ -406,6 +423,7 @@ __all__ = [
     "DeadLetter",
     "DeadLetters",
     "DrainQueue",
+    "ENVELOPES_KEPT",
     "EnvelopeStage",
     "EventLog",
     "HotStore",
@@ -413,6 +431,7 @@ __all__ = [
     "MEMBERS_MAX",
     "MemoryHit",
     "QueueEntry",
+    "ReceivedEnvelope",
     "SessionLinks",
     "SessionSeen",
     "SpoolStats",

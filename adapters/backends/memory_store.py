@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from plait.state.events import SessionEvent
-from plait.state.ports import MEMBERS_MAX, DeadLetter, QueueEntry, SessionSeen
+from plait.state.ports import (
+    ENVELOPES_KEPT,
+    MEMBERS_MAX,
+    DeadLetter,
+    QueueEntry,
+    ReceivedEnvelope,
+    SessionSeen,
+)
 
 
 @dataclass
@@ -48,6 +55,9 @@ class InMemoryHotStore:
         default_factory=lambda: defaultdict(dict)
     )
     _members: dict[str, dict[str, datetime]] = field(default_factory=lambda: defaultdict(dict))
+    _received: dict[str, deque[ReceivedEnvelope]] = field(
+        default_factory=lambda: defaultdict(lambda: deque(maxlen=ENVELOPES_KEPT))
+    )
 
     def _set(self, key: str, value: str, ttl_seconds: int) -> None:
         self._values[key] = _Expiring(value, self.clock() + ttl_seconds)
@@ -142,6 +152,15 @@ class InMemoryHotStore:
         fresh = self._get(f"staged:{root_session_id}") is not None
         self._values.pop(f"staged:{root_session_id}", None)
         return self._get(f"envelope:{root_session_id}"), fresh
+
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """Keep the record; the oldest beyond the newest ones goes."""
+        record = ReceivedEnvelope(at=datetime.now(UTC), receiver=receiver, envelope=envelope)
+        self._received[root_session_id].appendleft(record)
+
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """The records, newest first."""
+        return list(self._received.get(root_session_id, ()))
 
     # -- cache ----------------------------------------------------------------------------------
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:

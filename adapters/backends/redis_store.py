@@ -29,7 +29,14 @@ from redis.exceptions import ResponseError
 
 from plait.adapters.backends.redis_errors import redis_errors, translated
 from plait.state.events import SessionEvent
-from plait.state.ports import MEMBERS_MAX, DeadLetter, QueueEntry, SessionSeen
+from plait.state.ports import (
+    ENVELOPES_KEPT,
+    MEMBERS_MAX,
+    DeadLetter,
+    QueueEntry,
+    ReceivedEnvelope,
+    SessionSeen,
+)
 
 CONSUMER_GROUP = "drain"
 # KEYS: the session's event list, the drain stream, the call's key, the group's sessions, the
@@ -214,6 +221,23 @@ class RedisHotStore:
         if current is None:
             return None, False
         return _decode(current), staged is not None
+
+    @translated
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """LPUSH the record, LTRIM to the newest ones, with the session TTL."""
+        record = ReceivedEnvelope(at=datetime.now(UTC), receiver=receiver, envelope=envelope)
+        key = self._key("s", root_session_id, "received")
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.lpush(key, record.model_dump_json())
+            pipe.ltrim(key, 0, ENVELOPES_KEPT - 1)
+            pipe.expire(key, self.session_ttl_seconds)
+            await pipe.execute()
+
+    @translated
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """LRANGE of the records."""
+        raw = await self.client.lrange(self._key("s", root_session_id, "received"), 0, -1)
+        return [ReceivedEnvelope.model_validate_json(item) for item in raw]
 
     # -- cache ----------------------------------------------------------------------------------
     @translated

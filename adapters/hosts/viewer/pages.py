@@ -7,6 +7,8 @@ page's template renders. Nothing here knows HTTP; the routes in :mod:`.app` do.
 from __future__ import annotations
 
 import difflib
+import html
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +18,7 @@ from pydantic import BaseModel
 from plait.state.base.settings import known_keys, origin_of, shown_value
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, Observation
+from plait.state.ports import ReceivedEnvelope
 from plait.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -131,6 +134,56 @@ def snapshot_lines(snapshot: Snapshot, count: int) -> list[dict[str, Any]]:
     return lines
 
 
+SECTION_LINE = re.compile(r"^\s*<(\w+)[^>]*>(.*)</\1>\s*$")
+ITEM = re.compile(r"<(\w+)[^>]*>(.*?)</\1>")
+BLOCK_OPEN = re.compile(r"^\s*<(\w+)[^>/]*>\s*$")
+BLOCK_CLOSE = re.compile(r"^\s*</(\w+)>\s*$")
+
+
+def envelope_lines(envelope: str, sources: dict[str, int]) -> list[dict[str, Any]]:
+    """Each line of an envelope with its tier (section) and the event it comes from.
+
+    The event is known while the session's snapshot still holds the line.
+    """
+    lines: list[dict[str, Any]] = []
+    block = ""  # a section written over several lines (the snapshot, persistent memory)
+    for raw in envelope.splitlines()[1:-1]:
+        opening, closing = BLOCK_OPEN.match(raw), BLOCK_CLOSE.match(raw)
+        if opening or closing:
+            block = opening.group(1) if opening else ""
+            continue
+        section = SECTION_LINE.match(raw)
+        if section is None:
+            plain = html.unescape(raw.strip())
+            lines.append({"tier": block, "text": plain, "event_id": sources.get(plain)})
+            continue
+        tier, inner = section.groups()
+        for _, text in ITEM.findall(inner) or [(tier, inner)]:
+            plain = html.unescape(text)
+            lines.append({"tier": tier, "text": plain, "event_id": sources.get(plain)})
+    return lines
+
+
+def received(records: list[ReceivedEnvelope], snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The envelopes the session's model calls received, each with its lines and bytes."""
+    sources = {
+        item.text: item.event_id
+        for section in SNAPSHOT_SECTIONS
+        for item in getattr(snapshot, section)
+    }
+    return [
+        {
+            "at": record.at,
+            "age": age(record.at),
+            "receiver": record.receiver,
+            "bytes": len(record.envelope.encode()),
+            "lines": envelope_lines(record.envelope, sources),
+            "text": record.envelope,
+        }
+        for record in records
+    ]
+
+
 async def session_page(memory: Memory, root: str, number: int | None) -> dict[str, Any] | None:
     """A root session's timeline (one page of events) and what its next model call gets.
 
@@ -146,7 +199,9 @@ async def session_page(memory: Memory, root: str, number: int | None) -> dict[st
     snapshot = await memory.snapshot(root)
     envelope = await memory.envelope(root)
     settings = memory.settings
+    records = await store.received_envelopes(root)
     return {
+        "received": received(records, snapshot),
         "root": root,
         "members": members,
         "events": [{"event": e, "compaction": compaction(e)} for e in events],

@@ -9,6 +9,7 @@ a cross-site change, and shows stored HTML and script as text. Screenshots of ea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import socket
 import threading
@@ -137,6 +138,7 @@ def seeded(service: Service) -> dict[str, str]:
         )
         await memory.record("ses_main", [hostile])
         await memory.compaction_after("ses_main", "Summary of the first hour")
+        await memory.model_call("ses_main", query="CSV export")
         xss = await memory.observations.save(
             check_draft(title=f"XSS {IMG_PAYLOAD}", content=f"body {SCRIPT_PAYLOAD}")
         )
@@ -211,6 +213,9 @@ def test_browser_sessions_and_timeline(page: Any) -> None:
     assert page.locator("tr.compaction").count() >= 1
     assert page.get_by_text("never commit to main").first.is_visible()
     assert page.get_by_text("Envelope of the next model call").is_visible()
+    received = page.locator("details.received").first
+    assert "model call" in received.locator("summary").inner_text()
+    assert received.get_by_role("cell", name="never commit to main", exact=True).is_visible()
     shot(page, "session")
 
 
@@ -323,3 +328,29 @@ def test_browser_cross_site_post_is_refused(
         server.shutdown()
         server.server_close()
     assert service.run(service.memory.observations.get(seeded["xss"])).title.startswith("XSS")
+
+
+def raw_status(url: str, target: str, cookie: str) -> int:
+    """The status of a GET sent as raw bytes (httpx refuses a URL this long)."""
+    host = url.removeprefix("http://")
+    name, _, port = host.partition(":")
+    request = f"GET {target} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"
+    with socket.create_connection((name, int(port)), timeout=30) as sock:
+        with contextlib.suppress(OSError):  # the server may answer before it read it all
+            sock.sendall(request.encode())
+        status_line = sock.makefile("rb").readline().decode()
+    return int(status_line.split()[1])
+
+
+def test_a_search_of_a_megabyte_is_refused_and_changes_nothing(
+    service: Service, seeded: dict[str, str]
+) -> None:
+    with httpx.Client(base_url=service.url) as client:
+        client.get(service.link().removeprefix(service.url))
+        before = client.get("/ui/memory")
+        cookie = f"plait_viewer={client.cookies['plait_viewer']}"
+        assert raw_status(service.url, f"/ui/memory?q={'x' * 1_000_000}", cookie) in (400, 413, 414)
+        long = client.get("/ui/memory", params={"q": "x" * 5_000})
+        assert long.status_code == 413 and "Search too long" in long.text
+        assert client.get("/ui/memory").text == before.text
+        assert client.get("/ui/memory/o000000000000").status_code == 404

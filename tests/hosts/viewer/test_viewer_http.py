@@ -13,6 +13,7 @@ from plait import Memory
 from plait.adapters.hosts.http import create_app
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.viewer.auth import ViewerAuth
+from plait.adapters.hosts.viewer.pages import envelope_lines
 from plait.state.observations import check_draft
 
 TOKEN = "viewer-token"
@@ -143,3 +144,34 @@ async def test_viewer_lists_sessions_and_subagents(
     timeline = await client.get("/ui/sessions/root-a")
     assert timeline.status_code == 200
     assert "never commit to main" in timeline.text and "child-a" in timeline.text
+
+
+def test_envelope_lines_name_each_lines_tier_and_source() -> None:
+    envelope = (
+        '<session_memory version="1"><!--plait:0-->\n'
+        "  <last_request>fix &lt;b&gt;</last_request>\n"
+        "  <key_decisions><decision>d1</decision><decision>d2</decision></key_decisions>\n"
+        "  <session_snapshot>\nsummary: s\n  </session_snapshot>\n"
+        '  <persistent_memory node_refs="a">\n- a fact\n  </persistent_memory>\n'
+        "</session_memory>"
+    )
+    lines = [(x["tier"], x["text"], x["event_id"]) for x in envelope_lines(envelope, {"d2": 7})]
+    assert lines == [
+        ("last_request", "fix <b>", None),
+        ("key_decisions", "d1", None),
+        ("key_decisions", "d2", 7),
+        ("session_snapshot", "summary: s", None),
+        ("persistent_memory", "- a fact", None),
+    ]
+
+
+async def test_viewer_shows_the_envelopes_model_calls_received(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    await login(client)
+    await memory.user_turn("ses-env", "Add CSV export. Rule: never commit to main.")
+    assert "never commit to main" in await memory.model_call("ses-env", query="csv")
+    page = await client.get("/ui/sessions/ses-env")
+    assert "Envelopes received" in page.text
+    assert re.search(r"model call · [\d-]+ [\d:]+", page.text)
