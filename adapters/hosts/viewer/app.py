@@ -177,15 +177,20 @@ async def session(request: Request) -> Response:
     return render(request, "session.html", **values)
 
 
-def memory_filter(request: Request) -> pages.MemoryFilter:
-    """The memory page's filters from the query string; 413/400 pages for bad ones."""
-    params = request.query_params
-    query = params.get("q", "").strip()
+def search_text(request: Request) -> str:
+    """The ``q`` of the query string, stripped; the 413 page when it is too long."""
+    query = request.query_params.get("q", "").strip()
     if len(query) > pages.SEARCH_MAX_CHARS:
         detail = f"The search is {len(query)} characters; at most {pages.SEARCH_MAX_CHARS}."
         raise ViewerError(413, "Search too long", detail)
+    return query
+
+
+def memory_filter(request: Request) -> pages.MemoryFilter:
+    """The memory page's filters from the query string; 413/400 pages for bad ones."""
+    params = request.query_params
     wanted = pages.MemoryFilter(
-        query=query,
+        query=search_text(request),
         type=params.get("type", ""),
         scope=params.get("scope", ""),
         topic=params.get("topic", "")[: pages.SEARCH_MAX_CHARS],
@@ -248,6 +253,12 @@ async def forget(request: Request) -> Response:
     await checked_form(request)
     forgotten = await memory_of(request).observations.delete(wanted)
     return render(request, "forgotten.html", o=forgotten)
+
+
+async def recall(request: Request) -> Response:
+    """What long-term recall finds for a query, with each hit's score."""
+    values = await pages.recall_page(memory_of(request), search_text(request))
+    return render(request, "recall.html", **values)
 
 
 async def health(request: Request) -> Response:
@@ -362,6 +373,7 @@ def viewer_app(memory: Memory, auth: ViewerAuth, port: Callable[[], int | None])
         Route("/memory/{observation_id}/edit", guarded(edit_observation), methods=["POST"]),
         Route("/memory/{observation_id}/forget", guarded(confirm_forget)),
         Route("/memory/{observation_id}/forget", guarded(forget), methods=["POST"]),
+        Route("/recall", guarded(recall)),
         Route("/health", guarded(health)),
         Route(
             "/health/dead/{dead_id}/{action}",

@@ -6,6 +6,7 @@ page's template renders. Nothing here knows HTTP; the routes in :mod:`.app` do.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import html
 import re
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import known_keys, origin_of, shown_value
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, Observation
@@ -28,6 +30,8 @@ PAGE_SIZE = 50
 EVENTS_PAGE_SIZE = 100
 SEARCH_MAX_CHARS = 500
 SEARCH_LIMIT_MAX = 200
+RECALL_LIMIT = 20
+RECALL_TIMEOUT_S = 10.0
 DEAD_LETTERS_MAX = 1000
 SNAPSHOT_SECTIONS = (
     "rules",
@@ -315,6 +319,30 @@ async def observation_page(memory: Memory, observation_id: str) -> dict[str, Any
     }
 
 
+# -- recall -------------------------------------------------------------------------------------
+async def recall_page(memory: Memory, query: str) -> dict[str, Any]:
+    """What long-term recall finds for a query, best first, and the observations it would add.
+
+    Raises :class:`~plait.BackendUnavailable` when long-term memory does not answer in
+    :data:`RECALL_TIMEOUT_S` seconds.
+    """
+    if not query:
+        return {"query": "", "hits": [], "observations": [], "search_max": SEARCH_MAX_CHARS}
+    try:
+        hits = await asyncio.wait_for(memory.search(query, RECALL_LIMIT), RECALL_TIMEOUT_S)
+    except TimeoutError:
+        raise BackendUnavailable(
+            f"long-term memory did not answer within {RECALL_TIMEOUT_S:.0f} s"
+        ) from None
+    observed = await memory.observations.search(query, limit=RECALL_LIMIT)
+    return {
+        "query": query,
+        "hits": [{"hit": hit, "current": hit.is_current} for hit in hits],
+        "observations": [{"o": o, "score": score} for o, score in observed],
+        "search_max": SEARCH_MAX_CHARS,
+    }
+
+
 # -- health -------------------------------------------------------------------------------------
 def effective_settings(memory: Memory) -> list[dict[str, str]]:
     """Every setting's value (secrets redacted) and where it came from."""
@@ -363,6 +391,7 @@ __all__ = [
     "health_page",
     "memory_page",
     "observation_page",
+    "recall_page",
     "session_page",
     "sessions_page",
 ]

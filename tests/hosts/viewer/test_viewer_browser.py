@@ -287,6 +287,17 @@ def test_browser_forget_reaches_the_next_envelope(page: Any, service: Service) -
     assert "okapi-runner" not in envelope_for_new_call(service, "ses_okapi_2", query)
 
 
+def test_browser_recall_inspector_ranks_hits(page: Any, service: Service) -> None:
+    page.goto(f"{service.url}/ui/recall")
+    page.get_by_label("query").fill("CSV export never commit")
+    page.get_by_role("button", name="Recall").click()
+    page.get_by_role("heading", name="Long-term hits").wait_for()
+    first = page.locator("table").first.locator("tbody tr").first
+    assert "never commit to main" in first.inner_text()
+    assert page.locator("img[src=x]").count() == 0
+    shot(page, "recall")
+
+
 def test_browser_replays_a_dead_letter(page: Any, service: Service) -> None:
     page.goto(f"{service.url}/ui/health")
     row = page.get_by_role("row").filter(has_text="A drain that failed")
