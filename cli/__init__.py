@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from plait.cli import bench, core, dlq, memory, opencode, service  # noqa: F401  (they register commands)
+from plait.cli import (  # noqa: F401 (they register commands)
+    bench,
+    core,
+    dlq,
+    history,
+    memory,
+    opencode,
+    service,
+    token,
+)
 from plait.cli._common import app
 
 

@@ -89,19 +89,27 @@ def serve(
 
 
 async def _serve(settings: Settings, project_dir: Path, host: str | None, port: int | None) -> None:
+    from plait.adapters.backends.tokens import FileTokenBook
     from plait.adapters.hosts.http import serve as serve_http
+    from plait.adapters.hosts.http.team import TeamTokens
     from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
     from plait.memory import Memory
+    from plait.state.groups import project_key
 
+    data = settings.resolved_data_dir()
+    team = TeamTokens(FileTokenBook(data).judge, project_key(project_dir))
     async with Memory.open(project_dir, settings=settings, reconnect=True) as memory:
         await serve_http(
             OpenCodeHooks(memory),
             host or settings.service.host,
             settings.service.port if port is None else port,
-            data_dir=settings.resolved_data_dir(),
+            data_dir=data,
             project_dir=project_dir,
             max_body_bytes=settings.service.max_body_bytes,
             idle_exit_s=settings.service.idle_exit_s,
+            team=team,
+            tls=settings.service.tls(),
+            behind_proxy=settings.service.behind_proxy,
         )
 
 

@@ -254,7 +254,7 @@ class EmbeddedFalkorDB:
         reaper = recorded.get("reaper")
         if isinstance(reaper, int) and pid_alive(reaper):
             return
-        recorded.update(port=info.port, pid=info.pid, reaper=spawn_reaper(self.directory))
+        recorded.update(port=info.port, pid=info.pid, reaper=spawn_reaper(self.directory, info.pid))
         write_private(path, json.dumps(recorded))
 
     def _running_server(self) -> ServerInfo | None:
@@ -353,9 +353,13 @@ def retire(directory: Path, info: ServerInfo, *, wait: bool = False) -> None:
         wait_for_exit(info.pid)
 
 
-def spawn_reaper(directory: Path) -> int:
-    """Start the reaper of ``directory``'s server in its own session; its pid."""
-    command = [sys.executable, "-m", __name__, "reap", str(directory)]
+def spawn_reaper(directory: Path, pid: int) -> int:
+    """Start the reaper of ``directory``'s server (process ``pid``) in its own session; its pid.
+
+    The reaper is told the server's pid rather than reading it from ``server.json`` when it
+    starts: a data dir deleted meanwhile must not leave it without a server to watch.
+    """
+    command = [sys.executable, "-m", __name__, "reap", str(directory), str(pid)]
     process = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,
@@ -394,33 +398,50 @@ def server_state(data_dir: Path) -> dict[str, Any]:
     }
 
 
-def reap(directory: Path, *, poll_seconds: float = REAP_POLL_SECONDS) -> None:
+def reap(
+    directory: Path, watched: int | None = None, *, poll_seconds: float = REAP_POLL_SECONDS
+) -> None:
     """Wait until no process uses ``directory``'s server, then shut it down; return when it is.
 
     Returns at once when the server recorded in ``server.json`` is gone or is not the one this
     reaper was started for (someone else stopped it; a new server has its own reaper).
     """
     server = EmbeddedFalkorDB(directory.parent)
-    watched = read_json(directory / "server.json").get("pid")
+    if watched is None:
+        watched = read_json(directory / "server.json").get("pid")
     while True:
         time.sleep(poll_seconds)
         if not isinstance(watched, int) or not pid_alive(watched):
             return
-        if read_json(directory / "server.json").get("pid") != watched:
-            if not directory.exists():  # its data dir was deleted under it: nothing to save
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(watched, signal.SIGTERM)
+        try:
+            if read_json(directory / "server.json").get("pid") != watched:
+                if not directory.exists():
+                    kill_orphan(watched)
+                return
+            if not unused(directory):
+                continue
+            time.sleep(REAP_LINGER_SECONDS)
+            with server._locked("start.lock"):
+                info = server._running_server()
+                if info is None and not directory.exists():
+                    kill_orphan(watched)
+                if info is None or info.pid != watched:
+                    return
+                if unused(directory):
+                    retire(directory, info)
+                    return
+        except FileNotFoundError:  # the data dir was deleted while this reaper looked at it
+            kill_orphan(watched)
             return
-        if not unused(directory):
-            continue
-        time.sleep(REAP_LINGER_SECONDS)
-        with server._locked("start.lock"):
-            info = server._running_server()
-            if info is None or info.pid != watched:
-                return
-            if unused(directory):
-                retire(directory, info)
-                return
+
+
+def kill_orphan(pid: int) -> None:
+    """Stop a server whose data dir was deleted under it: there is nothing left to save.
+
+    SIGKILL, because on SIGTERM Redis tries to save into the missing folder, fails, and stays.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def pid_alive(pid: int) -> bool:
@@ -495,11 +516,12 @@ def _resp(*words: str) -> bytes:
 
 
 def main(arguments: list[str]) -> int:
-    """``python -m plait.adapters.backends.embedded reap <dir>``: the reaper process."""
-    if len(arguments) != 2 or arguments[0] != "reap":
-        print("usage: python -m plait.adapters.backends.embedded reap <falkordb dir>")
+    """``python -m plait.adapters.backends.embedded reap <dir> [<server pid>]``: the reaper."""
+    if len(arguments) not in (2, 3) or arguments[0] != "reap" or not arguments[-1]:
+        print("usage: python -m plait.adapters.backends.embedded reap <falkordb dir> [<pid>]")
         return 2
-    reap(Path(arguments[1]))
+    pid = int(arguments[2]) if len(arguments) == 3 and arguments[2].isdigit() else None
+    reap(Path(arguments[1]), pid)
     return 0
 
 

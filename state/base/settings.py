@@ -21,7 +21,15 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -302,6 +310,27 @@ class ServiceSettings(Section):
         "<data_dir>/spool/); past this a call is answered 503 not_kept and the plugin keeps "
         "it; 0: no cap.",
     )
+    tls_cert: Path | None = Field(
+        default=None, description="Certificate file: plait serve speaks HTTPS (with tls_key)."
+    )
+    tls_key: Path | None = Field(default=None, description="Private key file of tls_cert.")
+    behind_proxy: bool = Field(
+        default=False,
+        description="A proxy in front terminates TLS: allows a host beyond loopback without "
+        "tls_cert. Without it (or TLS), plait serve listens on loopback only.",
+    )
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> ServiceSettings:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: set both or neither")
+        return self
+
+    def tls(self) -> tuple[Path, Path] | None:
+        """The certificate and key files, when both are set."""
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        return self.tls_cert, self.tls_key
 
 
 ToolGroup = Literal[

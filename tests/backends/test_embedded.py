@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -114,6 +115,20 @@ def test_embedded_server_stops_when_its_only_user_is_killed(tmp_data_dir: Path) 
     assert wait_gone(recorded["pid"]), "the server outlived the last process that used it"
     assert wait_gone(recorded["reaper"])
     assert not (tmp_data_dir / "falkordb" / "server.json").exists()
+
+
+def test_embedded_server_stops_when_its_user_is_killed_and_its_data_dir_deleted(
+    tmp_path: Path,
+) -> None:
+    """A script that used a temporary data dir, deleted it and died: nothing is left running."""
+    data_dir = tmp_path / "scratch-data"
+    process = holder(data_dir)
+    recorded = json.loads((data_dir / "falkordb" / "server.json").read_text())
+    process.kill()
+    process.wait()
+    shutil.rmtree(data_dir)
+    assert wait_gone(recorded["pid"]), "the server outlived its user and its deleted data dir"
+    assert wait_gone(recorded["reaper"])
 
 
 def test_embedded_server_waits_for_every_user_and_replaces_a_dead_reaper(

@@ -77,6 +77,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
+from plait.adapters.hosts.http.team import TeamTokens
 from plait.adapters.hosts.opencode.hooks import (
     DURABLE_HOOKS,
     HookAnswer,
@@ -86,7 +87,7 @@ from plait.adapters.hosts.opencode.hooks import (
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.boundary import fail_open
-from plait.state.base.errors import InvalidHookPayload, PlaitError, UnknownHook
+from plait.state.base.errors import ConfigError, InvalidHookPayload, PlaitError, UnknownHook
 from plait.state.base.redact import redacted_logger
 from plait.state.groups import project_key
 
@@ -292,12 +293,16 @@ def error_response(status: int, error: str, detail: str, field: str | None = Non
 
 
 # -- ASGI guards (outermost first: token, then size) --------------------------------------------
-async def send_plain_error(send: Send, status: int, error: str, detail: str) -> None:
+async def send_plain_error(
+    send: Send, status: int, error: str, detail: str, retry_after_s: int | None = None
+) -> None:
     """Answer a raw ASGI request with a JSON error without touching the app."""
     body = dumps({"error": error, "detail": detail})
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    if retry_after_s is not None:
+        headers.append((b"retry-after", str(retry_after_s).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -308,19 +313,32 @@ def public_path(path: str) -> bool:
 
 
 class BearerTokenGuard:
-    """Rejects every non-public HTTP request without the right bearer token (401)."""
+    """Rejects a non-public HTTP request without the owner's token or an admitted user's.
 
-    def __init__(self, app: ASGIApp, *, token: str) -> None:
+    401 for no token, a wrong one or a revoked one; 403 for another project's; 429 over its rate.
+    """
+
+    def __init__(self, app: ASGIApp, *, token: str, team: TeamTokens | None = None) -> None:
         self.app = app
         self.token = token
+        self.team = team
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the token, then pass the request on."""
         if scope["type"] == "http" and not public_path(scope["path"]):
             given = bearer_token(scope.get("headers", []))
             if not token_matches(given, self.token):
-                await send_plain_error(send, 401, "unauthorized", "missing or wrong bearer token")
-                return
+                if self.team is None:
+                    await send_plain_error(
+                        send, 401, "unauthorized", "missing or wrong bearer token"
+                    )
+                    return
+                _, refusal = self.team.admit(given)
+                if refusal is not None:
+                    await send_plain_error(
+                        send, refusal.status, refusal.error, refusal.detail, refusal.retry_after_s
+                    )
+                    return
         await self.app(scope, receive, send)
 
 
@@ -588,14 +606,30 @@ def add_viewer(app: FastAPI, hooks: OpenCodeHooks) -> None:
     app.state.viewer_auth = auth
     app.mount(VIEWER_PREFIX, viewer_app(hooks.memory, auth, lambda: app.state.port))
 
-    @app.post("/v1/viewer/login", tags=["viewer"], summary="A one-time login link of the viewer")
-    async def viewer_login() -> dict[str, str]:
-        """A login link, good once for ten minutes (``plait ui`` prints and opens it)."""
-        return {"path": f"{VIEWER_PREFIX}/login?token={auth.issue_link()}"}
+    @app.post(
+        "/v1/viewer/login",
+        tags=["viewer"],
+        summary="A one-time login link of the viewer (the owner's token only)",
+        responses={403: {"model": ErrorBody, "description": "A team member's token."}},
+    )
+    async def viewer_login(request: Request) -> Response:
+        """A login link, good once for ten minutes (``plait ui`` prints and opens it).
+
+        Only the owner's token gets one: the viewer shows personal memory too.
+        """
+        given = bearer_token(request.scope.get("headers", []))
+        if not token_matches(given, app.state.token):
+            return error_response(403, "forbidden", "the viewer is for the owner's token only")
+        path = f"{VIEWER_PREFIX}/login?token={auth.issue_link()}"
+        return Response(dumps({"path": path}), media_type="application/json")
 
 
 def create_app(
-    memory: HookRunner, *, token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    memory: HookRunner,
+    *,
+    token: str,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    team: TeamTokens | None = None,
 ) -> FastAPI:
     """The service as an ASGI app: token guard, then size guard, then FastAPI routes.
 
@@ -603,6 +637,7 @@ def create_app(
         memory: the :class:`plait.Memory` (anything with its ``hook`` method).
         token: the bearer token every non-public request must carry.
         max_body_bytes: request bodies over this size are refused with 413.
+        team: users' tokens (``plait token``) admitted beside the owner's, if any.
     """
     if not token:
         raise ValueError("the service needs a non-empty token")
@@ -630,7 +665,7 @@ def create_app(
     if isinstance(memory, OpenCodeHooks):
         add_viewer(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
-    app.add_middleware(BearerTokenGuard, token=token)
+    app.add_middleware(BearerTokenGuard, token=token, team=team)
     return app
 
 
@@ -801,6 +836,9 @@ async def serve(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "warning",
     idle_exit_s: float = 0,
+    team: TeamTokens | None = None,
+    tls: tuple[Path, Path] | None = None,
+    behind_proxy: bool = False,
 ) -> None:
     """Serve the app with uvicorn until stopped; announce it in the data dir meanwhile.
 
@@ -818,26 +856,44 @@ async def serve(
         max_body_bytes: the request body limit.
         log_level: uvicorn's log level.
         idle_exit_s: stop after this long without a hook; 0 never stops.
+        team: users' tokens admitted beside the owner's (``plait token``).
+        tls: certificate and key files; the service then speaks HTTPS.
+        behind_proxy: a proxy in front terminates TLS, so plain HTTP beyond loopback is allowed.
+
+    Raises:
+        ConfigError: ``host`` is not loopback and there is neither TLS nor a proxy in front.
     """
     import uvicorn
 
     token = token or load_or_create_token(data_dir)
     if not is_loopback(host):
+        if tls is None and not behind_proxy:
+            raise ConfigError(
+                f"service.host {host!r} is reachable beyond this machine: set service.tls_cert "
+                "and service.tls_key, or service.behind_proxy = true when a proxy terminates TLS"
+            )
         logger.warning("plait: serving on %s, reachable beyond this machine", host)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(runner, token=token, max_body_bytes=max_body_bytes)
+    app = create_app(runner, token=token, max_body_bytes=max_body_bytes, team=team)
     app.state.port = bound_port
     clock = IdleClock(app, quiet_paths=PUBLIC_PATHS)
     # log_config=None: uvicorn's records go to the process's handlers (redacted ones under
     # ``plait serve``), not to handlers of its own.
+    certificate, key = tls if tls is not None else (None, None)
     config = uvicorn.Config(
-        clock, log_level=log_level, lifespan="off", access_log=False, log_config=None
+        clock,
+        log_level=log_level,
+        lifespan="off",
+        access_log=False,
+        log_config=None,
+        ssl_certfile=certificate,
+        ssl_keyfile=key,
     )
     server = quiet_server(config)
     url_host = f"[{host}]" if ":" in host else host
     info = ServiceInfo(
-        url=f"http://{url_host}:{bound_port}",
+        url=f"{'https' if tls else 'http'}://{url_host}:{bound_port}",
         host=host,
         port=bound_port,
         pid=os.getpid(),

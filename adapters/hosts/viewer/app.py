@@ -109,7 +109,7 @@ async def checked_form(request: Request) -> FormData:
     """A POST's form after the origin and CSRF checks (403 page otherwise)."""
     session: ViewerSession = request.scope["viewer_session"]
     headers = {k.lower(): v for k, v in request.headers.items()}
-    if not same_origin(headers, headers.get("host", "")):
+    if not same_origin(headers, f"{request.url.scheme}://{headers.get('host', '')}"):
         raise ViewerError(403, "Cross-site request refused", "Changes come from the viewer only.")
     form = await request.form(max_files=0, max_fields=20, max_part_size=FORM_MAX_FIELD_CHARS)
     token = form.get("csrf")
@@ -142,6 +142,7 @@ async def login(request: Request) -> Response:
         session_id,
         max_age=int(SESSION_TTL_S),
         path=PREFIX,
+        secure=request.url.scheme == "https",
         httponly=True,
         samesite="strict",
     )

@@ -112,17 +112,17 @@ def host_allowed(host_header: str | None, port: int | None) -> bool:
     return port is None or given_port in (None, port)
 
 
-def same_origin(headers: dict[str, str], host_header: str) -> bool:
+def same_origin(headers: dict[str, str], origin_of_viewer: str) -> bool:
     """Whether a change request came from the viewer's own pages.
 
-    ``Sec-Fetch-Site`` must be ``same-origin`` when sent, and ``Origin`` must be this host
-    when sent; browsers send at least one of them with every POST.
+    ``Sec-Fetch-Site`` must be ``same-origin`` when sent, and ``Origin`` must be the viewer's
+    own (``http://127.0.0.1:8123``) when sent; browsers send at least one of them with every POST.
     """
     fetch_site = headers.get("sec-fetch-site")
     if fetch_site is not None and fetch_site != "same-origin":
         return False
     origin = headers.get("origin")
-    if origin is not None and origin != f"http://{host_header}":
+    if origin is not None and origin != origin_of_viewer:
         return False
     return fetch_site is not None or origin is not None
 

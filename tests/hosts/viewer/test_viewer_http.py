@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -11,10 +12,12 @@ import pytest
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
+from plait.adapters.hosts.http.team import TeamTokens
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.viewer.auth import ViewerAuth
 from plait.adapters.hosts.viewer.pages import envelope_lines
 from plait.state.observations import check_draft
+from plait.state.tokens import TokenRecord, Verdict
 
 TOKEN = "viewer-token"
 BASE = "http://127.0.0.1"
@@ -66,6 +69,35 @@ async def test_viewer_login_link_works_once_and_a_forged_one_never(
     forged = await client.get("/ui/login?token=forged")
     assert forged.status_code == 403
     assert (await client.get("/ui/sessions")).status_code == 401
+
+
+async def test_viewer_login_links_are_for_the_owners_token_only(
+    tmp_path: Path, redis_url: str, group_prefix: str
+) -> None:
+    record = TokenRecord(
+        id="t1",
+        user="ana",
+        digest="-",
+        projects=("*",),
+        rate_per_minute=100,
+        created_at=datetime.now(UTC),
+    )
+    team = TeamTokens(judge=lambda token, key: (Verdict.ADMITTED, record), project_key="p")
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Memory.open(
+        project,
+        tmp_path / "data",
+        start_background=False,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": group_prefix},
+    ) as memory:
+        app = create_app(OpenCodeHooks(memory), token=TOKEN, team=team)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+            member = {"authorization": "Bearer a-team-members-token"}
+            assert (await client.post("/v1/memory/memory_stats", headers=member)).status_code == 200
+            assert (await client.post("/v1/viewer/login", headers=member)).status_code == 403
 
 
 def test_viewer_login_link_expires() -> None:

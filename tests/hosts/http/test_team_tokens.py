@@ -1,0 +1,198 @@
+"""A service a team shares: a real ``plait serve`` admits each user's token for its own project.
+
+Tokens are made and revoked with the CLI (``plait token``) while the service runs; the service
+reads the token file again when it changes. The owner's token still opens everything; another
+project's token is 403, an unknown or revoked one 401, one over its rate 429 with Retry-After.
+Beyond loopback the service refuses to start without TLS or a proxy in front.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from plait.adapters.hosts.http import service_file
+
+PLAIT = str(Path(sys.executable).parent / "plait")
+EVENT = {
+    "input": {"event": {"type": "session.idle", "properties": {"sessionID": "s1"}}},
+    "output": {},
+}
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    return {
+        **clean,
+        "PLAIT_DATA_DIR": str(tmp_path / "data"),
+        "PLAIT_REDIS__URL": redis_url,
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+    }
+
+
+@pytest.fixture
+def service(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[Path, str]]:
+    """A running ``plait serve`` for a project: the project and the service's URL."""
+    project = tmp_path / "project"
+    project.mkdir()
+    process = subprocess.Popen(
+        [PLAIT, "serve", "--project", str(project)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        path = service_file(tmp_path / "data", project)
+        deadline = time.monotonic() + 60
+        while not path.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert path.exists(), process.stderr.read() if process.poll() is not None else "no start"
+        yield project, json.loads(path.read_text())["url"]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PLAIT, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def post(url: str, token: str) -> httpx.Response:
+    headers = {"authorization": f"Bearer {token}"}
+    return httpx.post(f"{url}/v1/hooks/event", json=EVENT, headers=headers, timeout=30)
+
+
+def test_each_users_token_opens_only_its_project_until_revoked(
+    service: tuple[Path, str], env: dict[str, str], tmp_path: Path
+) -> None:
+    project, url = service
+    other = tmp_path / "other"
+    other.mkdir()
+    made = cli(env, "token", "create", "--user", "alice", "--project", str(project), "--json")
+    assert made.returncode == 0, made.stderr
+    alice = json.loads(made.stdout)
+    elsewhere = cli(env, "token", "create", "--user", "bob", "--project", str(other), "--json")
+    bob = json.loads(elsewhere.stdout)
+    owner = (tmp_path / "data" / "token").read_text().strip()
+
+    assert post(url, owner).status_code == 200
+    assert post(url, alice["token"]).status_code == 200
+    refused = post(url, bob["token"])
+    assert refused.status_code == 403 and "project" in refused.json()["detail"]
+    assert post(url, "plait_" + "x" * 43).status_code == 401
+
+    listed = cli(env, "token", "list", "--json")
+    assert {row["user"] for row in json.loads(listed.stdout)} == {"alice", "bob"}
+    assert (
+        alice["token"] not in listed.stdout
+        and alice["token"] not in (tmp_path / "data" / "tokens.json").read_text()
+    )
+
+    revoked = cli(env, "token", "revoke", alice["id"])
+    assert revoked.returncode == 0, revoked.stderr
+    gone = post(url, alice["token"])
+    assert gone.status_code == 401 and "revoked" in gone.json()["detail"]
+    assert post(url, owner).status_code == 200
+    unknown = cli(env, "token", "revoke", "tok_nope")
+    assert unknown.returncode == 2 and "no token 'tok_nope'" in unknown.stderr
+
+
+def test_a_token_over_its_rate_is_told_when_to_come_back(
+    service: tuple[Path, str], env: dict[str, str]
+) -> None:
+    project, url = service
+    made = cli(
+        env, "token", "create", "--user", "ci", "--project", str(project), "--rate", "2", "--json"
+    )
+    token = json.loads(made.stdout)["token"]
+    statuses = [post(url, token).status_code for _ in range(3)]
+    assert statuses[:2] == [200, 200] and statuses[2] == 429
+    limited = post(url, token)
+    assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
+
+
+def test_beyond_loopback_the_service_needs_tls_or_a_proxy(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    refused = subprocess.run(
+        [PLAIT, "serve", "--project", str(project), "--host", "0.0.0.0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode != 0
+    assert "tls_cert" in refused.stderr and "behind_proxy" in refused.stderr
+    assert not service_file(tmp_path / "data", project).exists()
+
+
+def test_with_a_certificate_the_service_speaks_https(tmp_path: Path, env: dict[str, str]) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    made = subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        capture_output=True,
+        timeout=60,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"openssl could not make a certificate: {made.stderr[-200:]!r}")
+    tls_env = {**env, "PLAIT_SERVICE__TLS_CERT": str(cert), "PLAIT_SERVICE__TLS_KEY": str(key)}
+    project = tmp_path / "project"
+    project.mkdir()
+    process = subprocess.Popen(
+        [PLAIT, "serve", "--project", str(project)],
+        env=tls_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        path = service_file(tmp_path / "data", project)
+        deadline = time.monotonic() + 60
+        while not path.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = json.loads(path.read_text())["url"]
+        assert url.startswith("https://127.0.0.1:")
+        owner = (tmp_path / "data" / "token").read_text().strip()
+        answer = httpx.post(
+            f"{url}/v1/hooks/event",
+            json=EVENT,
+            headers={"authorization": f"Bearer {owner}"},
+            verify=ssl.create_default_context(cafile=str(cert)),
+            timeout=30,
+        )
+        assert answer.status_code == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
