@@ -24,9 +24,7 @@ BASE = "http://127.0.0.1"
 
 
 @pytest.fixture
-async def opened(
-    tmp_path: Path, redis_url: str, group_prefix: str
-) -> AsyncIterator[tuple[Memory, httpx.AsyncClient]]:
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
     project = tmp_path / "project"
     project.mkdir()
     async with Memory.open(
@@ -35,11 +33,16 @@ async def opened(
         start_background=False,
         redis={"url": redis_url},
         graphiti={"group_id_prefix": group_prefix},
-    ) as memory:
-        app = create_app(OpenCodeHooks(memory), token=TOKEN)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
-            yield memory, client
+    ) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def opened(memory: Memory) -> AsyncIterator[tuple[Memory, httpx.AsyncClient]]:
+    app = create_app(OpenCodeHooks(memory), token=TOKEN)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        yield memory, client
 
 
 async def login(client: httpx.AsyncClient) -> str:
@@ -71,9 +74,7 @@ async def test_viewer_login_link_works_once_and_a_forged_one_never(
     assert (await client.get("/ui/sessions")).status_code == 401
 
 
-async def test_viewer_login_links_are_for_the_owners_token_only(
-    tmp_path: Path, redis_url: str, group_prefix: str
-) -> None:
+async def test_viewer_login_links_are_for_the_owners_token_only(memory: Memory) -> None:
     record = TokenRecord(
         id="t1",
         user="ana",
@@ -83,21 +84,12 @@ async def test_viewer_login_links_are_for_the_owners_token_only(
         created_at=datetime.now(UTC),
     )
     team = TeamTokens(judge=lambda token, key: (Verdict.ADMITTED, record), project_key="p")
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as memory:
-        app = create_app(OpenCodeHooks(memory), token=TOKEN, team=team)
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
-            member = {"authorization": "Bearer a-team-members-token"}
-            assert (await client.post("/v1/memory/memory_stats", headers=member)).status_code == 200
-            assert (await client.post("/v1/viewer/login", headers=member)).status_code == 403
+    app = create_app(OpenCodeHooks(memory), token=TOKEN, team=team)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        member = {"authorization": "Bearer a-team-members-token"}
+        assert (await client.post("/v1/memory/memory_stats", headers=member)).status_code == 200
+        assert (await client.post("/v1/viewer/login", headers=member)).status_code == 403
 
 
 def test_viewer_login_link_expires() -> None:
