@@ -362,7 +362,10 @@ def bench_viewer_command(
         "ASGI transport: the server's time from request to last byte, no socket, no browser), on "
         f"the embedded FalkorDB server, with one session of {events:,} events, 99 sessions of "
         f"20, and {stored:,} observations (each under a topic key of its own). Target: "
-        f"p95 <= 200 ms; load average {load:.1f} at the start.\n\n{table}\n"
+        f"p95 <= 200 ms; load average {load:.1f} at the start. The recall page runs "
+        "`Memory.search` (the queued events indexed first, the query embedded, the recall index "
+        "and the knowledge graph searched), as `plait recall` does: its time is long-term "
+        f"search's, not the page's.\n\n{table}\n"
     )
     write_section(output, "Web viewer", body)
     console.print(table)

@@ -67,6 +67,7 @@ def page_paths(big_session: str, observation_id: str) -> dict[str, str]:
         "memory search": "/ui/memory?q=module_42+pattern",
         "memory filtered (type, file)": "/ui/memory?type=decision&file=module_7",
         "observation": f"/ui/memory/{observation_id}",
+        "recall": "/ui/recall?q=module_42+pattern",
         "health": "/ui/health",
     }
 

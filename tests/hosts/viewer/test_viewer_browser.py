@@ -140,7 +140,11 @@ def seeded(service: Service) -> dict[str, str]:
         await memory.compaction_after("ses_main", "Summary of the first hour")
         await memory.model_call("ses_main", query="CSV export")
         xss = await memory.observations.save(
-            check_draft(title=f"XSS {IMG_PAYLOAD}", content=f"body {SCRIPT_PAYLOAD}")
+            check_draft(
+                title=f"XSS {IMG_PAYLOAD}",
+                content=f"body {SCRIPT_PAYLOAD}",
+                files=[f"src/{IMG_PAYLOAD}.py"],
+            )
         )
         zebra = await memory.observations.save(
             check_draft(
@@ -227,6 +231,8 @@ def test_browser_stored_markup_is_shown_as_text(page: Any, service: Service) -> 
     assert page.get_by_role("link", name=f"XSS {IMG_PAYLOAD}").is_visible()
     page.get_by_role("link", name=f"XSS {IMG_PAYLOAD}").click()
     assert page.get_by_text(f"body {SCRIPT_PAYLOAD}").first.is_visible()
+    assert page.get_by_text(f"src/{IMG_PAYLOAD}.py").is_visible()
+    assert page.locator("img[src=x]").count() == 0
     for url in ("/ui/sessions/ses_main", "/ui/memory"):
         page.goto(service.url + url)
         assert page.locator("img[src=x]").count() == 0

@@ -16,7 +16,9 @@ from plait.adapters.hosts.http.team import TeamTokens
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.viewer.auth import ViewerAuth
 from plait.adapters.hosts.viewer.pages import envelope_lines
+from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import check_draft
+from plait.state.ports import QueueEntry
 from plait.state.tokens import TokenRecord, Verdict
 
 TOKEN = "viewer-token"
@@ -199,3 +201,32 @@ async def test_viewer_shows_the_envelopes_model_calls_received(
     page = await client.get("/ui/sessions/ses-env")
     assert "Envelopes received" in page.text
     assert re.search(r"model call · [\d-]+ [\d:]+", page.text)
+
+
+async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    csrf = await login(client)
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    failed = SessionEvent(
+        root_session_id="r", session_id="r", kind=EventKind.DECISION, summary="failed drain"
+    )
+    # an entry that failed, as the drain hands it over (the shared stream is left alone)
+    entry = QueueEntry(entry_id="0-1", group_id=memory.group_id, event=failed, deliveries=3)
+    await memory.store.dead_letter(entry, "no graph")
+    dead_id = next(
+        d.dead_id for d in await memory.store.list_dead(10_000) if d.event.summary == "failed drain"
+    )
+    unknown = await client.post("/ui/health/dead/0-0/drop", headers=same, data={"csrf": csrf})
+    assert unknown.status_code == 404
+    nonsense = await client.post(
+        f"/ui/health/dead/{dead_id}/eat", headers=same, data={"csrf": csrf}
+    )
+    assert nonsense.status_code == 404
+    assert dead_id in (await client.get("/ui/health")).text
+    dropped = await client.post(
+        f"/ui/health/dead/{dead_id}/drop", headers=same, data={"csrf": csrf}
+    )
+    assert dropped.status_code == 303
+    assert dead_id not in [d.dead_id for d in await memory.store.list_dead(10_000)]
