@@ -207,8 +207,10 @@ def memory_export(
     lines = run_with(project, data_dir, action)
     text = "".join(f"{line}\n" for line in lines)
     if output is not None:
+        from plait.adapters.backends.private_files import write_private
+
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        write_private(output, text)  # 0600: personal memory may be in it
         summary = {"file": str(output), "observations": len(lines)}
         print_json(summary) if json_output else typer.echo(f"exported {len(lines)} to {output}")
     elif json_output:

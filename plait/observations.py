@@ -662,14 +662,35 @@ class Observations:
         Importing the same lines twice changes nothing; forgotten ids stay forgotten.
         """
         report = ImportReport()
+        parsed: list[tuple[int, Observation]] = []
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
-                await self._import_one(scrubbed(parse_observation_line(line, number)), report)
+                parsed.append((number, scrubbed(parse_observation_line(line, number))))
+            except UsageError as error:
+                report.errors.append(str(error))
+        imported = {observation.id for _, observation in parsed}
+        for number, incoming in parsed:
+            try:
+                await self._check_successor(incoming, imported, number)
+                await self._import_one(incoming, report)
             except UsageError as error:
                 report.errors.append(str(error))
         return report
+
+    async def _check_successor(
+        self, incoming: Observation, imported: set[str], number: int
+    ) -> None:
+        """An import may name a successor only if it is in the import or already here."""
+        successor = incoming.superseded_by
+        if not successor or successor in imported:
+            return
+        if await self.store.get_observation(self.group_of(incoming.scope), successor) is None:
+            raise UsageError(
+                f"line {number}: superseded_by {successor!r} names no observation in the import "
+                "or here; not imported"
+            )
 
     async def _import_one(self, incoming: Observation, report: ImportReport) -> None:
         group = self.group_of(incoming.scope)

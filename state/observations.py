@@ -87,12 +87,15 @@ class ObservationSource(BaseModel):
     session_id: str = Field(default="", max_length=512)
 
 
+REVISION_MAX = 2**31 - 1  # a revision counts updates: anything larger is not an export of plait's
+
+
 class Revision(BaseModel):
     """An earlier version of an observation, kept when it was updated."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    revision: int
+    revision: int = Field(ge=1, le=REVISION_MAX)
     title: str
     type: ObservationType
     content: str
@@ -122,7 +125,7 @@ class Observation(BaseModel):
     source: ObservationSource = Field(default_factory=ObservationSource)
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
-    revision: int = 1
+    revision: int = Field(default=1, ge=1, le=REVISION_MAX)
     revisions: tuple[Revision, ...] = ()
     superseded_by: str = ""
     data: dict[str, Any] | None = None
@@ -383,6 +386,8 @@ def parse_observation_line(text: str, number: int) -> Observation:
     check_content(observation.content, where + "content")
     if not observation.topic_key.startswith(STORE_TOPIC_PREFIX):
         check_topic_key(observation.topic_key, where + "topic_key")
+    if observation.superseded_by:
+        check_id(observation.superseded_by, where + "superseded_by")
     return observation
 
 

@@ -244,9 +244,12 @@ class TurnIndex:
         for view, matrix in self.vectors.items():
             if matrix.shape[1] != query_vector.shape[0]:
                 continue  # vectors of another model: not comparable
+            # turns added since the last vector have no row yet: NaN, as a turn without a vector
             count = len(self.ids)
-            scores = (matrix[:count] @ query_vector).astype(np.float64)
-            scores[~self._has_vector[view][:count]] = np.nan
+            rows = min(count, matrix.shape[0])
+            scores = np.full(count, np.nan, dtype=np.float64)
+            scores[:rows] = matrix[:rows] @ query_vector
+            scores[:rows][~self._has_vector[view][:rows]] = np.nan
             out[view] = scores
         return out
 

@@ -35,8 +35,16 @@ DATA_DIR_ENTRIES = (
 
 
 def private_directory(path: Path) -> Path:
-    """``path`` as a directory only its owner can enter (created 0700 if missing)."""
-    path.mkdir(parents=True, exist_ok=True, mode=DIRECTORY_MODE)
+    """``path`` as a directory only its owner can enter (created 0700 if missing).
+
+    Every folder created on the way is 0700 too (``mkdir(parents=True)`` would give the missing
+    parents the umask's mode, 0755 as a rule); folders that were there are left as they are.
+    """
+    missing = [path, *(p for p in path.parents if not p.exists())]
+    for folder in reversed([p for p in missing if not p.exists()]):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=DIRECTORY_MODE)
+        _tighten(folder, DIRECTORY_MODE)
     _tighten(path, DIRECTORY_MODE)
     return path
 

@@ -165,6 +165,8 @@ def secret_spans(text: str) -> list[Span]:
         named = any(position >= 0 for position in first.values())
         spans += _command_line_spans(data, named=named)
     spans += _phrase_spans(lower, has_pass=first[b"pass"] >= 0)
+    if first[b"pwd"] >= 0 and b";" in lower:
+        spans += _connection_string_spans(lower)
     return [span for span in spans if not _is_marker(text, span)]
 
 
@@ -811,6 +813,22 @@ _PHRASES = (
 # Go's MySQL DSN, user:password@tcp(host:port)/db: found by its "@tcp(", read backwards.
 _DSN_PROTOCOL = re.compile(rb"@(?:tcp|unix)\(")
 _DSN_USERINFO = re.compile(rb"[\w.-]{1,64}:([^\s@\"'/]{1,256})\Z")
+
+
+# ``Pwd=…`` in an ADO.NET or ODBC connection string (``PWD`` alone is the shell's working
+# directory, so it counts only beside another key of such a string).
+_CONNECTION_STRING_KEY = re.compile(
+    rb"(?:^|[;\s\"'{])(?:server|data source|uid|user id|initial catalog|database|driver)\s*="
+)
+_CONNECTION_STRING_PWD = re.compile(rb"(?:^|[;\s\"'{])pwd\s*=\s*(?P<value>[^;\"'\r\n]{1,512})")
+
+
+def _connection_string_spans(lower: bytes) -> Iterator[Span]:
+    """The password of a connection string's ``Pwd=`` pair."""
+    if _CONNECTION_STRING_KEY.search(lower) is None:
+        return
+    for match in _CONNECTION_STRING_PWD.finditer(lower):
+        yield match.span("value")
 
 
 def _phrase_spans(lower: bytes, *, has_pass: bool) -> Iterator[Span]:

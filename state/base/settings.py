@@ -11,8 +11,10 @@ about (naming the closest known one): other tools read ``PLAIT_*`` variables of 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import getpass
+import json
 import os
 import tomllib
 from contextvars import ContextVar
@@ -597,10 +599,16 @@ def origin_of(key: str, project_dir: Path, overrides: dict[str, Any]) -> str:
     parts = key.split(".")
     if _lookup(overrides, parts) is not None:
         return "arguments"
-    env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(parts).upper()
-    for name in os.environ:
-        if name.upper() == env_name:
-            return f"environment variable {name}"
+    for depth in range(len(parts), 0, -1):  # PLAIT_REDIS__URL, then PLAIT_REDIS='{"url": …}'
+        env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(parts[:depth]).upper()
+        for name, value in os.environ.items():
+            if name.upper() != env_name:
+                continue
+            if depth == len(parts):
+                return f"environment variable {name}"
+            with contextlib.suppress(ValueError):
+                if _lookup(json.loads(value), parts[depth:]) is not None:
+                    return f"environment variable {name} (JSON)"
     project_data, project_file = project_config(project_dir)
     if project_file is not None and _lookup(project_data, parts) is not None:
         return str(project_file)

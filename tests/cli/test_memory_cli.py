@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import sys
 import uuid
@@ -99,6 +100,7 @@ def test_memory_export_is_stable_and_scoped(project: Path, tmp_path: Path) -> No
     team = project / ".plait" / "memory.jsonl"
     written = plait_json(project, "export", "--scope", "project", "-o", str(team))
     assert written == {"file": str(team), "observations": 2}
+    assert stat.S_IMODE(team.stat().st_mode) == 0o600  # only its owner reads an export
     assert all(json.loads(line)["scope"] == "project" for line in team.read_text().splitlines())
     assert plait_json(project, "export", "--scope", "project") == [
         json.loads(line) for line in team.read_text().splitlines()

@@ -384,6 +384,32 @@ async def test_export_is_stable_and_import_is_idempotent(
     assert await target.observations.export_lines() == first
 
 
+async def test_import_refuses_impossible_revisions_and_a_dangling_successor(
+    open_memory: Opener, tmp_path: Path
+) -> None:
+    source = await open_memory(tmp_path / "source")
+    tools = MemoryToolbox(source.observations, host="test")
+    await save(tools, title="Use uv", content="What: uv for everything", type="decision")
+    line = json.loads((await source.observations.export_lines())[0])
+    target = await open_memory(tmp_path / "target")
+    lines = [
+        json.dumps({**line, "revision": -5}),
+        json.dumps({**line, "revision": 2**70}),
+        json.dumps({**line, "superseded_by": "o0123456789ab"}),
+    ]
+    report = await target.observations.import_lines(lines)
+    assert report.added == 0 and len(report.errors) == 3, report
+    assert report.errors[0].startswith("line 1: revision")
+    assert report.errors[1].startswith("line 2: revision")
+    assert "superseded_by 'o0123456789ab'" in report.errors[2]
+    assert await target.observations.listed() == [] or all(
+        o.id != line["id"] for o in await target.observations.listed()
+    )
+    successor = {**line, "id": "o111122223333", "topic_key": "", "title": "Use pip"}
+    chained = [json.dumps({**line, "superseded_by": successor["id"]}), json.dumps(successor)]
+    assert (await target.observations.import_lines(chained)).errors == []
+
+
 async def test_a_committed_memory_file_is_imported_when_it_changes(
     open_memory: Opener, tmp_path: Path
 ) -> None:

@@ -46,6 +46,22 @@ def test_turn_index_views_follow_sessions_not_arrival_order() -> None:
     assert index.add("a1", "a", "again") == 0 and len(index) == 3
 
 
+def test_dense_scores_cover_turns_added_after_the_last_vector() -> None:
+    """Vectors lag behind new turns (they are made in the background): the turns without one
+    score NaN, and every view still has a score per turn (a shorter array broke fusion)."""
+    index = TurnIndex()
+    for n in range(70):
+        index.add(f"t{n}", "s", f"turn {n}")
+    index.set_vector(0, "with_previous", np.array([1.0, 0.0]))
+    for n in range(70, 200):
+        index.add(f"t{n}", "s", f"turn {n}")
+    scores = index.dense_scores(np.array([1.0, 0.0]))["with_previous"]
+    assert scores.shape == (200,) and scores[0] == 1.0 and np.isnan(scores[1:]).all()
+    lexical = index.lexical_scores(words("turn"))
+    assert all(values.shape == (200,) for values in lexical.values())
+    assert fused_scores(lexical, {"with_previous": scores}, LEXICAL_WEIGHTS).shape == (200,)
+
+
 def test_spread_to_neighbours_stays_inside_a_session() -> None:
     scores = np.array([1.0, 0.0, 0.0])
     spread = spread_to_neighbours(scores, previous=[-1, 0, -1], following=[1, -1, -1], share=0.5)

@@ -17,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
 import signal
+import stat
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -244,10 +246,20 @@ class StdioFront:
 
 
 async def stdin_reader() -> asyncio.StreamReader:
-    """An asyncio reader over this process's stdin."""
+    """An asyncio reader over this process's stdin.
+
+    A pipe, socket or terminal is watched by the event loop. A file or ``/dev/null`` cannot be
+    (the loop's selector refuses them): it is read whole in a thread, then the reader ends, so
+    ``plait mcp < /dev/null`` exits at once instead of waiting forever.
+    """
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    mode = os.fstat(sys.stdin.fileno()).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or sys.stdin.isatty():
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+        return reader
+    reader.feed_data(await asyncio.to_thread(sys.stdin.buffer.read))
+    reader.feed_eof()
     return reader
 
 

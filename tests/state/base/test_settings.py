@@ -90,6 +90,17 @@ def test_settings_reject_a_disallowed_scheme_naming_the_variable(
     assert "PLAIT_REDIS__URL" in message and "scheme 'http'" in message
 
 
+def test_settings_bad_value_in_a_section_variable_names_that_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAIT_REDIS", '{"url": 5}')
+    with pytest.raises(ConfigError) as caught:
+        Settings.load(tmp_path)
+    message = str(caught.value)
+    assert "redis.url = 5" in message and "PLAIT_REDIS (JSON)" in message
+    assert "from defaults" not in message
+
+
 def test_settings_bad_value_names_the_file(tmp_path: Path) -> None:
     config = write(tmp_path / ".plait.toml", '[redis]\nbatch_size = "many"\n')
     with pytest.raises(ConfigError) as caught:
