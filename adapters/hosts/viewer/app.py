@@ -32,7 +32,7 @@ from plait.adapters.hosts.viewer.auth import (
     same_origin,
 )
 from plait.state.base.errors import PlaitError, UsageError
-from plait.state.observations import UnknownObservation, check_id
+from plait.state.observations import OBSERVATION_TYPES, SCOPES, UnknownObservation, check_id
 
 if TYPE_CHECKING:
     from plait.memory import Memory
@@ -54,6 +54,8 @@ SECURITY_HEADERS = {
 }
 PUBLIC = ("/login", "/static/")
 FORM_MAX_FIELD_CHARS = 70_000
+PAGE_DIGITS_MAX = 9
+SESSION_ID_MAX = 512
 
 templates = Environment(
     loader=FileSystemLoader(HERE / "templates"),
@@ -100,7 +102,7 @@ def page_number(request: Request, name: str = "page") -> int | None:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return None
-    if not raw.isdigit() or not 0 < int(raw) < 10**9:
+    if not (raw.isdigit() and len(raw) <= PAGE_DIGITS_MAX and int(raw) > 0):
         raise ViewerError(400, "Bad page number", f"{name}={raw[:40]!r} is not a page number.")
     return int(raw)
 
@@ -172,6 +174,8 @@ async def sessions(request: Request) -> Response:
 async def session(request: Request) -> Response:
     """One root session's timeline and envelope."""
     root = request.path_params["root"]
+    if len(root) > SESSION_ID_MAX:
+        raise ViewerError(404, "No such session", "No session has an id that long.")
     values = await pages.session_page(memory_of(request), root, page_number(request))
     if values is None:
         raise ViewerError(404, "No such session", f"The hot tier holds no session {root!r}.")
@@ -198,8 +202,6 @@ def memory_filter(request: Request) -> pages.MemoryFilter:
         file=params.get("file", "")[: pages.SEARCH_MAX_CHARS],
         superseded=params.get("all") == "1",
     )
-    from plait.state.observations import OBSERVATION_TYPES, SCOPES
-
     if wanted.type and wanted.type not in OBSERVATION_TYPES:
         raise ViewerError(400, "Unknown type", f"type={wanted.type[:40]!r} is not a type.")
     if wanted.scope and wanted.scope not in SCOPES:

@@ -149,10 +149,14 @@ async def test_viewer_bad_input_gets_a_clear_page(
     long = await client.get("/ui/memory", params={"q": "x" * 600})
     assert long.status_code == 413 and "Search too long" in long.text
     assert (await client.get("/ui/memory", params={"type": "mood"})).status_code == 400
-    assert (await client.get("/ui/memory", params={"page": "-1"})).status_code == 400
+    for page in ("-1", "0", "x", "9" * 5000):
+        assert (await client.get("/ui/memory", params={"page": page})).status_code == 400
+    last = await client.get("/ui/sessions", params={"page": "999999"})
+    assert last.status_code == 200  # past the end: the last page
     assert (await client.get("/ui/memory/o000000000000")).status_code == 404
     assert (await client.get("/ui/memory/not-an-id")).status_code == 404
     assert (await client.get("/ui/sessions/no-such-session")).status_code == 404
+    assert (await client.get("/ui/sessions/" + "s" * 100_000)).status_code == 404
 
 
 async def test_viewer_lists_sessions_and_subagents(
