@@ -156,7 +156,7 @@ async def test_viewer_bad_input_gets_a_clear_page(
     assert (await client.get("/ui/memory/o000000000000")).status_code == 404
     assert (await client.get("/ui/memory/not-an-id")).status_code == 404
     assert (await client.get("/ui/sessions/no-such-session")).status_code == 404
-    assert (await client.get("/ui/sessions/" + "s" * 100_000)).status_code == 404
+    assert (await client.get("/ui/sessions/" + "s" * 10_000)).status_code == 404
 
 
 async def test_viewer_lists_sessions_and_subagents(
