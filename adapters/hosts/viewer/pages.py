@@ -168,8 +168,13 @@ def envelope_lines(envelope: str, sources: dict[str, int]) -> list[dict[str, Any
     return lines
 
 
-def received(records: list[ReceivedEnvelope], snapshot: Snapshot) -> list[dict[str, Any]]:
-    """The envelopes the session's model calls received, each with its lines and bytes."""
+def received(
+    records: list[ReceivedEnvelope], snapshot: Snapshot, count: int
+) -> list[dict[str, Any]]:
+    """The envelopes the session's model calls received, with their lines and bytes.
+
+    A line's age is in events: how many of the session's ``count`` came after its source.
+    """
     sources = {
         item.text: item.event_id
         for section in SNAPSHOT_SECTIONS
@@ -181,7 +186,10 @@ def received(records: list[ReceivedEnvelope], snapshot: Snapshot) -> list[dict[s
             "age": age(record.at),
             "receiver": record.receiver,
             "bytes": len(record.envelope.encode()),
-            "lines": envelope_lines(record.envelope, sources),
+            "lines": [
+                {**line, "age": count - line["event_id"] if line["event_id"] else None}
+                for line in envelope_lines(record.envelope, sources)
+            ],
             "text": record.envelope,
         }
         for record in records
@@ -205,7 +213,7 @@ async def session_page(memory: Memory, root: str, number: int | None) -> dict[st
     settings = memory.settings
     records = await store.received_envelopes(root)
     return {
-        "received": received(records, snapshot),
+        "received": received(records, snapshot, count),
         "root": root,
         "members": members,
         "events": [{"event": e, "compaction": compaction(e)} for e in events],
