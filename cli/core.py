@@ -79,6 +79,9 @@ def recall(
     from plait.memory import Memory
 
     settings = load_settings(project, data_dir)
+    from plait.state.events import clean_text
+
+    query = clean_text(query)  # an argument that was not UTF-8 arrives with lone surrogates
     if not query.strip():
         fail("the query is empty", code=2)
 

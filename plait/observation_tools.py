@@ -17,6 +17,7 @@ from typing import Any
 from plait.nodes.observations import snippet
 from plait.observations import Observations, SaveResult, listing
 from plait.state.base.errors import UsageError
+from plait.state.events import clean_text, repaired
 from plait.state.observations import (
     OBSERVATION_TYPES,
     Observation,
@@ -143,7 +144,10 @@ class MemoryToolbox:
         tool = self._tools.get(name)
         if tool is None:
             raise UsageError(f"no memory tool {name!r} (one of {', '.join(TOOL_NAMES)})")
-        return await tool(Arguments(name, arguments), session)
+        # text that is not Unicode (a lone surrogate from JSON, MCP or a host) is U+FFFD here,
+        # at the one door every memory tool comes through: never a crash, never dropped
+        cleaned = repaired(dict(arguments or {}))
+        return await tool(Arguments(name, cleaned), clean_text(session))
 
     def source(self, session: str) -> ObservationSource:
         """Who saves: this host, in this session."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
@@ -96,9 +97,27 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
     return encoded[:max_bytes].decode("utf-8", errors="ignore")
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
-    """Replace lone surrogates and NUL bytes that cannot be stored or encoded."""
-    return text.encode("utf-8", errors="replace").decode("utf-8").replace("\x00", "")
+    """``text`` that can be stored and encoded: lone surrogates are U+FFFD, NUL bytes dropped.
+
+    A Python ``str`` joins a valid surrogate pair into one character, so a surrogate left in one
+    is lone (an escaped surrogate in JSON, an argument that was not UTF-8).
+    """
+    return LONE_SURROGATE.sub("\ufffd", text).replace("\x00", "")
+
+
+def repaired(value: Any) -> Any:
+    """``value`` (JSON-like) with every lone surrogate in its strings, keys too, made U+FFFD."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list | tuple):
+        return [repaired(item) for item in value]
+    if isinstance(value, Mapping):
+        return {repaired(key): repaired(item) for key, item in value.items()}
+    return value
 
 
 # How much of one host text is examined at all: a 10 MB message costs what 64 KB costs.
@@ -292,6 +311,7 @@ __all__ = [
     "Speaker",
     "as_text",
     "clean_text",
+    "repaired",
     "private_text",
     "truncate_utf8",
 ]

@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, get_args, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.state.base.errors import UsageError
+from plait.state.events import repaired
 from plait.state.ports import MemoryHit
 
 ObservationType = Literal[
@@ -369,7 +370,7 @@ def observation_line(observation: Observation) -> str:
 def parse_observation_line(text: str, number: int) -> Observation:
     """Read one exported line; a broken one is a :class:`UsageError` naming the line."""
     try:
-        raw = json.loads(text)
+        raw = repaired(json.loads(text))
     except json.JSONDecodeError as error:
         raise UsageError(f"line {number}: not JSON ({error.msg})") from None
     if not isinstance(raw, dict):

@@ -20,6 +20,7 @@ from fastapi.responses import Response
 
 from plait.observation_tools import TOOL_NAMES, MemoryToolbox
 from plait.state.base.errors import PlaitError, UsageError
+from plait.state.events import repaired
 from plait.state.observations import UnknownObservation
 
 HOST = "http"
@@ -52,7 +53,7 @@ def parsed_body(body: bytes) -> dict[str, Any] | None:
     if not body.strip():
         return {}
     try:
-        value = json.loads(body)
+        value = repaired(json.loads(body.decode("utf-8", errors="replace")))
     except ValueError:
         return None
     return value if isinstance(value, dict) else None

@@ -59,7 +59,6 @@ import hmac
 import json
 import math
 import os
-import re
 import secrets
 import signal
 import socket
@@ -89,6 +88,7 @@ from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import ConfigError, InvalidHookPayload, PlaitError, UnknownHook
 from plait.state.base.redact import redacted_logger
+from plait.state.events import repaired
 from plait.state.groups import project_key
 
 logger = redacted_logger("plait")
@@ -107,7 +107,6 @@ NOT_KEPT = "none"
 RETRY_AFTER_S = 1
 HEADER_MAX = 300
 CALL_ID_MAX = 200
-SURROGATE = re.compile("[\ud800-\udfff]")
 PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
 SERVICE_VERSION = "1"
 
@@ -241,20 +240,6 @@ def dumps(value: Any) -> bytes:
 def original_output(body: bytes) -> bytes:
     """The ``output`` object of a raw hook request body, re-serialized."""
     return dumps(read_json(body)["output"])
-
-
-def repaired(value: Any) -> Any:
-    """``value`` with every lone UTF-16 surrogate in its strings (and keys) replaced by U+FFFD.
-
-    ``json.loads`` joins an escaped surrogate pair into one character, so what is left is lone.
-    """
-    if isinstance(value, str):
-        return SURROGATE.sub("\ufffd", value)
-    if isinstance(value, list):
-        return [repaired(item) for item in value]
-    if isinstance(value, dict):
-        return {repaired(key): repaired(item) for key, item in value.items()}
-    return value
 
 
 def read_json(body: bytes) -> Any:

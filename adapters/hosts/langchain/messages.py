@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from plait.nodes.capture import TODO_TOOLS, capture
 from plait.nodes.envelope import strip_envelopes
 from plait.nodes.hooks import read_intents
-from plait.state.events import SessionEvent, as_text
+from plait.state.events import SessionEvent, as_text, clean_text
 from plait.state.intents import (
     AssistantText,
     HostAdapter,
@@ -66,7 +66,7 @@ def message_text(message: BaseMessage) -> str:
         text = as_text("\n".join(text for text in texts if text))
     else:
         text = as_text(content)
-    return strip_envelopes(text).strip()
+    return strip_envelopes(clean_text(text)).strip()
 
 
 def block_text(block: Any) -> str:

@@ -41,6 +41,7 @@ from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
+from plait.state.events import clean_text
 from plait.state.intents import CompactionSummary, Intent
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ def message_key(message: BaseMessage) -> str:
     """A message's identity: its id, else a digest of its type and text."""
     if message.id:
         return str(message.id)
-    digest = hashlib.sha256(f"{message.type}\x00{message.text}".encode()).hexdigest()
+    text = clean_text(f"{message.type}\x00{message.text}")
+    digest = hashlib.sha256(text.encode()).hexdigest()
     return f"sha256:{digest[:32]}"
 
 
