@@ -329,3 +329,43 @@ def bench_load_command(
         console.print(render_load(report, label))
     if write:
         add_load_row(output, stamp(), render_load(report, label))
+
+
+@bench_app.command("viewer")
+def bench_viewer_command(
+    events: Annotated[int, typer.Option(help="Events of the big session.")] = 100_000,
+    observations: Annotated[int, typer.Option(help="Observations saved.")] = 5_000,
+    rounds: Annotated[int, typer.Option(help="Requests per page.")] = 50,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """The web viewer's page server time (p50/p95) on a project of many events and observations."""
+    import os
+    import tempfile
+
+    from plait.devtools.bench import stamp, timing_table, write_section
+    from plait.devtools.viewer_bench import bench_viewer
+    from plait.memory import Memory
+
+    async def measure() -> tuple[str, int]:
+        with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
+            async with Memory.open(Path(scratch), scratch, start_background=False) as memory:
+                timings, stored = await bench_viewer(
+                    memory, events=events, observations=observations, rounds=rounds
+                )
+                return timing_table(timings), stored
+
+    load = os.getloadavg()[0]
+    table, stored = _run(measure())
+    body = (
+        f"{stamp()}\n\n`uv run plait bench viewer`: each page of the web viewer requested "
+        f"{rounds} times (after 3 warm-up requests) through the service app in process (httpx's "
+        "ASGI transport: the server's time from request to last byte, no socket, no browser), on "
+        f"the embedded FalkorDB server, with one session of {events:,} events, 99 sessions of "
+        f"20, and {stored:,} observations (each under a topic key of its own). Target: "
+        f"p95 <= 200 ms; load average {load:.1f} at the start. The recall page runs "
+        "`Memory.search` (the queued events indexed first, the query embedded, the recall index "
+        "and the knowledge graph searched), as `plait recall` does: its time is long-term "
+        f"search's, not the page's.\n\n{table}\n"
+    )
+    write_section(output, "Web viewer", body)
+    console.print(table)

@@ -23,6 +23,7 @@ from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redact_process_output
 
 if TYPE_CHECKING:
+    from plait.adapters.hosts.http import ServiceInfo
     from plait.state.base.settings import Settings
 
 
@@ -172,3 +173,72 @@ def stop(
     except PlaitError as error:
         fail(str(error))
     console.print(f"stopped {len(stopped)} service(s)" if stopped else "no service was running")
+
+
+@app.command()
+def ui(
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    open_browser: Annotated[
+        bool, typer.Option("--open/--no-open", help="Open the link in the browser.")
+    ] = True,
+    wait_s: Annotated[float, typer.Option(help="How long to wait for a service to start.")] = 60,
+) -> None:
+    """Open the web viewer: a one-time login link to the project's service (started if needed)."""
+    import webbrowser
+
+    from plait.adapters.hosts.http import load_or_create_token, running_service
+
+    settings = load_settings(project, data_dir)
+    project_dir = (project or Path.cwd()).resolve()
+    directory = settings.resolved_data_dir()
+    found = running_service(directory, project_dir) or started_service(
+        project_dir, directory, wait_s
+    )
+    if found is None:
+        fail(f"no plait service answers for {project_dir}; start one with `plait serve`")
+    link = viewer_link(found.url, load_or_create_token(directory))
+    console.print(f"plait viewer: {link}", markup=False, highlight=False, soft_wrap=True)
+    console.print("(the link works once; run `plait ui` again for a new one)", markup=False)
+    if open_browser:
+        webbrowser.open(link)
+
+
+def viewer_link(url: str, token: str) -> str:
+    """Ask the service for a one-time login link of its viewer; the whole URL."""
+    import httpx
+
+    try:
+        response = httpx.post(
+            f"{url}/v1/viewer/login", headers={"Authorization": f"Bearer {token}"}, timeout=5.0
+        )
+        response.raise_for_status()
+    except httpx.HTTPError as error:
+        fail(f"the service at {url} gave no login link: {error}")
+    return url + str(response.json()["path"])
+
+
+def started_service(project_dir: Path, data_dir: Path, wait_s: float) -> ServiceInfo | None:
+    """Start ``plait serve`` for the project in the background; its info once it answers."""
+    import subprocess
+    import sys
+    import time
+
+    from plait.adapters.hosts.http import running_service
+
+    command = [str(Path(sys.executable).parent / "plait"), "serve", "--project", str(project_dir)]
+    command += ["--data-dir", str(data_dir)]
+    subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        found = running_service(data_dir, project_dir)
+        if found is not None:
+            return found
+        time.sleep(0.2)
+    return None

@@ -81,12 +81,17 @@ def seed_event(session_id: str, index: int) -> SessionEvent:
     )
 
 
-async def seed_session(memory: Memory, session_id: str, count: int) -> None:
-    """Give a session ``count`` prior events: in its log, and folded into its snapshot."""
+async def seed_session(
+    memory: Memory, session_id: str, count: int, *, enqueue_group: str | None = None
+) -> None:
+    """Give a session ``count`` prior events: in its log, and folded into its snapshot.
+
+    With ``enqueue_group`` they are also queued to drain (and the session is listed).
+    """
     snapshot = Snapshot()
     for start in range(0, count, SEED_CHUNK):
         chunk = [seed_event(session_id, i) for i in range(start, min(count, start + SEED_CHUNK))]
-        stored = await memory.store.append_events(session_id, chunk)
+        stored = await memory.store.append_events(session_id, chunk, enqueue_group=enqueue_group)
         snapshot = fold_snapshot(snapshot, stored)
     config = RunnableConfig(configurable={"thread_id": session_id})
     await memory.graph.aupdate_state(

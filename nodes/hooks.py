@@ -28,6 +28,8 @@ from plait.state.intents import (
 from plait.state.snapshot import Snapshot, drop_duplicates
 
 CATCH_UP_LIMIT = 1000
+MODEL_CALL = "model call"
+COMPACTION = "compaction"
 
 
 def project_cache_key(group_id: str) -> str:
@@ -191,7 +193,11 @@ async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     OpenCode rebuilds the messages before every model call of a turn, so every call gets the
     current envelope, once; the staged flag tells the turn's first call it is fresh.
     """
-    envelope, _ = await runtime.context.stage.take_envelope(state["session"].root_session_id)
+    stage = runtime.context.stage
+    root = state["session"].root_session_id
+    envelope, _ = await stage.take_envelope(root)
+    if envelope:
+        await stage.log_envelope(root, envelope, MODEL_CALL)
     return {"inject": envelope}
 
 
@@ -200,9 +206,16 @@ async def hand_over_envelope(state: HookState, runtime: Runtime[PlaitContext]) -
 
     Before a compaction the session's summary observation is also asked for.
     """
-    if wants(state, CompactionBefore):
+    compacting = wants(state, CompactionBefore)
+    if compacting:
         request_summary(state, runtime)
-    return {"inject": state.get("envelope")}
+    envelope = state.get("envelope")
+    if envelope:
+        root = state["session"].root_session_id
+        await runtime.context.stage.log_envelope(
+            root, envelope, COMPACTION if compacting else MODEL_CALL
+        )
+    return {"inject": envelope}
 
 
 def request_summary(state: HookState, runtime: Runtime[PlaitContext]) -> None:

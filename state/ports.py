@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from plait.state.events import SessionEvent
 
@@ -44,6 +44,21 @@ class DeadLetter(BaseModel):
     event: SessionEvent
     reason: str
     attempts: int
+
+
+class SessionSeen(BaseModel):
+    """A session the event log holds: its id and when it last recorded an event."""
+
+    session_id: str
+    last_seen: datetime
+
+
+class ReceivedEnvelope(BaseModel):
+    """An envelope a model call (or a compaction's summarizer) received, and when."""
+
+    at: datetime
+    receiver: str = Field(description="``model call`` or ``compaction``.")
+    envelope: str
 
 
 class MemoryHit(BaseModel):
@@ -78,6 +93,8 @@ class MemoryHit(BaseModel):
 HIT_KIND_ORDER = {"fact": 0, "preference": 0, "entity": 1, "episode": 2}
 
 
+MEMBERS_MAX = 500
+ENVELOPES_KEPT = 20
 EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
 
 
@@ -117,6 +134,27 @@ class EventLog(Protocol):
         """How many events the session's log holds."""
         ...
 
+    async def list_sessions(
+        self, group_id: str, *, offset: int = 0, limit: int = 50
+    ) -> list[SessionSeen]:
+        """Root sessions that recorded events for ``group_id``, newest first.
+
+        A session is listed once it recorded with ``enqueue_group``; past the session TTL it
+        drops out.
+        """
+        ...
+
+    async def count_sessions(self, group_id: str) -> int:
+        """How many root sessions :meth:`list_sessions` holds for ``group_id``."""
+        ...
+
+    async def session_members(self, root_session_id: str) -> list[SessionSeen]:
+        """The sessions that recorded into a root's log (the root, its subagents), newest first.
+
+        At most :data:`MEMBERS_MAX` of them.
+        """
+        ...
+
 
 class EnvelopeStage(Protocol):
     """The envelope composed for a session's next model call."""
@@ -131,6 +169,14 @@ class EnvelopeStage(Protocol):
         A staged envelope is returned and un-staged atomically (fresh); with none staged, the
         current one is returned again (a later model call of the same turn), or None.
         """
+        ...
+
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """Keep an envelope a model call received: the newest :data:`ENVELOPES_KEPT` stay."""
+        ...
+
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """The envelopes the session's model calls received, newest first."""
         ...
 
 
@@ -377,13 +423,17 @@ __all__ = [
     "DeadLetter",
     "DeadLetters",
     "DrainQueue",
+    "ENVELOPES_KEPT",
     "EnvelopeStage",
     "EventLog",
     "HotStore",
     "KnowledgeGraph",
+    "MEMBERS_MAX",
     "MemoryHit",
     "QueueEntry",
+    "ReceivedEnvelope",
     "SessionLinks",
+    "SessionSeen",
     "SpoolStats",
     "SpooledCall",
     "episode_uuid",

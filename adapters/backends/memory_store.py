@@ -10,13 +10,20 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from plait.state.events import SessionEvent
-from plait.state.ports import DeadLetter, QueueEntry
+from plait.state.ports import (
+    ENVELOPES_KEPT,
+    MEMBERS_MAX,
+    DeadLetter,
+    QueueEntry,
+    ReceivedEnvelope,
+    SessionSeen,
+)
 
 
 @dataclass
@@ -44,6 +51,13 @@ class InMemoryHotStore:
     _pending: dict[str, _Pending] = field(default_factory=dict)
     _dead: OrderedDict[str, DeadLetter] = field(default_factory=OrderedDict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _sessions: dict[str, dict[str, tuple[float, datetime]]] = field(
+        default_factory=lambda: defaultdict(dict)
+    )
+    _members: dict[str, dict[str, datetime]] = field(default_factory=lambda: defaultdict(dict))
+    _received: dict[str, deque[ReceivedEnvelope]] = field(
+        default_factory=lambda: defaultdict(lambda: deque(maxlen=ENVELOPES_KEPT))
+    )
 
     def _set(self, key: str, value: str, ttl_seconds: int) -> None:
         self._values[key] = _Expiring(value, self.clock() + ttl_seconds)
@@ -83,7 +97,14 @@ class InMemoryHotStore:
             for i, event in enumerate(events)
         ]
         log.extend(stored)
+        now = datetime.now(UTC)
+        members = self._members[root_session_id]
+        for event in events:
+            members.pop(event.session_id or root_session_id, None)
+            members[event.session_id or root_session_id] = now
         if enqueue_group is not None:
+            self._sessions[enqueue_group].pop(root_session_id, None)
+            self._sessions[enqueue_group][root_session_id] = (self.clock(), now)
             await self.enqueue(enqueue_group, stored)
         return stored
 
@@ -99,6 +120,27 @@ class InMemoryHotStore:
         """Length of the log."""
         return len(self._events.get(root_session_id, []))
 
+    async def list_sessions(
+        self, group_id: str, *, offset: int = 0, limit: int = 50
+    ) -> list[SessionSeen]:
+        """The group's roots by last write, dropping those past the TTL first."""
+        sessions = self._sessions[group_id]
+        oldest = self.clock() - self.session_ttl_seconds
+        for root in [root for root, (at, _) in sessions.items() if at <= oldest]:
+            del sessions[root]
+        newest = list(reversed(sessions.items()))[offset : offset + limit]
+        return [SessionSeen(session_id=root, last_seen=wall) for root, (_, wall) in newest]
+
+    async def count_sessions(self, group_id: str) -> int:
+        """How many roots the group holds."""
+        return len(self._sessions.get(group_id, {}))
+
+    async def session_members(self, root_session_id: str) -> list[SessionSeen]:
+        """The root's member sessions by last write."""
+        members = reversed(self._members.get(root_session_id, {}).items())
+        found = [SessionSeen(session_id=s, last_seen=wall) for s, wall in members]
+        return found[:MEMBERS_MAX]
+
     # -- staged envelope -----------------------------------------------------------
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
         """Current envelope and staged flag, with the session TTL."""
@@ -110,6 +152,15 @@ class InMemoryHotStore:
         fresh = self._get(f"staged:{root_session_id}") is not None
         self._values.pop(f"staged:{root_session_id}", None)
         return self._get(f"envelope:{root_session_id}"), fresh
+
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """Keep the record; the oldest beyond the newest ones goes."""
+        record = ReceivedEnvelope(at=datetime.now(UTC), receiver=receiver, envelope=envelope)
+        self._received[root_session_id].appendleft(record)
+
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """The records, newest first."""
+        return list(self._received.get(root_session_id, ()))
 
     # -- cache ----------------------------------------------------------------------------------
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:

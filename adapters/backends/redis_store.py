@@ -19,8 +19,9 @@ Per-session keys expire ``session_ttl_seconds`` after the last write.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -28,22 +29,40 @@ from redis.exceptions import ResponseError
 
 from plait.adapters.backends.redis_errors import redis_errors, translated
 from plait.state.events import SessionEvent
-from plait.state.ports import DeadLetter, QueueEntry
+from plait.state.ports import (
+    ENVELOPES_KEPT,
+    MEMBERS_MAX,
+    DeadLetter,
+    QueueEntry,
+    ReceivedEnvelope,
+    SessionSeen,
+)
 
 CONSUMER_GROUP = "drain"
-# KEYS: the session's event list, the drain stream, the call's key. ARGV: ttl, group ("" = do
-# not enqueue), "1" when the call's key guards the append ("" = no call id), then the events.
-# Returns the list length, from which the events' ids follow, or -1 for a call already appended.
+# KEYS: the session's event list, the drain stream, the call's key, the group's sessions, the
+# root's member sessions. ARGV: ttl, group ("" = do not enqueue), "1" when the call's key guards
+# the append ("" = no call id), the root's id, how many member sessions follow, the member
+# sessions, then the events. Returns the list length, from which the events' ids follow, or -1
+# for a call already appended.
 APPEND_AND_ENQUEUE = """
 if ARGV[3] ~= '' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[1]) then
   return -1
 end
-local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 4))
+local first_event = 6 + tonumber(ARGV[5])
+local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, first_event))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
+local now = tonumber(redis.call('TIME')[1])
+for i = 6, first_event - 1 do
+  redis.call('ZADD', KEYS[5], now, ARGV[i])
+end
+redis.call('EXPIRE', KEYS[5], ARGV[1])
 if ARGV[2] ~= '' then
-  local first = length - (#ARGV - 3) + 1
-  for i = 4, #ARGV do
-    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i - 4)
+  redis.call('ZADD', KEYS[4], now, ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - tonumber(ARGV[1]))
+  redis.call('EXPIRE', KEYS[4], ARGV[1])
+  local first = length - #ARGV
+  for i = first_event, #ARGV do
+    redis.call('XADD', KEYS[2], '*', 'group', ARGV[2], 'event', ARGV[i], 'id', first + i)
   end
 end
 return length
@@ -52,6 +71,11 @@ return length
 
 def _decode(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def seen(member: Any, score: float) -> SessionSeen:
+    """A sorted set's member and score (unix seconds) as a :class:`SessionSeen`."""
+    return SessionSeen(session_id=_decode(member), last_seen=datetime.fromtimestamp(score, UTC))
 
 
 def dump_event(event: SessionEvent) -> str:
@@ -113,15 +137,21 @@ class RedisHotStore:
             dump_event(e.model_copy(update={"id": 0, "root_session_id": root_session_id}))
             for e in events
         ]
+        members = list(dict.fromkeys(e.session_id or root_session_id for e in events))
         length = await self.client.eval(
             APPEND_AND_ENQUEUE,
-            3,
+            5,
             self._key("s", root_session_id, "events"),
             self._key("drain"),
             self._key("s", root_session_id, "call", call_id or ""),
+            self._key("g", enqueue_group or "", "sessions"),
+            self._key("s", root_session_id, "members"),
             self.session_ttl_seconds,
             enqueue_group or "",
             "1" if call_id else "",
+            root_session_id,
+            len(members),
+            *members,
             *payloads,
         )
         if int(length) < 0:
@@ -146,6 +176,31 @@ class RedisHotStore:
         """LLEN of the session's log."""
         return int(await self.client.llen(self._key("s", root_session_id, "events")))
 
+    @translated
+    async def list_sessions(
+        self, group_id: str, *, offset: int = 0, limit: int = 50
+    ) -> list[SessionSeen]:
+        """ZREVRANGE of the group's sessions, dropping those past the TTL first."""
+        key = self._key("g", group_id, "sessions")
+        oldest = time.time() - self.session_ttl_seconds
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.zremrangebyscore(key, "-inf", oldest)
+            pipe.zrevrange(key, offset, offset + limit - 1, withscores=True)
+            _, found = await pipe.execute()
+        return [seen(member, score) for member, score in found]
+
+    @translated
+    async def count_sessions(self, group_id: str) -> int:
+        """ZCARD of the group's sessions."""
+        return int(await self.client.zcard(self._key("g", group_id, "sessions")))
+
+    @translated
+    async def session_members(self, root_session_id: str) -> list[SessionSeen]:
+        """ZREVRANGE of the root's member sessions."""
+        key = self._key("s", root_session_id, "members")
+        found: Any = await self.client.zrevrange(key, 0, MEMBERS_MAX - 1, withscores=True)
+        return [seen(member, score) for member, score in found]
+
     # -- staged envelope -----------------------------------------------------------
     @translated
     async def stage_envelope(self, root_session_id: str, envelope: str) -> None:
@@ -166,6 +221,23 @@ class RedisHotStore:
         if current is None:
             return None, False
         return _decode(current), staged is not None
+
+    @translated
+    async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
+        """LPUSH the record, LTRIM to the newest ones, with the session TTL."""
+        record = ReceivedEnvelope(at=datetime.now(UTC), receiver=receiver, envelope=envelope)
+        key = self._key("s", root_session_id, "received")
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.lpush(key, record.model_dump_json())
+            pipe.ltrim(key, 0, ENVELOPES_KEPT - 1)
+            pipe.expire(key, self.session_ttl_seconds)
+            await pipe.execute()
+
+    @translated
+    async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
+        """LRANGE of the records."""
+        raw = await self.client.lrange(self._key("s", root_session_id, "received"), 0, -1)
+        return [ReceivedEnvelope.model_validate_json(item) for item in raw]
 
     # -- cache ----------------------------------------------------------------------------------
     @translated

@@ -10,7 +10,7 @@ import pytest
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import HotStore
+from plait.state.ports import ENVELOPES_KEPT, HotStore
 
 
 class FakeClock:
@@ -61,6 +61,36 @@ async def test_hot_store_keeps_sessions_apart(store: HotStore) -> None:
     await store.append_events("two", [event("y", session="two"), event("z", session="two")])
     assert await store.event_count("one") == 1
     assert [e.summary for e in await store.read_events("two")] == ["y", "z"]
+
+
+async def test_hot_store_lists_a_groups_sessions_newest_first(store: HotStore) -> None:
+    await store.append_events("one", [event("x", session="one")], enqueue_group="g1")
+    await store.append_events("two", [event("y", session="two")], enqueue_group="g1")
+    child = SessionEvent(
+        root_session_id="one", session_id="child", kind=EventKind.DECISION, summary="t"
+    )
+    await store.append_events("one", [child], enqueue_group="g1")
+    await store.append_events("elsewhere", [event("z", session="elsewhere")], enqueue_group="g2")
+    await store.append_events("unqueued", [event("w", session="unqueued")])
+    listed = await store.list_sessions("g1")
+    assert {s.session_id for s in listed} == {"one", "two"}
+    assert listed[0].session_id == "one" or listed[0].last_seen == listed[1].last_seen
+    assert await store.count_sessions("g1") == 2
+    assert len(await store.list_sessions("g1", offset=1, limit=5)) == 1
+    assert {s.session_id for s in await store.session_members("one")} == {"one", "child"}
+    assert await store.session_members("nobody") == []
+
+
+async def test_hot_store_keeps_the_newest_received_envelopes(store: HotStore) -> None:
+    assert await store.received_envelopes("root") == []
+    for number in range(ENVELOPES_KEPT + 5):
+        await store.log_envelope("root", f"<session_memory>{number}", "model call")
+    await store.log_envelope("root", "<session_memory>last", "compaction")
+    received = await store.received_envelopes("root")
+    assert len(received) == ENVELOPES_KEPT
+    assert (received[0].envelope, received[0].receiver) == ("<session_memory>last", "compaction")
+    assert received[1].envelope == f"<session_memory>{ENVELOPES_KEPT + 4}"
+    assert await store.received_envelopes("other") == []
 
 
 async def test_hot_store_take_envelope_is_fresh_once(store: HotStore) -> None:

@@ -28,6 +28,7 @@ DOCS = (
     "docs/architecture.md",
     "docs/operations.md",
     "docs/memory.md",
+    "docs/viewer.md",
 )
 BLOCK = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
 BASH_TIMEOUT_SECONDS = 120

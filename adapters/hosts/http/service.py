@@ -7,6 +7,9 @@ Routes:
                                (the plugin's outbox) -> ``{"results": [...]}``, one per call.
     ``POST /v1/memory/{tool}`` a ``memory_*`` tool, body its arguments (``memory_routes``).
     ``GET  /v1/health``        no token needed: is the service up, and is the hot tier.
+    ``POST /v1/viewer/login``  -> ``{"path": "/ui/login?token=..."}``: a one-time login link of
+                               the web viewer (``plait ui``), which is served under ``/ui`` with
+                               a session cookie of its own (``adapters/hosts/viewer``).
     ``GET  /openapi.json``     the schema (``/docs`` renders it).
 
 Accepted means durable. A hook that records something (``event``, ``chat.message``,
@@ -80,6 +83,8 @@ from plait.adapters.hosts.opencode.hooks import (
     HookRunner,
     OpenCodeHooks,
 )
+from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
+from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import ConfigError, InvalidHookPayload, PlaitError, UnknownHook
 from plait.state.base.redact import redacted_logger
@@ -287,6 +292,11 @@ async def send_plain_error(
     await send({"type": "http.response.body", "body": body})
 
 
+def public_path(path: str) -> bool:
+    """Whether a path needs no bearer token: health, the schema, and the viewer (own login)."""
+    return path in PUBLIC_PATHS or path == VIEWER_PREFIX or path.startswith(VIEWER_PREFIX + "/")
+
+
 class BearerTokenGuard:
     """Rejects a non-public HTTP request without the owner's token or an admitted user's.
 
@@ -300,7 +310,7 @@ class BearerTokenGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Check the token, then pass the request on."""
-        if scope["type"] == "http" and scope["path"] not in PUBLIC_PATHS:
+        if scope["type"] == "http" and not public_path(scope["path"]):
             given = bearer_token(scope.get("headers", []))
             if not token_matches(given, self.token):
                 if self.team is None:
@@ -575,6 +585,30 @@ def add_routes(app: FastAPI, memory: HookRunner) -> None:
         return Response(dumps(body), media_type="application/json")
 
 
+def add_viewer(app: FastAPI, hooks: OpenCodeHooks) -> None:
+    """Mount the web viewer at ``/ui`` and the route that issues its login links."""
+    auth = ViewerAuth()
+    app.state.viewer_auth = auth
+    app.mount(VIEWER_PREFIX, viewer_app(hooks.memory, auth, lambda: app.state.port))
+
+    @app.post(
+        "/v1/viewer/login",
+        tags=["viewer"],
+        summary="A one-time login link of the viewer (the owner's token only)",
+        responses={403: {"model": ErrorBody, "description": "A team member's token."}},
+    )
+    async def viewer_login(request: Request) -> Response:
+        """A login link, good once for ten minutes (``plait ui`` prints and opens it).
+
+        Only the owner's token gets one: the viewer shows personal memory too.
+        """
+        given = bearer_token(request.scope.get("headers", []))
+        if not token_matches(given, app.state.token):
+            return error_response(403, "forbidden", "the viewer is for the owner's token only")
+        path = f"{VIEWER_PREFIX}/login?token={auth.issue_link()}"
+        return Response(dumps({"path": path}), media_type="application/json")
+
+
 def create_app(
     memory: HookRunner,
     *,
@@ -600,6 +634,7 @@ def create_app(
     )
     app.state.memory = memory
     app.state.token = token
+    app.state.port = None
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, error: RequestValidationError) -> JSONResponse:
@@ -612,6 +647,8 @@ def create_app(
 
     add_routes(app, memory)
     add_memory_routes(app, memory)
+    if isinstance(memory, OpenCodeHooks):
+        add_viewer(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(BearerTokenGuard, token=token, team=team)
     return app
@@ -823,10 +860,9 @@ async def serve(
         logger.warning("plait: serving on %s, reachable beyond this machine", host)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    clock = IdleClock(
-        create_app(runner, token=token, max_body_bytes=max_body_bytes, team=team),
-        quiet_paths=PUBLIC_PATHS,
-    )
+    app = create_app(runner, token=token, max_body_bytes=max_body_bytes, team=team)
+    app.state.port = bound_port
+    clock = IdleClock(app, quiet_paths=PUBLIC_PATHS)
     # log_config=None: uvicorn's records go to the process's handlers (redacted ones under
     # ``plait serve``), not to handlers of its own.
     certificate, key = tls if tls is not None else (None, None)

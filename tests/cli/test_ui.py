@@ -1,0 +1,38 @@
+"""``plait ui``: starts the project's service when none runs and prints a login link that works
+once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+PLAIT = str(Path(sys.executable).parent / "plait")
+
+
+def test_plait_ui_starts_the_service_and_prints_a_one_time_link(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    env = {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path)}
+    try:
+        done = subprocess.run(
+            [PLAIT, "ui", "--no-open", "--project", str(project)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        link = done.stdout.split("plait viewer: ", 1)[1].split()[0]
+        with httpx.Client() as browser:
+            assert browser.get(link).status_code == 303
+            assert browser.get(link.replace("/login?", "/sessions?")).status_code == 200
+            assert browser.get(link).status_code == 403
+    finally:
+        subprocess.run(
+            [PLAIT, "stop", "--project", str(project)], env=env, capture_output=True, timeout=60
+        )

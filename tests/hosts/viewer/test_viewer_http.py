@@ -1,0 +1,236 @@
+"""The web viewer over HTTP, in process on a real Memory: login, refusals, pages, changes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import pytest
+
+from plait import Memory
+from plait.adapters.hosts.http import create_app
+from plait.adapters.hosts.http.team import TeamTokens
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+from plait.adapters.hosts.viewer.auth import ViewerAuth
+from plait.adapters.hosts.viewer.pages import envelope_lines
+from plait.state.events import EventKind, SessionEvent
+from plait.state.observations import check_draft
+from plait.state.ports import QueueEntry
+from plait.state.tokens import TokenRecord, Verdict
+
+TOKEN = "viewer-token"
+BASE = "http://127.0.0.1"
+
+
+@pytest.fixture
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Memory.open(
+        project,
+        tmp_path / "data",
+        start_background=False,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": group_prefix},
+    ) as opened:
+        yield opened
+
+
+@pytest.fixture
+async def opened(memory: Memory) -> AsyncIterator[tuple[Memory, httpx.AsyncClient]]:
+    app = create_app(OpenCodeHooks(memory), token=TOKEN)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        yield memory, client
+
+
+async def login(client: httpx.AsyncClient) -> str:
+    """Log the client in; the CSRF token of its session."""
+    issued = await client.post("/v1/viewer/login", headers={"authorization": f"Bearer {TOKEN}"})
+    assert issued.status_code == 200
+    entered = await client.get(issued.json()["path"])
+    assert entered.status_code == 303
+    cookie = entered.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and "path=/ui" in cookie
+    page = await client.get("/ui/health")
+    return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+
+
+async def test_viewer_login_link_works_once_and_a_forged_one_never(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    _, client = opened
+    assert (await client.get("/ui/sessions")).status_code == 401
+    assert (await client.post("/v1/viewer/login")).status_code == 401  # bearer token needed
+    issued = await client.post("/v1/viewer/login", headers={"authorization": f"Bearer {TOKEN}"})
+    link = issued.json()["path"]
+    assert (await client.get(link)).status_code == 303
+    client.cookies.clear()
+    again = await client.get(link)
+    assert again.status_code == 403 and "Login link not valid" in again.text
+    forged = await client.get("/ui/login?token=forged")
+    assert forged.status_code == 403
+    assert (await client.get("/ui/sessions")).status_code == 401
+
+
+async def test_viewer_login_links_are_for_the_owners_token_only(memory: Memory) -> None:
+    record = TokenRecord(
+        id="t1",
+        user="ana",
+        digest="-",
+        projects=("*",),
+        rate_per_minute=100,
+        created_at=datetime.now(UTC),
+    )
+    team = TeamTokens(judge=lambda token, key: (Verdict.ADMITTED, record), project_key="p")
+    app = create_app(OpenCodeHooks(memory), token=TOKEN, team=team)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
+        member = {"authorization": "Bearer a-team-members-token"}
+        assert (await client.post("/v1/memory/memory_stats", headers=member)).status_code == 200
+        assert (await client.post("/v1/viewer/login", headers=member)).status_code == 403
+
+
+def test_viewer_login_link_expires() -> None:
+    now = [0.0]
+    auth = ViewerAuth(clock=lambda: now[0])
+    token = auth.issue_link()
+    now[0] = 601.0
+    assert auth.redeem(token) is None
+
+
+async def test_viewer_pages_carry_the_security_headers(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    _, client = opened
+    await login(client)
+    for path in ("/ui/sessions", "/ui/memory", "/ui/health", "/ui/nowhere", "/ui/static/viewer.js"):
+        response = await client.get(path)
+        policy = response.headers["content-security-policy"]
+        assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy, path
+        assert "unsafe-inline" not in policy
+        assert response.headers["x-content-type-options"] == "nosniff"
+    assert (await client.get("/ui/nowhere")).status_code == 404
+    wrong_host = await client.get("/ui/sessions", headers={"host": "evil.example"})
+    assert wrong_host.status_code == 400
+
+
+async def test_viewer_refuses_changes_from_elsewhere_and_changes_nothing(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    csrf = await login(client)
+    saved = await memory.observations.save(check_draft(title="Keep me", content="kept"))
+    path = f"/ui/memory/{saved.observation.id}/forget"
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    refusals = [
+        ({"origin": "http://evil.example", "sec-fetch-site": "cross-site"}, {"csrf": csrf}),
+        ({"origin": "http://127.0.0.1:9", "sec-fetch-site": "same-site"}, {"csrf": csrf}),
+        (same, {"csrf": "guessed"}),
+        (same, {}),
+        ({}, {"csrf": csrf}),  # neither header: not from a browser's page
+    ]
+    for headers, form in refusals:
+        response = await client.post(path, headers=headers, data=form)
+        assert response.status_code == 403, (headers, form)
+    assert (await memory.observations.get(saved.observation.id)).title == "Keep me"
+    done = await client.post(path, headers=same, data={"csrf": csrf})
+    assert done.status_code == 200 and "Forgotten" in done.text
+
+
+async def test_viewer_bad_input_gets_a_clear_page(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    _, client = opened
+    await login(client)
+    long = await client.get("/ui/memory", params={"q": "x" * 600})
+    assert long.status_code == 413 and "Search too long" in long.text
+    assert (await client.get("/ui/memory", params={"type": "mood"})).status_code == 400
+    for page in ("-1", "0", "x", "9" * 5000):
+        assert (await client.get("/ui/memory", params={"page": page})).status_code == 400
+    last = await client.get("/ui/sessions", params={"page": "999999"})
+    assert last.status_code == 200  # past the end: the last page
+    assert (await client.get("/ui/memory/o000000000000")).status_code == 404
+    assert (await client.get("/ui/memory/not-an-id")).status_code == 404
+    assert (await client.get("/ui/sessions/no-such-session")).status_code == 404
+    assert (await client.get("/ui/sessions/" + "s" * 10_000)).status_code == 404
+
+
+async def test_viewer_lists_sessions_and_subagents(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    await login(client)
+    await memory.user_turn("root-a", "Add CSV export. Rule: never commit to main.")
+    await memory.user_turn("child-a", "Look at the tests", parent_id="root-a")
+    await memory.user_turn("root-b", "Fix the login bug")
+    listed = await client.get("/ui/sessions")
+    assert listed.status_code == 200
+    assert listed.text.index("root-b") < listed.text.index("root-a")
+    assert "child-a" in listed.text
+    timeline = await client.get("/ui/sessions/root-a")
+    assert timeline.status_code == 200
+    assert "never commit to main" in timeline.text and "child-a" in timeline.text
+
+
+def test_envelope_lines_name_each_lines_tier_and_source() -> None:
+    envelope = (
+        '<session_memory version="1"><!--plait:0-->\n'
+        "  <last_request>fix &lt;b&gt;</last_request>\n"
+        "  <key_decisions><decision>d1</decision><decision>d2</decision></key_decisions>\n"
+        "  <session_snapshot>\nsummary: s\n  </session_snapshot>\n"
+        '  <persistent_memory node_refs="a">\n- a fact\n  </persistent_memory>\n'
+        "</session_memory>"
+    )
+    lines = [(x["tier"], x["text"], x["event_id"]) for x in envelope_lines(envelope, {"d2": 7})]
+    assert lines == [
+        ("last_request", "fix <b>", None),
+        ("key_decisions", "d1", None),
+        ("key_decisions", "d2", 7),
+        ("session_snapshot", "summary: s", None),
+        ("persistent_memory", "- a fact", None),
+    ]
+
+
+async def test_viewer_shows_the_envelopes_model_calls_received(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    await login(client)
+    await memory.user_turn("ses-env", "Add CSV export. Rule: never commit to main.")
+    assert "never commit to main" in await memory.model_call("ses-env", query="csv")
+    page = await client.get("/ui/sessions/ses-env")
+    assert "Envelopes received" in page.text
+    assert re.search(r"model call · [\d-]+ [\d:]+", page.text)
+
+
+async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    csrf = await login(client)
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    failed = SessionEvent(
+        root_session_id="r", session_id="r", kind=EventKind.DECISION, summary="failed drain"
+    )
+    # an entry that failed, as the drain hands it over (the shared stream is left alone)
+    entry = QueueEntry(entry_id="0-1", group_id=memory.group_id, event=failed, deliveries=3)
+    await memory.store.dead_letter(entry, "no graph")
+    dead_id = next(
+        d.dead_id for d in await memory.store.list_dead(10_000) if d.event.summary == "failed drain"
+    )
+    unknown = await client.post("/ui/health/dead/0-0/drop", headers=same, data={"csrf": csrf})
+    assert unknown.status_code == 404
+    nonsense = await client.post(
+        f"/ui/health/dead/{dead_id}/eat", headers=same, data={"csrf": csrf}
+    )
+    assert nonsense.status_code == 404
+    assert dead_id in (await client.get("/ui/health")).text
+    dropped = await client.post(
+        f"/ui/health/dead/{dead_id}/drop", headers=same, data={"csrf": csrf}
+    )
+    assert dropped.status_code == 303
+    assert dead_id not in [d.dead_id for d in await memory.store.list_dead(10_000)]
