@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from plait.state.base.boundary import describe, translate
 from plait.state.base.errors import PlaitError, UsageError
-from plait.state.base.redact import redacted_logger
+from plait.state.base.redact import redact, redact_data, redacted_logger
 from plait.state.hooks import HookOutput
 from plait.state.intents import HostAdapter, HostCall, SessionTarget
 from plait.state.ports import CallSpool, DeadCalls, SpooledCall, SpoolStats
@@ -138,6 +138,7 @@ class Intake:
     def adopt(self) -> int:
         """Take over spools left by processes that ended; their calls join their lanes."""
         self._last_adopt = time.monotonic()
+        self.dead.expire_dead_calls()
         self._resume_parked()
         adopted = self.spool.adopt()
         for entry in adopted:
@@ -192,11 +193,13 @@ class Intake:
                 f"the spool is full ({self.spool_max_bytes} bytes, service.spool_max_bytes)",
             )
         try:
+            # what touches the disk holds no secret and no <private> span: the call runs as it
+            # came, and its events are redacted the same way when it runs again from here
             entry = self.spool.append(
                 call_id=call.call_id,
                 lane=lane_of(call),
                 host=call.host.name,
-                call=dict(call.replay or {}),
+                call=redact_data(dict(call.replay or {})),
             )
         except OSError as error:
             logger.warning("plait: the spool cannot take a call: %s", describe(error))
@@ -294,7 +297,7 @@ class Intake:
     ) -> str:
         logger.warning("plait: a %s call %s and is dead-lettered: %s", host, why, reason)
         return self.dead.dead_letter_call(
-            call_id=call_id, host=host, call=call, reason=reason
+            call_id=call_id, host=host, call=redact_data(call), reason=redact(reason)
         ).dead_id
 
     def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:

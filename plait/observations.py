@@ -50,7 +50,7 @@ from plait.nodes.session_summary import (
 from plait.nodes.sessions import find_root
 from plait.state.base.boundary import fail_open, fail_open_sync
 from plait.state.base.errors import BackendError, UsageError
-from plait.state.base.redact import redact
+from plait.state.base.redact import redact, redact_data
 from plait.state.base.settings import Settings
 from plait.state.groups import user_group_id
 from plait.state.observations import (
@@ -136,17 +136,6 @@ class _Snapshot:
 
 
 # -- cleaning what comes in -----------------------------------------------------------------------
-def scrub_data(value: Any) -> Any:
-    """A structured value with every string redacted."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {str(k): scrub_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_data(v) for v in value]
-    return value
-
-
 def cleaned(draft: ObservationDraft) -> ObservationDraft:
     """The draft with private spans stripped and secrets redacted, and its Where files added."""
     content = check_content(redact(draft.content))
@@ -155,7 +144,7 @@ def cleaned(draft: ObservationDraft) -> ObservationDraft:
         title=check_title(redact(draft.title)),
         content=content,
         files=check_files([redact(f) for f in (*draft.files, *files_in(content))]),
-        data=scrub_data(draft.data) if draft.data is not None else None,
+        data=redact_data(draft.data) if draft.data is not None else None,
     )
 
 
@@ -175,7 +164,7 @@ def scrubbed(observation: Observation) -> Observation:
             "title": redact(observation.title),
             "content": redact(observation.content),
             "revisions": revisions,
-            "data": scrub_data(observation.data) if observation.data is not None else None,
+            "data": redact_data(observation.data) if observation.data is not None else None,
         }
     )
 

@@ -313,6 +313,11 @@ class SpooledCall(BaseModel):
 DEAD_REASON_MAX = 2000
 
 
+# How long a dead call is kept for a person to list, replay or drop (then it expires: the payload
+# it holds does not stay on disk for ever).
+DEAD_CALL_DAYS = 14
+
+
 class DeadCall(BaseModel):
     """A host call plait cannot run (bad payload, or failing again and again), kept with why."""
 
@@ -409,6 +414,10 @@ class DeadCalls(Protocol):
         """Delete dead calls (all when None); how many."""
         ...
 
+    def expire_dead_calls(self) -> int:
+        """Delete the dead calls kept past their time (``DEAD_CALL_DAYS``); how many."""
+        ...
+
 
 # -- long-term memory ---------------------------------------------------------------------------
 @runtime_checkable
@@ -436,6 +445,7 @@ class KnowledgeGraph(Protocol):
 
 
 __all__ = [
+    "DEAD_CALL_DAYS",
     "Cache",
     "CallSpool",
     "DeadCall",

@@ -273,3 +273,20 @@ async def test_a_spool_left_by_a_killed_service_runs_with_nobody_sending(
                 break
             await asyncio.sleep(0.05)
         assert await prompts_of(memory, session) == [f"We decided on step {n}." for n in range(3)]
+
+
+async def test_a_spooled_call_holds_no_secret_and_no_private_span_on_disk(
+    tmp_path: Path, session: str
+) -> None:
+    """While the hot tier is down calls wait on disk: redacted before they touch it."""
+    secret = "sk-proj-" + "Zq7Lm2Xv9Rw4" * 4
+    text = f"Deploy with OPENAI_API_KEY={secret} <private>my home address</private> today."
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    async with service(tmp_path, down) as (client, _):
+        kept = await client.post("/v1/hooks/chat.message", json=prompt(session, text, "call-s"))
+        assert kept.headers[KEPT_HEADER] == "spooled"
+        on_disk = b"".join(
+            path.read_bytes() for path in (tmp_path / "data" / "spool").rglob("*") if path.is_file()
+        )
+    assert b"Deploy with" in on_disk  # the call is there, to run when the tier is back
+    assert secret.encode() not in on_disk and b"my home address" not in on_disk
