@@ -152,7 +152,7 @@ class Intake:
                 entry.call,
                 f"no host {entry.host!r} is served here ({served})",
             )
-            self.spool.done(entry.seq)
+            self._done(entry)
 
     def adopt(self) -> int:
         """Take over spools left by processes that ended; their calls join their lanes."""
@@ -176,7 +176,7 @@ class Intake:
             call = host.rebuild(entry.call, entry.call_id)
         except UsageError as error:
             self._bury(entry.call_id, entry.host, entry.call, describe(error))
-            self.spool.done(entry.seq)
+            self._done(entry)
             return
         future: asyncio.Future[HookOutput] = asyncio.get_running_loop().create_future()
         self._push(Work(call=call, entry=entry, future=future))
@@ -285,7 +285,7 @@ class Intake:
         except Exception as error:  # the run's failure, in plait's tree (translate)
             return await self._failed(work, translate(error))
         if work.entry is not None:
-            self.spool.done(work.entry.seq)
+            self._done(work.entry)
         self.supervisor.answered()
         work.settle(output)
         return True
@@ -309,8 +309,19 @@ class Intake:
         reason = describe(error)
         if work.entry is not None:
             self._bury(work.call.call_id, work.call.host.name, work.entry.call, reason)
-            self.spool.done(work.entry.seq)
+            self._done(work.entry)
         work.settle(error)
+
+    def _done(self, entry: SpooledCall) -> None:
+        """Mark a spooled call done; a disk that cannot take the mark (full) ends no lane.
+
+        The call ran (or was dead-lettered); left unmarked it runs again after a restart, and
+        its call id makes that harmless.
+        """
+        try:
+            self.spool.done(entry.seq)
+        except OSError as error:
+            logger.warning("plait: the spool cannot mark a call done: %s", describe(error))
 
     def _bury(
         self, call_id: str, host: str, call: dict[str, Any], reason: str, why: str = "cannot run"

@@ -9,6 +9,7 @@ plait cannot use is dead-lettered and the calls after it run.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sys
 import uuid
@@ -337,3 +338,31 @@ async def test_health_is_ok_again_once_the_hot_tier_is_back(
         after = (await client.get("/v1/health")).json()
     assert during["status"] == "degraded" and any("failed" in r for r in during["degraded"])
     assert after["status"] == "ok", after
+
+
+async def test_a_full_disk_refuses_new_calls_and_ends_no_lane(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """ENOSPC at the OS boundary (the spool's writes) never stops the session's lane: a call the
+    spool cannot take still runs while the hot tier answers (503 only when it cannot), and the
+    session's calls are stored in order."""
+    async with service(tmp_path, redis_url) as (client, memory):
+        assert memory.intake is not None
+        spool = memory.intake.spool
+        real_done, real_append = spool.done, spool.append
+
+        def full(*args: Any, **kwargs: Any) -> Any:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        spool.done = full  # type: ignore[method-assign]
+        first = await client.post("/v1/hooks/chat.message", json=prompt(session, "one", "f1"))
+        spool.append = full  # type: ignore[method-assign]
+        unspooled = await client.post("/v1/hooks/chat.message", json=prompt(session, "two", "f2"))
+        spool.done, spool.append = real_done, real_append  # type: ignore[method-assign]
+        third = await client.post("/v1/hooks/chat.message", json=prompt(session, "three", "f3"))
+        await memory.intake.idle()
+        stored = await prompts_of(memory, session)
+    assert first.status_code == 200 and first.headers[KEPT_HEADER] == "stored"
+    assert unspooled.status_code == 200 and unspooled.headers[KEPT_HEADER] == "stored"
+    assert third.status_code == 200 and third.headers[KEPT_HEADER] == "stored"
+    assert stored == ["one", "two", "three"]
