@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
+import inspect
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
@@ -837,8 +839,8 @@ class SyncMemory:
         self.close()
 
     def __getattr__(self, name: str) -> Any:
-        """The memory's own attributes (settings, store, group_id, degraded, ...)."""
-        return getattr(self.memory, name)
+        """The memory's attributes; its coroutine methods and parts made synchronous."""
+        return synchronous(self, getattr(self.memory, name))
 
     def turn(self, session_id: str, events: Sequence[SessionEvent] = (), *, query: str = "") -> str:
         """:meth:`Memory.turn`, synchronously."""
@@ -863,6 +865,38 @@ class SyncMemory:
     def snapshot(self, session_id: str) -> Snapshot:
         """:meth:`Memory.snapshot`, synchronously."""
         return self.run(self.memory.snapshot(session_id))
+
+
+def synchronous(handle: SyncMemory, value: Any) -> Any:
+    """``value`` as synchronous code sees it through ``handle``.
+
+    A coroutine method runs on the memory's loop and returns its result, a part of the memory
+    (its observations) is wrapped the same way, anything else is itself: a sync handle never
+    hands out a coroutine.
+    """
+    if inspect.iscoroutinefunction(value):
+
+        @functools.wraps(value)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            return handle.run(value(*args, **kwargs))
+
+        return run
+    if type(value).__module__.startswith("plait.") and any(
+        inspect.iscoroutinefunction(getattr(type(value), name, None)) for name in dir(type(value))
+    ):
+        return _SyncPart(handle, value)
+    return value
+
+
+class _SyncPart:
+    """A part of a :class:`Memory` (its observations), seen through a :class:`SyncMemory`."""
+
+    def __init__(self, handle: SyncMemory, part: Any) -> None:
+        self._handle = handle
+        self._part = part
+
+    def __getattr__(self, name: str) -> Any:
+        return synchronous(self._handle, getattr(self._part, name))
 
 
 class _Opening(Awaitable[Memory]):
