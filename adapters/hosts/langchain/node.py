@@ -11,26 +11,34 @@ Two callables do what :class:`~plait.adapters.hosts.langchain.SessionMemoryMiddl
   for the model node to pass through :func:`~plait.adapters.hosts.langchain.inject_envelope`.
 
 Both fail open: a failure inside plait is logged and the model call gets the plain messages.
+Both run under ``invoke`` and ``ainvoke`` alike (a LangChain ``RunnableLambda`` with a sync and an
+async function); under ``invoke`` give them a memory from :meth:`plait.Memory.open_sync`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AnyMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 
-from plait.adapters.hosts.langchain.middleware import SessionRecorder, inject_envelope
+from plait.adapters.hosts.langchain.middleware import (
+    SessionRecorder,
+    inject_envelope,
+    unwrap,
+)
 from plait.state.base.boundary import fail_open
+from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 
 if TYPE_CHECKING:
-    from plait.memory import Memory
+    from plait.memory import Memory, SyncMemory
 
 logger = redacted_logger("plait")
 
-MemoryNode = Callable[[Any, RunnableConfig], Awaitable[dict[str, Any]]]
+MemoryNode = RunnableLambda
+AsyncNode = Callable[[Any, RunnableConfig], Coroutine[Any, Any, dict[str, Any]]]
 ENVELOPE_KEY = "session_memory"
 
 
@@ -49,8 +57,27 @@ async def _envelope(
     return await fail_open("session memory for a model call", work, "")
 
 
+def both_ways(
+    memory: Memory, run: AsyncNode, fallback: Callable[[Any], dict[str, Any]], name: str
+) -> MemoryNode:
+    """``run`` as a node for ``ainvoke`` and, through the memory's own loop, for ``invoke``.
+
+    Under ``invoke`` the memory must come from :meth:`plait.Memory.open_sync`; when it cannot
+    run there the node fails open to ``fallback(state)``, with a warning.
+    """
+
+    def run_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        try:
+            return memory.run_sync(run(state, config))
+        except UsageError as error:
+            logger.warning("plait: session memory skipped: %s", error)
+            return fallback(state)
+
+    return RunnableLambda(run_sync, afunc=run, name=name)
+
+
 def session_memory_hook(
-    memory: Memory, *, session_id: str | None = None, messages_key: str = "messages"
+    memory: Memory | SyncMemory, *, session_id: str | None = None, messages_key: str = "messages"
 ) -> MemoryNode:
     """A ``pre_model_hook`` that records new messages and injects the envelope.
 
@@ -60,8 +87,9 @@ def session_memory_hook(
         messages_key: The state key holding the conversation.
 
     Returns:
-        An async node returning ``{"llm_input_messages": [...]}``.
+        A node (sync and async) returning ``{"llm_input_messages": [...]}``.
     """
+    memory = unwrap(memory)
     recorder = SessionRecorder(memory, session_id=session_id)
 
     async def plait_pre_model_hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
@@ -69,11 +97,14 @@ def session_memory_hook(
         envelope = await _envelope(recorder, messages, config)
         return {"llm_input_messages": inject_envelope(messages, envelope)}
 
-    return plait_pre_model_hook
+    def plain(state: Any) -> dict[str, Any]:
+        return {"llm_input_messages": list(_messages_of(state, messages_key))}
+
+    return both_ways(memory, plait_pre_model_hook, plain, "plait_pre_model_hook")
 
 
 def session_memory_node(
-    memory: Memory,
+    memory: Memory | SyncMemory,
     *,
     session_id: str | None = None,
     messages_key: str = "messages",
@@ -88,15 +119,19 @@ def session_memory_node(
         envelope_key: The state key the envelope goes to (not the message history).
 
     Returns:
-        An async node returning ``{envelope_key: envelope}`` (``""`` when there is none).
+        A node (sync and async) returning ``{envelope_key: envelope}`` (``""`` when there is
+        none).
     """
+    memory = unwrap(memory)
     recorder = SessionRecorder(memory, session_id=session_id)
 
     async def plait_session_memory(state: Any, config: RunnableConfig) -> dict[str, Any]:
         envelope = await _envelope(recorder, _messages_of(state, messages_key), config)
         return {envelope_key: envelope}
 
-    return plait_session_memory
+    return both_ways(
+        memory, plait_session_memory, lambda _: {envelope_key: ""}, "plait_session_memory"
+    )
 
 
 __all__ = ["ENVELOPE_KEY", "MemoryNode", "session_memory_hook", "session_memory_node"]

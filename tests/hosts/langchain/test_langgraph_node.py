@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
@@ -108,3 +109,35 @@ async def test_node_in_hand_built_graph_uses_the_given_session(memory: Memory) -
     assert await memory.store.read_events("ignored-thread", after_id=0, limit=100) == []
     recorded = [(event.kind, event.summary) for event in events]
     assert len(recorded) == len(set(recorded))  # the second run recorded only its new messages
+
+
+def test_node_and_hook_run_under_invoke_with_a_sync_memory(tmp_path: Path, redis_url: str) -> None:
+    """``graph.invoke`` (not only ``ainvoke``) runs the node, through Memory.open_sync."""
+    project = tmp_path / "sync-project"
+    project.mkdir()
+    with Memory.open_sync(
+        project, tmp_path / "sync-data", start_background=False, redis={"url": redis_url}
+    ) as sync_memory:
+        model = ScriptedChatModel(
+            responses=[AIMessage(content="one", id="s1"), AIMessage(content="two", id="s2")]
+        )
+
+        def call_model(state: ChatState) -> dict[str, Any]:
+            messages = inject_envelope(state["messages"], state.get("session_memory", ""))
+            return {"messages": [model.invoke(messages)]}
+
+        builder = StateGraph(ChatState)
+        builder.add_node("session_memory", session_memory_node(sync_memory))
+        builder.add_node("call_model", call_model)
+        builder.add_edge(START, "session_memory")
+        builder.add_edge("session_memory", "call_model")
+        builder.add_edge("call_model", END)
+        graph = builder.compile(checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": f"sync-{uuid.uuid4().hex[:8]}"}}
+        graph.invoke({"messages": [HumanMessage(content=DECISION)]}, config)
+        result = graph.invoke({"messages": [HumanMessage(content="Go on.")]}, config)
+        hook = session_memory_hook(sync_memory)
+        prepared = hook.invoke({"messages": [HumanMessage(content="And now?")]}, config)
+    assert "PostgreSQL 16" in result["session_memory"]
+    assert [envelope_count(request) for request in model.received] == [0, 1]
+    assert envelope_count(prepared["llm_input_messages"]) == 1
