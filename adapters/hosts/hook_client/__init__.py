@@ -30,8 +30,8 @@ library on its way (plait's redaction only when it writes the spool), so it star
 from __future__ import annotations
 
 from plait.adapters.hosts.hook_client._client import (
-    STRING_MAX,
     START_INTERVAL_S,
+    STRING_MAX,
     HookCall,
     main,
     run,

@@ -1,4 +1,4 @@
-"""``python -m plait.adapters.hosts.hook_client HOST EVENT [--keep]``: the same as ``plait-hook``."""
+"""``python -m plait.adapters.hosts.hook_client HOST EVENT [--keep]``: as ``plait-hook``."""
 
 from plait.adapters.hosts.hook_client._client import main
 
