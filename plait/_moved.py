@@ -11,7 +11,6 @@ this file for the short paths.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -37,7 +36,7 @@ MOVED = {
 }
 
 
-class _Alias(importlib.abc.Loader):
+class _Alias:
     """Loads an alias as the module it names (the same object, so types and state are shared)."""
 
     def __init__(self, target: str, *, moved: bool) -> None:
@@ -57,7 +56,7 @@ class _Alias(importlib.abc.Loader):
         """Nothing to run: the named module ran when it was imported."""
 
 
-class AliasFinder(importlib.abc.MetaPathFinder):
+class AliasFinder:
     """Finds the aliased paths above and the modules below them (``plait.langchain.node``).
 
     Every other name is left to the usual finders.

@@ -11,15 +11,15 @@ import fcntl
 import hashlib
 import json
 import os
-import secrets
-import shlex
 import socket
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any
+
+# typing, dataclasses, pathlib and secrets are left out: they would double the start time
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
 
 STRING_MAX = 64 * 1024
 CUT_MARK = "…[cut by plait: {} characters]"
@@ -32,34 +32,37 @@ SERVICES_DIR = "services"
 SPOOL_DIR = "spool"
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
 class HookCall:
     """One hook as the client forwards it."""
 
-    host: str
-    event: str
-    payload: Any
-    keep: bool = False
-    call_id: str = ""
+    __slots__ = ("call_id", "event", "host", "keep", "payload")
+
+    def __init__(
+        self, *, host: str, event: str, payload: Any, keep: bool = False, call_id: str = ""
+    ) -> None:
+        """The call of ``host``'s ``event`` with the host's JSON."""
+        self.host, self.event, self.payload = host, event, payload
+        self.keep, self.call_id = keep, call_id
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Reply:
     """What the service answered: HTTP status, the ``X-Plait-Kept`` header and the body."""
 
-    status: int
-    kept: str
-    body: bytes
+    __slots__ = ("body", "kept", "status")
+
+    def __init__(self, *, status: int, kept: str, body: bytes) -> None:
+        """A parsed response."""
+        self.status, self.kept, self.body = status, kept, body
 
 
 # -- where things are ---------------------------------------------------------------------------
-def data_dir() -> Path:
+def data_dir() -> str:
     """``PLAIT_DATA_DIR``, else the platform's user data dir (as ``plait serve`` uses it)."""
     configured = os.environ.get("PLAIT_DATA_DIR")
     if configured:
-        return Path(configured).expanduser()
+        return os.path.expanduser(configured)
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
-    return Path(base) / "plait"
+    return os.path.join(base, "plait")
 
 
 def project_dir() -> str:
@@ -72,18 +75,25 @@ def project_key(project: str) -> str:
     return hashlib.sha256(os.path.realpath(project).encode()).hexdigest()[:16]
 
 
-def service_address(data: Path, key: str) -> tuple[str, str] | None:
+def read_text(path: str) -> str:
+    """A small file's text."""
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def service_address(data: str, key: str) -> tuple[str, str] | None:
     """The running service's URL and token, None when none is announced or no token exists."""
     url = os.environ.get("PLAIT_URL")
     if not url:
         try:
-            url = str(json.loads((data / SERVICES_DIR / f"{key}.json").read_text())["url"])
+            announced = read_text(os.path.join(data, SERVICES_DIR, f"{key}.json"))
+            url = str(json.loads(announced)["url"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
     token = os.environ.get("PLAIT_TOKEN")
     if not token:
         try:
-            token = (data / "token").read_text().strip()
+            token = read_text(os.path.join(data, "token")).strip()
         except OSError:
             return None
     return (url, token) if token else None
@@ -146,21 +156,22 @@ def parse_reply(raw: bytes) -> Reply:
     return Reply(status=status, kept=headers.get("x-plait-kept", "").strip(), body=body)
 
 
-def start_service(data: Path, key: str, project: str) -> str:
+def start_service(data: str, key: str, project: str) -> str:
     """Start ``plait serve`` detached, unless one was started within :data:`START_INTERVAL_S`.
 
     Returns what happened, for stderr.
     """
-    import subprocess  # here only: a hook with the service up never starts one
+    import shlex  # here only: a hook with the service up never starts one
+    import subprocess
 
-    marker = data / SERVICES_DIR / f"{key}.starting"
+    marker = os.path.join(data, SERVICES_DIR, f"{key}.starting")
     with contextlib.suppress(OSError):
-        if time.time() - marker.stat().st_mtime < START_INTERVAL_S:
+        if time.time() - os.stat(marker).st_mtime < START_INTERVAL_S:
             return "plait serve is not answering yet (starting)"
     command = shlex.split(os.environ.get("PLAIT_SERVE_COMMAND", "plait serve"))
     try:
-        marker.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        marker.touch(mode=0o600)
+        os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
+        os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         subprocess.Popen(
             [*command, "--project", project],
             cwd=project,
@@ -201,18 +212,19 @@ def spool_line(call: HookCall) -> bytes:
     return (json.dumps(record, separators=(",", ":")) + "\n").encode()
 
 
-def write_spool(data: Path, key: str, call: HookCall) -> Path:
+def write_spool(data: str, key: str, call: HookCall) -> str:
     """Write the call to a spool file of its own, under its lock, so the service adopts it."""
     line = spool_line(call)
-    folder = data / SPOOL_DIR / key
-    data.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for directory in (data / SPOOL_DIR, folder):
-        directory.mkdir(exist_ok=True, mode=0o700)
-    stem = folder / f"hook-{os.getpid()}-{secrets.token_hex(4)}"
-    lock = os.open(stem.with_suffix(".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    folder = os.path.join(data, SPOOL_DIR, key)
+    os.makedirs(data, mode=0o700, exist_ok=True)
+    for directory in (os.path.join(data, SPOOL_DIR), folder):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, mode=0o700)
+    stem = os.path.join(folder, f"hook-{os.getpid()}-{os.urandom(4).hex()}")
+    lock = os.open(f"{stem}.lock", os.O_WRONLY | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        path = stem.with_suffix(".jsonl")
+        path = f"{stem}.jsonl"
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(descriptor, line)
@@ -225,7 +237,7 @@ def write_spool(data: Path, key: str, call: HookCall) -> Path:
 
 
 # -- one hook ---------------------------------------------------------------------------------
-def forward(call: HookCall, data: Path, key: str, project: str) -> tuple[bytes, str]:
+def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, str]:
     """Send the call; the answer to print and a note for stderr (empty when all went well)."""
     address = service_address(data, key)
     body = json.dumps(
@@ -246,12 +258,12 @@ def forward(call: HookCall, data: Path, key: str, project: str) -> tuple[bytes, 
     return b"", f"plait refused the {call.event} call ({reply.status}): {detail}"
 
 
-def keep_locally(call: HookCall, data: Path, key: str, why: str) -> str:
+def keep_locally(call: HookCall, data: str, key: str, why: str) -> str:
     """Spool a ``--keep`` call; the note for stderr."""
     if not call.keep:
         return why
     path = write_spool(data, key, call)
-    return f"{why}; the call waits in {path.name}"
+    return f"{why}; the call waits in {os.path.basename(path)}"
 
 
 def run(argv: list[str], stdin: IO[bytes], stdout: IO[bytes]) -> str:
@@ -268,7 +280,7 @@ def run(argv: list[str], stdin: IO[bytes], stdout: IO[bytes]) -> str:
         event=args[1],
         payload=payload,
         keep="--keep" in argv,
-        call_id=secrets.token_hex(16),
+        call_id=os.urandom(16).hex(),
     )
     project = project_dir()
     data = data_dir()
