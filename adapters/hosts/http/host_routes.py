@@ -91,7 +91,7 @@ async def run_host_call(memory: Memory, request: HostRequest) -> Response:
     accepted = await memory.accept(call)
     if call.durable and not accepted.kept:
         return not_kept(accepted.reason or "not kept")
-    headers = {KEPT_HEADER: accepted.kept} if call.durable else {}
+    headers: dict[str, str] = {KEPT_HEADER: accepted.kept} if call.durable else {}
     if accepted.reason:
         headers[REASON_HEADER] = header_text(accepted.reason)
     body = host.answer(request.event, accepted.output)
