@@ -56,12 +56,11 @@ def claude_bin() -> Path:
 
 
 def reply(body: dict[str, Any]) -> str:
-    """The scripted model: a summary when asked for one, else a short answer."""
-    return (
-        "<summary>We chose Postgres for the ledger.</summary>"
-        if "summary" in str(body)[-3000:]
-        else "Noted."
-    )
+    """The scripted model: a summary when Claude Code compacts (it asks in the last user turn)."""
+    users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+    if users and "<summary>" in json.dumps(users[-1]):
+        return "<summary>We chose Postgres for the ledger.</summary>"
+    return "Noted."
 
 
 class Project:
@@ -185,7 +184,7 @@ def test_claude_code_carries_memory_across_runs_compaction_and_a_dead_service(
     after = model.seen()[seen:]
     assert any(reply(r).startswith("<summary>") for r in after), "no compaction ran"
     # the summary names Postgres only: what was ruled out comes back through plait
-    assert "SQLite" not in reply({}) and "SQLite" in envelopes(after[-1])
+    assert "SQLite" not in json.dumps(after[-1]["messages"][0]) and "SQLite" in envelopes(after[-1])
 
     for state in service_states(project.data):
         if state.pid is not None:
