@@ -18,7 +18,8 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
 3. posts ``{"host", "event", "payload", "call_id"}`` to ``POST /v1/host`` over loopback and
    prints the body of a 200 answer (the host's JSON answer) on stdout;
 4. with no service, starts one in the background (``PLAIT_SERVE_COMMAND``, else ``plait
-   serve``; at most once per :data:`START_INTERVAL_S`) and answers nothing; a ``--keep`` call
+   serve``; a JSON list or a command line; at most once per :data:`START_INTERVAL_S`) and
+   answers nothing; a ``--keep`` call
    the service did not keep (no service, or ``503``) is written, redacted, to the project's spool
    (``<data_dir>/spool/<project_key>/hook-*.jsonl``, 0600), which the service adopts and runs
    when it is up.

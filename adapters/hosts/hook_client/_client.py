@@ -168,7 +168,9 @@ def start_service(data: str, key: str, project: str) -> str:
     with contextlib.suppress(OSError):
         if time.time() - os.stat(marker).st_mtime < START_INTERVAL_S:
             return "plait serve is not answering yet (starting)"
-    command = shlex.split(os.environ.get("PLAIT_SERVE_COMMAND", "plait serve"))
+    configured = os.environ.get("PLAIT_SERVE_COMMAND", "plait serve")
+    # a JSON list, as the OpenCode plugin reads it, or a command line
+    command = json.loads(configured) if configured.startswith("[") else shlex.split(configured)
     try:
         os.makedirs(os.path.dirname(marker), mode=0o700, exist_ok=True)
         os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
