@@ -193,3 +193,21 @@ async def test_claude_code_call_kept_while_the_service_is_down_runs_when_it_is_u
             await asyncio.sleep(0.05)
         [event] = [e for e in await memory.store.read_events(session) if e.kind == "prompt"]
         assert "Nomad" in event.body and secret not in event.body
+
+
+async def test_claude_code_edit_recalls_what_the_session_knows_of_that_file(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with running(tmp_path, redis_url):
+        project, data = tmp_path / "project", tmp_path / "data"
+        said = "We decided that src/ledger.py keeps amounts in integer cents, never floats."
+        await hook(project, data, "UserPromptSubmit", payload(session, "x", prompt=said), True)
+
+        def edit(path: str) -> dict[str, Any]:
+            return payload(session, "PreToolUse", tool_name="Edit", tool_input={"file_path": path})
+
+        _, answer, _ = await hook(project, data, "PreToolUse", edit("src/ledger.py"))
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith('<file_memory path="src/ledger.py">') and "cents" in context
+        assert len(context) <= 1024
+        assert (await hook(project, data, "PreToolUse", edit("src/report.py")))[1] == {}
