@@ -7,9 +7,8 @@ from typing import Annotated
 
 import typer
 
-from plait.cli._common import ProjectOption, app, fail
-from plait.cli.opencode import print_report
-from plait.state.base.errors import PlaitError
+from plait.cli._common import ProjectOption, app
+from plait.cli.opencode import changed_files, print_report
 
 claude_code_app = typer.Typer(help="Claude Code integration.", no_args_is_help=True)
 app.add_typer(claude_code_app, name="claude-code")
@@ -36,12 +35,7 @@ def run(install: bool, project: Path | None, global_: bool) -> None:
 
     directory = (project or Path.cwd()).resolve()
     action = install_claude_code if install else uninstall_claude_code
-    try:
-        report = action(directory, global_=global_)
-    except PlaitError as error:
-        fail(str(error))
-    except OSError as error:
-        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
+    report = changed_files(action, directory, global_)
     where = "for your user" if global_ else f"in {directory}"
     verb = "installed for" if install else "uninstalled from"
     print_report(report, f"plait is {verb} Claude Code {where}:")
