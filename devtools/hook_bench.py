@@ -15,28 +15,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts.claude_code.samples import SAMPLE_CALLS as EVENTS
 from plait.devtools.bench import Timing, percentiles
 
 WARM_UP = 5
 SERVE_WAIT_S = 120.0
-EVENTS: list[tuple[str, dict[str, Any], bool]] = [
-    ("SessionStart", {"source": "startup"}, False),
-    ("UserPromptSubmit", {"prompt": "We decided to keep the ledger in Postgres."}, True),
-    ("PreToolUse", {"tool_name": "Edit", "tool_input": {"file_path": "src/ledger.py"}}, False),
-    (
-        "PostToolUse",
-        {
-            "tool_name": "Bash",
-            "tool_input": {"command": "pytest -q"},
-            "tool_response": {"stdout": "3 passed", "stderr": "", "exit_code": 0},
-        },
-        True,
-    ),
-    ("Stop", {"last_assistant_message": "Done: the ledger uses Postgres."}, True),
-]
 
 
 def hook_command(event: str, keep: bool) -> list[str]:
@@ -90,9 +77,7 @@ def run_hook_bench(rounds: int) -> list[Timing]:
             timings = [
                 percentiles(
                     f"{event} (service up)",
-                    sample(
-                        rounds, lambda e=event, b=body, k=keep: time_hook(e, b, k, project, env)
-                    ),
+                    sample(rounds, partial(time_hook, event, body, keep, project, env)),
                 )
                 for event, body, keep in EVENTS
             ]
@@ -101,9 +86,9 @@ def run_hook_bench(rounds: int) -> list[Timing]:
             service.wait(timeout=30)
         down_env = env | {"PLAIT_DATA_DIR": str(Path(scratch) / "no-service")}
         prompt, body, _ = EVENTS[1]
-        down = sample(rounds, lambda: time_hook(prompt, body, True, project, down_env))
+        down = sample(rounds, partial(time_hook, prompt, body, True, project, down_env))
         timings.append(percentiles(f"{prompt} (service down, spooled)", down))
         return timings
 
 
-__all__ = ["EVENTS", "run_hook_bench"]
+__all__ = ["run_hook_bench"]
