@@ -4,8 +4,9 @@ Interface (what a host's installer writes into the host's hook settings)::
 
     plait-hook HOST EVENT [--keep]
 
-``HOST`` is a host name the service knows (``claude-code``; see :mod:`plait.adapters.hosts.http`
-``COMMAND_HOSTS``), ``EVENT`` the host's own event name (``SessionStart``). ``--keep`` marks an
+``HOST`` is a host name the service knows (``claude-code``: ``COMMAND_HOSTS`` in
+:mod:`plait.adapters.hosts.http.host_routes`, each a :class:`~.host.CommandHost` from the host's
+folder), ``EVENT`` the host's own event name (``SessionStart``). ``--keep`` marks an
 event that records something (a prompt, a tool result, a compaction, a stop): the client does
 not answer it before it is kept. The host's JSON arrives on stdin; the client
 
