@@ -93,6 +93,10 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 
+# One item of a list section: ``<decision>…</decision>`` (no nested markup inside).
+CHILD_ELEMENT = re.compile(r"<(task|decision|file|rule|error)>[^<]*</\1>")
+
+
 def xml_text(text: str) -> str:
     """``text`` made valid XML 1.0 character data: encodable, no control characters, escaped."""
     encodable = text.encode("utf-8", errors="replace").decode("utf-8")
@@ -131,6 +135,26 @@ def unmarked(envelope: str) -> str:
 def is_ours(match: re.Match[str]) -> bool:
     """Whether a marked block's mark verifies: plait injected it, unchanged."""
     return mark_of(f"{HEAD}{match.group('body')}{TAIL}") == match.group("mark")
+
+
+def without_mentions(envelope: str, needles: Sequence[str]) -> str:
+    """``envelope`` without the items that mention any of ``needles`` (a forgotten memory).
+
+    An item is a child element (``<decision>…</decision>``) or a line of a text section
+    (``<persistent_memory>``, ``<session_snapshot>``); the rest is kept as it was.
+    """
+    marks = [mark for needle in needles if needle for mark in {needle, xml_text(needle)}]
+    if not marks:
+        return envelope
+
+    def mentions(text: str) -> bool:
+        return any(mark in text for mark in marks)
+
+    def element(match: re.Match[str]) -> str:
+        return "" if mentions(match.group(0)) else match.group(0)
+
+    kept = CHILD_ELEMENT.sub(element, envelope)
+    return "\n".join(line for line in kept.split("\n") if not mentions(line))
 
 
 def strip_envelopes(text: str) -> str:
@@ -369,6 +393,7 @@ def compose_envelope(
 
 
 __all__ = [
+    "without_mentions",
     "ITEM_MAX_BYTES",
     "PERSISTENT_BUDGET_BYTES",
     "SECTIONS",

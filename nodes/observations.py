@@ -362,6 +362,11 @@ def recall_text(observation: Observation) -> str:
 
 
 # -- the drain ----------------------------------------------------------------------------------
+def observation_thread(observation_id: str) -> str:
+    """The root session an observation's revisions drain under."""
+    return f"observation:{observation_id}"
+
+
 def observation_event(observation: Observation) -> SessionEvent:
     """The event that carries one revision of an observation to the knowledge graph.
 
@@ -369,7 +374,7 @@ def observation_event(observation: Observation) -> SessionEvent:
     (:func:`plait.state.ports.episode_uuid`) is the same for the same revision: a drain retry
     writes nothing twice, and every revision is its own episode.
     """
-    thread = f"observation:{observation.id}"
+    thread = observation_thread(observation.id)
     return SessionEvent(
         id=observation.revision,
         root_session_id=thread,
@@ -386,6 +391,7 @@ def observation_event(observation: Observation) -> SessionEvent:
 
 
 __all__ = [
+    "observation_thread",
     "ObservationIndex",
     "aged_progress",
     "claim_of",

@@ -22,7 +22,7 @@ import math
 import os
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
-from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit
+from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, event_uuid
 from plait.state.recall import RecallIndex, TextEmbedder
 
 logger = redacted_logger("plait")
@@ -343,6 +343,27 @@ class Background:
                 await asyncio.wait_for(self._embed_wanted.wait(), self.interval_seconds)
             self._embed_wanted.clear()
             await fail_open("embedding", self.embed_pending(before_batch=self.pause_for_hooks), 0)
+
+    # -- forgetting ------------------------------------------------------------------------------
+    async def forget_events(
+        self, root_session_id: str, event_ids: Sequence[int], groups: Sequence[str]
+    ) -> int:
+        """Remove what the drain made of a root's events in the groups; how many went.
+
+        Their turns in the recall index and their episodes in the knowledge graph. Raises
+        :class:`~plait.BackendUnavailable` when the knowledge graph does not answer (the caller
+        says so: what was forgotten elsewhere stays forgotten).
+        """
+        ids = {
+            group: [event_uuid(group, root_session_id, n) for n in event_ids] for group in groups
+        }
+        removed = 0
+        if self.recall is not None:
+            removed += await self.recall.forget_turns([u for batch in ids.values() for u in batch])
+        knowledge = await self.knowledge()
+        for group, uuids in ids.items():
+            removed += await knowledge.forget_episodes(group, uuids)
+        return removed
 
     # -- search and cache refresh ---------------------------------------------------------------
     async def _knowledge_or_none(self) -> KnowledgeGraph | None:

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from plait.state.base.boundary import describe, translate
 from plait.state.base.errors import PlaitError, UsageError
-from plait.state.base.redact import redacted_logger
+from plait.state.base.redact import redact, redact_data, redacted_logger
 from plait.state.hooks import HookOutput
 from plait.state.intents import HostAdapter, HostCall, SessionTarget
 from plait.state.ports import CallSpool, DeadCalls, SpooledCall, SpoolStats
@@ -53,6 +53,8 @@ RETRY_MAX = 3
 RETRY_PAUSE_S = 0.2
 RUN_TIMEOUT_S = 30.0
 ADOPT_INTERVAL_S = 10.0
+# How long a call of a host this process does not serve waits before it is dead-lettered.
+PARK_MAX_S = 60.0
 SYNC_INTERVAL_S = 1.0
 CLOSE_WAIT_S = 5.0
 # A call that records nothing fails open at once when this many calls wait in its lane: it
@@ -109,7 +111,7 @@ class Intake:
     spool_max_bytes: int = 0
     _lanes: dict[str, deque[Work]] = field(default_factory=dict)
     _workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-    _parked: list[SpooledCall] = field(default_factory=list)
+    _parked: list[tuple[SpooledCall, float]] = field(default_factory=list)
     _last_adopt: float = 0.0
     _last_sync: float = 0.0
 
@@ -131,13 +133,31 @@ class Intake:
         self._resume_parked()
 
     def _resume_parked(self) -> None:
+        """Parked calls whose host is known now take their lanes.
+
+        In a process that serves hosts, a call of a host it does not serve (a newer plugin's, a
+        host not installed here) waits :data:`PARK_MAX_S`, then is dead-lettered with why, where
+        a person sees it (``plait dlq calls list``), instead of waiting for ever.
+        """
         parked, self._parked = self._parked, []
-        for entry in parked:
-            self._resume(entry)
+        now = time.monotonic()
+        for entry, since in parked:
+            if entry.host in self.hosts or not self.hosts or now - since < PARK_MAX_S:
+                self._resume(entry, since)
+                continue
+            served = ", ".join(sorted(self.hosts))
+            self._bury(
+                entry.call_id,
+                entry.host,
+                entry.call,
+                f"no host {entry.host!r} is served here ({served})",
+            )
+            self.spool.done(entry.seq)
 
     def adopt(self) -> int:
         """Take over spools left by processes that ended; their calls join their lanes."""
         self._last_adopt = time.monotonic()
+        self.dead.expire_dead_calls()
         self._resume_parked()
         adopted = self.spool.adopt()
         for entry in adopted:
@@ -146,10 +166,11 @@ class Intake:
             logger.warning("plait: %d call(s) left in a spool will run now", len(adopted))
         return len(adopted)
 
-    def _resume(self, entry: SpooledCall) -> None:
+    def _resume(self, entry: SpooledCall, parked_since: float | None = None) -> None:
         host = self.hosts.get(entry.host)
         if host is None or host.rebuild is None:
-            self._parked.append(entry)
+            since = time.monotonic() if parked_since is None else parked_since
+            self._parked.append((entry, since))
             return
         try:
             call = host.rebuild(entry.call, entry.call_id)
@@ -192,11 +213,13 @@ class Intake:
                 f"the spool is full ({self.spool_max_bytes} bytes, service.spool_max_bytes)",
             )
         try:
+            # what touches the disk holds no secret and no <private> span: the call runs as it
+            # came, and its events are redacted the same way when it runs again from here
             entry = self.spool.append(
                 call_id=call.call_id,
                 lane=lane_of(call),
                 host=call.host.name,
-                call=dict(call.replay or {}),
+                call=redact_data(dict(call.replay or {})),
             )
         except OSError as error:
             logger.warning("plait: the spool cannot take a call: %s", describe(error))
@@ -294,7 +317,7 @@ class Intake:
     ) -> str:
         logger.warning("plait: a %s call %s and is dead-lettered: %s", host, why, reason)
         return self.dead.dead_letter_call(
-            call_id=call_id, host=host, call=call, reason=reason
+            call_id=call_id, host=host, call=redact_data(call), reason=redact(reason)
         ).dead_id
 
     def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:

@@ -9,7 +9,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from pathlib import Path
-from typing import Any, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -22,7 +22,9 @@ from plait.background import Background
 from plait.graphs.hooks import HooksGraph, build_hooks_graph
 from plait.intake import Answer, Intake
 from plait.nodes.capture import relative_path
-from plait.nodes.hooks import NATIVE, envelope_for
+from plait.nodes.envelope import without_mentions
+from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
+from plait.nodes.observations import observation_thread
 from plait.nodes.sessions import find_root, link_child
 from plait.observations import open_observations
 from plait.state.base.boundary import describe, fail_open
@@ -55,10 +57,14 @@ from plait.state.snapshot import Snapshot
 from plait.supervisor import Supervisor
 from plait.wiring import Backends, open_backends, open_recall
 
+if TYPE_CHECKING:
+    from plait.state.observations import Observation
+
 logger = redacted_logger("plait")
 # The intake answers a call within this share of hooks.timeout_ms, so the answer reaches the
 # plugin (whose budget is the same timeout) before it gives up on the call.
 ANSWER_SHARE = 0.6
+SESSION_PAGE = 200  # sessions read at a time when a forget reaches every session's copies
 
 MAX_SESSION_LOCKS = 4096
 MAX_CACHED_ROOTS = 4096
@@ -137,6 +143,7 @@ class Memory:
         self._active: OrderedDict[str, float] = OrderedDict()
         self._file_owners: OrderedDict[str, str] = OrderedDict()
         self.observations = open_observations(backends, group_id=group_id, project_dir=project_dir)
+        self.observations.forget_copies = self._forget_copies
         if background is not None:
             background.observations = self.observations
             background.summarizer = self.observations.after_idle
@@ -144,6 +151,48 @@ class Memory:
         self._failure: str | None = None
         self.supervisor = Supervisor(backends, restart=False)
         self.intake: Intake | None = None
+
+    # -- forgetting ------------------------------------------------------------------------------
+    async def _forget_copies(
+        self, observation: Observation, revisions: range, queued: bool
+    ) -> None:
+        """Remove the copies plait derived from these revisions of an observation.
+
+        The queued ones (with ``queued``), the recall index's turns and the knowledge graph's
+        episodes, then what serves them: the recall caches and staged envelopes of the
+        project's sessions. Raises :class:`~plait.BackendUnavailable` when the knowledge graph
+        does not answer (nothing is deleted then: try again).
+        """
+        root = observation_thread(observation.id)
+        if queued:
+            await self.store.withdraw(root)
+        if self.background is not None:
+            groups = [self.observations.group_of(observation.scope), self.observations.user_group]
+            await self.background.forget_events(root, list(revisions), list(dict.fromkeys(groups)))
+        roots = await self._session_roots()
+        keys = [
+            project_cache_key(self.group_id),
+            *(session_cache_key(self.group_id, r) for r in roots),
+        ]
+        await self.store.drop_cache(keys)
+        for root_session in roots:
+            envelope, staged = await self.store.take_envelope(root_session)
+            if envelope is None:
+                continue
+            cleaned = without_mentions(envelope, [observation.title])
+            if cleaned != envelope or staged:
+                await self.store.stage_envelope(root_session, cleaned)
+
+    async def _session_roots(self) -> list[str]:
+        """Every root session the project's event log lists."""
+        roots: list[str] = []
+        while True:
+            page = await self.store.list_sessions(
+                self.group_id, offset=len(roots), limit=SESSION_PAGE
+            )
+            roots += [seen.session_id for seen in page]
+            if len(page) < SESSION_PAGE:
+                return roots
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod

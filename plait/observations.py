@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -50,7 +50,7 @@ from plait.nodes.session_summary import (
 from plait.nodes.sessions import find_root
 from plait.state.base.boundary import fail_open, fail_open_sync
 from plait.state.base.errors import BackendError, UsageError
-from plait.state.base.redact import redact
+from plait.state.base.redact import redact, redact_data
 from plait.state.base.settings import Settings
 from plait.state.groups import user_group_id
 from plait.state.observations import (
@@ -136,17 +136,6 @@ class _Snapshot:
 
 
 # -- cleaning what comes in -----------------------------------------------------------------------
-def scrub_data(value: Any) -> Any:
-    """A structured value with every string redacted."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {str(k): scrub_data(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_data(v) for v in value]
-    return value
-
-
 def cleaned(draft: ObservationDraft) -> ObservationDraft:
     """The draft with private spans stripped and secrets redacted, and its Where files added."""
     content = check_content(redact(draft.content))
@@ -155,7 +144,7 @@ def cleaned(draft: ObservationDraft) -> ObservationDraft:
         title=check_title(redact(draft.title)),
         content=content,
         files=check_files([redact(f) for f in (*draft.files, *files_in(content))]),
-        data=scrub_data(draft.data) if draft.data is not None else None,
+        data=redact_data(draft.data) if draft.data is not None else None,
     )
 
 
@@ -175,7 +164,7 @@ def scrubbed(observation: Observation) -> Observation:
             "title": redact(observation.title),
             "content": redact(observation.content),
             "revisions": revisions,
-            "data": scrub_data(observation.data) if observation.data is not None else None,
+            "data": redact_data(observation.data) if observation.data is not None else None,
         }
     )
 
@@ -280,6 +269,9 @@ def read_seed_files(project_dir: Path) -> dict[str, str]:
 
 
 # -- the service ----------------------------------------------------------------------------------
+ForgetCopies = Callable[[Observation, range, bool], Awaitable[None]]
+
+
 @dataclass(kw_only=True)
 class Observations:
     """Observations of one project (and the user's personal ones) over the hot tier."""
@@ -291,6 +283,9 @@ class Observations:
     project_dir: Path
     summary_writer: SummaryWriter | None = None
     clock: Callable[[], datetime] = utc_now
+    # what removes the copies plait derived from an observation's revisions (the recall index,
+    # the knowledge graph, caches, staged envelopes): (observation, revisions, withdraw queued)
+    forget_copies: ForgetCopies | None = None
     _snapshots: dict[str, _Snapshot] = field(default_factory=dict)
 
     @property
@@ -459,9 +454,14 @@ class Observations:
         return replace(result, superseded=tuple(superseded))
 
     async def _drain(self, group: str, observation: Observation) -> None:
-        """Queue a saved revision for the knowledge graph, unless it is one that stays out."""
+        """Queue a saved revision for the knowledge graph, unless it is one that stays out.
+
+        The revisions it replaces stop being recalled: their copies are removed.
+        """
         if drains(observation):
             await self.hot.enqueue(group, [observation_event(observation)])
+        if observation.revision > 1 and self.forget_copies is not None:
+            await self.forget_copies(observation, range(1, observation.revision), False)
 
     async def _supersede(self, group: str, old: Observation, by: str) -> bool:
         """Mark ``old`` superseded by ``by`` (best effort: a concurrent write wins)."""
@@ -530,8 +530,14 @@ class Observations:
             raise UsageError(f"topic_key: {topic_key!r} belongs to observation {holder.id!r}")
 
     async def delete(self, observation_id: str) -> Observation:
-        """Forget an observation (an import will not bring it back); what it was."""
+        """Forget an observation (an import will not bring it back); what it was.
+
+        Every copy plait derived from it goes too (:attr:`forget_copies`): queued for the graph
+        or drained, in the recall index, the knowledge graph, the caches and staged envelopes.
+        """
         group, old = await self.locate(observation_id)
+        if self.forget_copies is not None:  # first: should it fail, nothing is forgotten yet
+            await self.forget_copies(old, range(1, old.revision + 1), True)
         await self._delete(group, observation_id)
         return old
 

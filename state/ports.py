@@ -100,7 +100,12 @@ EPISODE_NAMESPACE = uuid.UUID("5b0c1d3e-7a4f-4c1e-9a57-3f1f6d2c8e10")
 
 def episode_uuid(group_id: str, event: SessionEvent) -> str:
     """The episode of one event: the same event always maps to the same uuid (no duplicates)."""
-    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{group_id}/{event.root_session_id}/{event.id}"))
+    return event_uuid(group_id, event.root_session_id, event.id)
+
+
+def event_uuid(group_id: str, root_session_id: str, event_id: int | None) -> str:
+    """:func:`episode_uuid` from the event's parts (what forgetting an event needs)."""
+    return str(uuid.uuid5(EPISODE_NAMESPACE, f"{group_id}/{root_session_id}/{event_id}"))
 
 
 # -- the hot tier, by concern -------------------------------------------------------------------
@@ -187,6 +192,10 @@ class Cache(Protocol):
         """Store a cache entry that expires after ``ttl_seconds``."""
         ...
 
+    async def drop_cache(self, keys: Sequence[str]) -> None:
+        """Delete the values under ``keys`` (forgotten memory must not be served from a cache)."""
+        ...
+
     async def get_cache(self, key: str) -> str | None:
         """A live cache entry, or None."""
         ...
@@ -234,6 +243,10 @@ class DrainQueue(Protocol):
 
         Nothing is claimed: a search reads what is still queued (``deliveries`` is 0).
         """
+        ...
+
+    async def withdraw(self, root_session_id: str) -> int:
+        """Take the events of one root out of the queue, drained or not; how many there were."""
         ...
 
     async def queue_depth(self) -> int:
@@ -298,6 +311,11 @@ class SpooledCall(BaseModel):
 
 
 DEAD_REASON_MAX = 2000
+
+
+# How long a dead call is kept for a person to list, replay or drop (then it expires: the payload
+# it holds does not stay on disk for ever).
+DEAD_CALL_DAYS = 14
 
 
 class DeadCall(BaseModel):
@@ -396,6 +414,10 @@ class DeadCalls(Protocol):
         """Delete dead calls (all when None); how many."""
         ...
 
+    def expire_dead_calls(self) -> int:
+        """Delete the dead calls kept past their time (``DEAD_CALL_DAYS``); how many."""
+        ...
+
 
 # -- long-term memory ---------------------------------------------------------------------------
 @runtime_checkable
@@ -410,12 +432,20 @@ class KnowledgeGraph(Protocol):
         """Search facts, entities and episodes of the groups, best first, at most ``limit``."""
         ...
 
+    async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
+        """Remove these episodes and the facts and entities only they support; how many went.
+
+        An uuid the group does not hold is passed over.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release connections."""
         ...
 
 
 __all__ = [
+    "DEAD_CALL_DAYS",
     "Cache",
     "CallSpool",
     "DeadCall",
@@ -437,4 +467,5 @@ __all__ = [
     "SpoolStats",
     "SpooledCall",
     "episode_uuid",
+    "event_uuid",
 ]

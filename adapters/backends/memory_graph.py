@@ -52,6 +52,11 @@ class InMemoryKnowledgeGraph:
                 new += 1
         return new
 
+    async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
+        """Drop the episodes the group holds."""
+        held = self.episodes.get(group_id, {})
+        return sum(held.pop(key, None) is not None for key in episode_uuids)
+
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
         """Episodes sharing words with the query, most shared first."""
         wanted = words(query)

@@ -10,10 +10,10 @@ import itertools
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from plait.state.ports import DeadCall, SpooledCall, SpoolStats
+from plait.state.ports import DEAD_CALL_DAYS, DeadCall, SpooledCall, SpoolStats
 
 
 @dataclass
@@ -105,6 +105,11 @@ class InMemorySpool:
     def drop_dead_calls(self, dead_ids: Sequence[str] | None = None) -> int:
         """Delete dead calls."""
         return len(self._take(dead_ids))
+
+    def expire_dead_calls(self) -> int:
+        """Delete the dead calls older than ``DEAD_CALL_DAYS``."""
+        oldest = datetime.now(UTC) - timedelta(days=DEAD_CALL_DAYS)
+        return len(self._take([i for i, dead in self._dead.items() if dead.dead_at < oldest]))
 
     def _take(self, dead_ids: Sequence[str] | None) -> list[DeadCall]:
         wanted = list(self._dead) if dead_ids is None else [i for i in dead_ids if i in self._dead]

@@ -171,6 +171,11 @@ class InMemoryHotStore:
         """The live entry."""
         return self._get(f"cache:{key}")
 
+    async def drop_cache(self, keys: Sequence[str]) -> None:
+        """Forget the entries."""
+        for key in keys:
+            self._values.pop(f"cache:{key}", None)
+
     # -- parents --------------------------------------------------------------------------------
     async def set_parent(self, session_id: str, parent_id: str) -> None:
         """Record the link."""
@@ -229,6 +234,15 @@ class InMemoryHotStore:
             for entry_id, (group_id, event) in newest
             if group_id in wanted
         ]
+
+    async def withdraw(self, root_session_id: str) -> int:
+        """Drop the root's entries, claimed or not."""
+        queued = self._queue.items()
+        gone = [e for e, (_, event) in queued if event.root_session_id == root_session_id]
+        for entry_id in gone:
+            self._queue.pop(entry_id, None)
+            self._pending.pop(entry_id, None)
+        return len(gone)
 
     async def queue_depth(self) -> int:
         """Entries not yet acknowledged."""

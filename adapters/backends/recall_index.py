@@ -90,6 +90,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         self._connection: sqlite3.Connection | None = None
         self._loaded: set[str] = set()
         self._lock = threading.Lock()
+        self._data_version: int | None = None
 
     @classmethod
     def in_data_dir(cls, data_dir: Path, *, vector_model: str | None = None) -> SqliteRecallIndex:
@@ -113,7 +114,17 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         return await asyncio.to_thread(locked)
 
     def _load(self, group_ids: Iterable[str]) -> None:
-        """Read the groups not read yet into memory."""
+        """Read the groups not read yet into memory.
+
+        When another process wrote the file since (a worker drained turns, ``plait memory
+        forget`` removed some), what this process holds is read again: it never serves a turn
+        that is gone, and sees the turns others added.
+        """
+        version = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        if self._data_version is not None and version != self._data_version:
+            InMemoryRecallIndex.__init__(self, vector_model=self.vector_model)
+            self._loaded.clear()
+        self._data_version = version
         for group_id in dict.fromkeys(group_ids):
             if group_id in self._loaded:
                 continue

@@ -38,6 +38,7 @@ from plait.state.ports import (
     SessionSeen,
 )
 
+WITHDRAW_PAGE = 500
 CONSUMER_GROUP = "drain"
 # KEYS: the session's event list, the drain stream, the call's key, the group's sessions, the
 # root's member sessions. ARGV: ttl, group ("" = do not enqueue), "1" when the call's key guards
@@ -246,6 +247,12 @@ class RedisHotStore:
         await self.client.set(self._key("cache", key), value, ex=max(1, ttl_seconds))
 
     @translated
+    async def drop_cache(self, keys: Sequence[str]) -> None:
+        """DEL."""
+        if keys:
+            await self.client.delete(*(self._key("cache", key) for key in keys))
+
+    @translated
     async def get_cache(self, key: str) -> str | None:
         """GET."""
         value = await self.client.get(self._key("cache", key))
@@ -358,6 +365,34 @@ class RedisHotStore:
             pipe.xdel(stream, *ids)
             pipe.hdel(self._key("drain", "tries"), *ids)
             await pipe.execute()
+
+    @translated
+    async def withdraw(self, root_session_id: str) -> int:
+        """XRANGE the stream for the root's entries, then XACK and XDEL them.
+
+        A forget is rare, and the stream holds only what is not drained yet.
+        """
+        stream = self._key("drain")
+        gone: list[str] = []
+        start = "-"
+        while True:
+            page: Any = await self.client.xrange(stream, min=start, count=WITHDRAW_PAGE)
+            for entry_id, fields in page or []:
+                values = _fields(fields)
+                if "event" in values:
+                    event = load_event(values["event"])
+                    if event.root_session_id == root_session_id:
+                        gone.append(_decode(entry_id))
+            if not page or len(page) < WITHDRAW_PAGE:
+                break
+            start = "(" + _decode(page[-1][0])
+        if gone:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.xack(stream, CONSUMER_GROUP, *gone)
+                pipe.xdel(stream, *gone)
+                pipe.hdel(self._key("drain", "tries"), *gone)
+                await pipe.execute()
+        return len(gone)
 
     @translated
     async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:

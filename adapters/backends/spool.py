@@ -29,13 +29,13 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
 
 from plait.adapters.backends.private_files import FILE_MODE, private_directory, private_file
 from plait.state.groups import project_key
-from plait.state.ports import DeadCall, SpooledCall, SpoolStats
+from plait.state.ports import DEAD_CALL_DAYS, DeadCall, SpooledCall, SpoolStats
 
 SPOOL_DIR = "spool"
 DEAD_FILE = "dead.jsonl"
@@ -57,6 +57,11 @@ def entry_line(entry: SpooledCall) -> bytes:
         "call": entry.call,
         "at": entry.accepted_at.timestamp(),
     }
+    return record_line(record)
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """One JSON record as a line of a spool file."""
     return (json.dumps(record, separators=(",", ":")) + "\n").encode()
 
 
@@ -291,7 +296,7 @@ class FileSpool:
         }
         private_directory(self.folder)
         with locked(self.folder / "dead.lock"), private_file(self.dead_path).open("ab") as out:
-            out.write((json.dumps(record, separators=(",", ":")) + "\n").encode())
+            out.write(record_line(record))
         return dead
 
     def list_dead_calls(self, limit: int = 100) -> list[DeadCall]:
@@ -313,6 +318,16 @@ class FileSpool:
                     )
                 )
         return found
+
+    def expire_dead_calls(self) -> int:
+        """Drop the dead calls older than :data:`DEAD_CALL_DAYS`; how many."""
+        oldest = datetime.now(UTC) - timedelta(days=DEAD_CALL_DAYS)
+        records = list(read_lines(self.dead_path))
+        kept = [r for r in records if float(r.get("at", 0) or 0) >= oldest.timestamp()]
+        if len(kept) < len(records):
+            with locked(self.folder / "dead.lock"):
+                write_lines(self.dead_path, [record_line(r) for r in kept])
+        return len(records) - len(kept)
 
     def drop_dead_calls(self, dead_ids: Sequence[str] | None = None) -> int:
         """Delete dead calls (all when None); how many."""

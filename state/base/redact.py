@@ -134,6 +134,17 @@ def _private_spans(text: str) -> list[Span]:
 _MAX_REDACT_ROUNDS = 4
 
 
+def redact_data(value: Any) -> Any:
+    """A JSON-like value with every string in it :func:`redact` ed (keys are kept)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {str(k): redact_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    return value
+
+
 def redact_secrets(text: str) -> str:
     """Replace secrets with :data:`REDACTED`, keeping the names and schemes in front of them."""
     for _ in range(_MAX_REDACT_ROUNDS):

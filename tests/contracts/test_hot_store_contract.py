@@ -119,6 +119,23 @@ async def test_hot_store_cache_round_trip(store: HotStore) -> None:
     assert await store.get_cache("q") == "facts"
 
 
+async def test_hot_store_drops_cached_values(store: HotStore) -> None:
+    await store.put_cache("a", "facts", ttl_seconds=60)
+    await store.put_cache("b", "more", ttl_seconds=60)
+    await store.drop_cache(["a", "missing"])
+    assert (await store.get_cache("a"), await store.get_cache("b")) == (None, "more")
+
+
+async def test_hot_store_withdraws_one_roots_queued_events_claimed_or_not(store: HotStore) -> None:
+    await store.enqueue("g1", [event("a", session="obs"), event("b"), event("c", session="obs")])
+    claimed = await store.claim("w1", count=1)
+    assert claimed[0].event.summary == "a"
+    assert await store.withdraw("obs") == 2
+    assert await store.queue_depth() == 1
+    assert [e.event.summary for e in await store.claim("w2", count=10, min_idle_ms=0)] == ["b"]
+    assert await store.withdraw("obs") == 0
+
+
 async def test_in_memory_cache_expires() -> None:
     clock = FakeClock()
     store = InMemoryHotStore(clock=clock)

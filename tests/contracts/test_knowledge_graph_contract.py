@@ -16,7 +16,7 @@ from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind
 from plait.state.groups import group_id_for, user_group_id
-from plait.state.ports import KnowledgeGraph
+from plait.state.ports import KnowledgeGraph, episode_uuid
 
 event = partial(timed_event, start=datetime(2026, 6, 1, 9, 0, tzinfo=UTC))
 DECISION = event(1, EventKind.DECISION, "Use PostgreSQL as the primary datastore for orders")
@@ -74,6 +74,23 @@ async def test_knowledge_graph_finds_events_by_their_words_best_first(
     scores = [hit.score for hit in hits]
     assert scores == sorted(scores, reverse=True)
     assert any("pin psycopg" in hit.text for hit in await graph.search("psycopg pool", [shop], 10))
+
+
+async def test_knowledge_graph_forgets_episodes_and_what_only_they_said(
+    graph: KnowledgeGraph, tmp_path: Path, prefix: str
+) -> None:
+    shop = group(tmp_path, prefix)
+    await graph.write_episodes(shop, [DECISION])
+    await graph.write_episodes(shop, [FIX])
+    assert any(
+        "PostgreSQL" in hit.text for hit in await graph.search("PostgreSQL orders", [shop], 10)
+    )
+    assert await graph.forget_episodes(shop, [episode_uuid(shop, DECISION), str(uuid.uuid4())]) == 1
+    assert not any(
+        "PostgreSQL" in h.text for h in await graph.search("PostgreSQL orders", [shop], 10)
+    )
+    assert any("psycopg" in hit.text for hit in await graph.search("psycopg pool", [shop], 10))
+    assert await graph.write_episodes(shop, [DECISION]) == 1  # gone: it can be written again
 
 
 async def test_knowledge_graph_keeps_groups_apart(

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from plait.adapters.backends import memory_spool as memory_spool_module
+from plait.adapters.backends import spool as spool_module
 from plait.adapters.backends.memory_spool import InMemorySpool
 from plait.adapters.backends.spool import FileSpool
 from plait.state.ports import CallSpool, DeadCalls
@@ -58,6 +60,17 @@ def test_dead_calls_are_listed_dropped_and_replayed(spool: FileSpool | InMemoryS
     adopted = spool.adopt()
     assert [(c.call_id, c.call) for c in adopted] == [("a", CALL)]
     assert [c.call_id for c in spool.pending()] == ["a"]
+
+
+def test_dead_calls_expire_after_their_time(
+    spool: FileSpool | InMemorySpool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool.dead_letter_call(call_id="a", host="h", call=CALL, reason="bad")
+    assert spool.expire_dead_calls() == 0 and len(spool.list_dead_calls()) == 1
+    for module in (spool_module, memory_spool_module):  # every dead call is past its time now
+        monkeypatch.setattr(module, "DEAD_CALL_DAYS", -1)
+    assert spool.expire_dead_calls() == 1
+    assert spool.list_dead_calls() == []
 
 
 def test_file_spool_empties_its_file_once_nothing_is_pending(tmp_path: Path) -> None:

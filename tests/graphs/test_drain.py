@@ -38,6 +38,9 @@ class FlakyGraph:
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
         return await self.inner.search(query, group_ids, limit)
 
+    async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
+        return await self.inner.forget_episodes(group_id, episode_uuids)
+
     async def aclose(self) -> None:
         pass
 

@@ -9,6 +9,7 @@ next call tries again.
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,7 +29,7 @@ from plait.adapters.backends.graphiti.factory import (
 from plait.adapters.backends.graphiti.offline_llm import OfflineLLMClient
 from plait.adapters.backends.graphiti.search import search_memory
 from plait.adapters.backends.graphiti.spend import SpendLedger, meter_llm
-from plait.adapters.backends.graphiti.writer import split_preferences, write_events
+from plait.adapters.backends.graphiti.writer import remove_episode, split_preferences, write_events
 from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import KEY_VARIABLES, ProviderSettings, os_user
 from plait.state.events import SessionEvent
@@ -150,6 +151,21 @@ class GraphitiKnowledgeGraph:
             return await search_memory(graphiti, query, group_ids, limit)
         except UNREACHABLE as error:
             raise unreachable(error, self.server) from error
+
+    async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
+        """Remove each episode the group's graph holds (see :func:`remove_episode`)."""
+        if not episode_uuids:
+            return 0
+        graphiti = await self.ready()
+        on_group = copy.copy(graphiti)  # remove_episode works on ``driver``: this group's graph
+        on_group.driver = graphiti.driver.clone(database=group_id)
+        removed = 0
+        for episode_uuid in episode_uuids:
+            try:
+                removed += await remove_episode(on_group, episode_uuid)
+            except UNREACHABLE as error:
+                raise unreachable(error, self.server) from error
+        return removed
 
     async def aclose(self) -> None:
         """Close the FalkorDB connection (if one was made)."""

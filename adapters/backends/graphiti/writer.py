@@ -21,7 +21,10 @@ from datetime import UTC
 from typing import Any
 
 from graphiti_core import Graphiti
-from graphiti_core.nodes import EpisodeType, EpisodicNode
+from graphiti_core.edges import EntityEdge
+from graphiti_core.errors import NodeNotFoundError
+from graphiti_core.nodes import EntityNode, EpisodeType, EpisodicNode
+from graphiti_core.search.search_utils import get_mentioned_nodes
 from graphiti_core.utils.datetime_utils import utc_now
 from pydantic import BaseModel
 
@@ -156,10 +159,42 @@ async def write_events(
     return len(fresh)
 
 
+async def remove_episode(graphiti: Graphiti, episode_uuid: str) -> int:
+    """Remove one episode, the facts it created and the entities only it mentions; 0 or 1.
+
+    graphiti-core's ``remove_episode`` does that (0: the graph does not hold it). An entity other
+    episodes mention stays, but its summary no longer repeats the removed facts: a forgotten
+    memory must not live on in a neighbour's summary.
+    """
+    driver = graphiti.driver
+    try:
+        episode = await EpisodicNode.get_by_uuid(driver, episode_uuid)
+    except NodeNotFoundError:
+        return 0
+    edges = await EntityEdge.get_by_uuids(driver, episode.entity_edges)
+    facts = [edge.fact for edge in edges if edge.episodes and edge.episodes[0] == episode.uuid]
+    mentioned = await get_mentioned_nodes(driver, [episode])
+    await graphiti.remove_episode(episode_uuid)
+    for node in mentioned:
+        try:
+            kept = await EntityNode.get_by_uuid(driver, node.uuid)
+        except NodeNotFoundError:
+            continue
+        summary = kept.summary
+        for fact in facts:
+            summary = summary.replace(fact, " ")
+        summary = " ".join(summary.split())
+        if summary != kept.summary:
+            kept.summary = summary
+            await kept.save(driver)
+    return 1
+
+
 __all__ = [
     "ENTITY_MODELS",
     "done_event_uuids",
     "episode_name",
     "split_preferences",
+    "remove_episode",
     "write_events",
 ]

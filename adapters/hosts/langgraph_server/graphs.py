@@ -119,6 +119,10 @@ class LazyKnowledge:
         """Search the groups."""
         return await (await self._get()).search(query, group_ids, limit)
 
+    async def forget_episodes(self, group_id: str, episode_uuids: list[str]) -> int:
+        """Remove episodes."""
+        return await (await self._get()).forget_episodes(group_id, episode_uuids)
+
     async def aclose(self) -> None:
         """Nothing: it lives as long as the server process."""
 

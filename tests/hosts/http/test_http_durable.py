@@ -22,6 +22,7 @@ import pytest
 from support.service_client import app_client
 
 from plait import Memory
+from plait import intake as intake_module
 from plait.adapters.backends.embedded import free_port
 from plait.adapters.hosts.http import (
     KEPT_HEADER,
@@ -238,6 +239,23 @@ async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_
     assert (after["hot_tier"], after["spool_pending"]) == ("up", 0)
 
 
+async def leave_spool(
+    data: Path, project: Path, lane: str, calls: list[dict[str, Any]], host: str = "opencode"
+) -> None:
+    """Calls kept in the project's spool by a process that then died without running them."""
+    code = (
+        "import json, os, sys; from pathlib import Path; "
+        "from plait.adapters.backends.spool import FileSpool; "
+        "spool = FileSpool.for_project(Path(sys.argv[1]), sys.argv[2]); "
+        "[spool.append(call_id=c['call_id'], lane=sys.argv[3], host=sys.argv[5], call=c['replay']) "
+        "for c in json.loads(sys.argv[4])]; spool.sync(); os._exit(0)"
+    )
+    killed = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, str(data), str(project), lane, json.dumps(calls), host
+    )
+    assert await killed.wait() == 0
+
+
 async def test_a_spool_left_by_a_killed_service_runs_with_nobody_sending(
     tmp_path: Path, redis_url: str, session: str
 ) -> None:
@@ -256,20 +274,47 @@ async def test_a_spool_left_by_a_killed_service_runs_with_nobody_sending(
         }
         for n in range(3)
     ]
-    code = (
-        "import json, os, sys; from pathlib import Path; "
-        "from plait.adapters.backends.spool import FileSpool; "
-        "spool = FileSpool.for_project(Path(sys.argv[1]), sys.argv[2]); "
-        "[spool.append(call_id=c['call_id'], lane=sys.argv[3], host='opencode', call=c['replay']) "
-        "for c in json.loads(sys.argv[4])]; spool.sync(); os._exit(0)"
-    )
-    killed = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, str(tmp_path / "data"), str(project), session, json.dumps(calls)
-    )
-    assert await killed.wait() == 0
+    await leave_spool(tmp_path / "data", project, session, calls)
     async with service(tmp_path, redis_url) as (_, memory):
         for _ in range(200):  # up to 10 s; the adoption at start makes it immediate
             if len(await prompts_of(memory, session)) == 3:
                 break
             await asyncio.sleep(0.05)
         assert await prompts_of(memory, session) == [f"We decided on step {n}." for n in range(3)]
+
+
+async def test_a_spooled_call_holds_no_secret_and_no_private_span_on_disk(
+    tmp_path: Path, session: str
+) -> None:
+    """While the hot tier is down calls wait on disk: redacted before they touch it."""
+    secret = "sk-proj-" + "Zq7Lm2Xv9Rw4" * 4
+    text = f"Deploy with OPENAI_API_KEY={secret} <private>my home address</private> today."
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    async with service(tmp_path, down) as (client, _):
+        kept = await client.post("/v1/hooks/chat.message", json=prompt(session, text, "call-s"))
+        assert kept.headers[KEPT_HEADER] == "spooled"
+        on_disk = b"".join(
+            path.read_bytes() for path in (tmp_path / "data" / "spool").rglob("*") if path.is_file()
+        )
+    assert b"Deploy with" in on_disk  # the call is there, to run when the tier is back
+    assert secret.encode() not in on_disk and b"my home address" not in on_disk
+
+
+async def test_a_call_of_a_host_not_served_here_is_dead_lettered_not_parked_for_ever(
+    tmp_path: Path, redis_url: str, session: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    replay = {"name": "UserPromptSubmit", "input": {"session_id": session}, "output": {}}
+    await leave_spool(
+        tmp_path / "data", project, session, [{"call_id": "x1", "replay": replay}], "nohost"
+    )
+    async with service(tmp_path, redis_url) as (_, memory):
+        assert memory.intake is not None
+        assert memory.intake.dead_count() == 0  # parked a while, in case its host comes
+        monkeypatch.setattr(intake_module, "PARK_MAX_S", 0.0)
+        memory.intake.adopt()
+        dead = memory.intake.dead.list_dead_calls()
+        assert memory.intake.stats().pending == 0
+    assert [(d.call_id, d.host) for d in dead] == [("x1", "nohost")]
+    assert "no host 'nohost' is served here (opencode)" in dead[0].reason
