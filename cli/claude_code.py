@@ -23,6 +23,7 @@ What happens next:
     `plait serve` for this project on first use and answers within a second meanwhile.
   - Session start and every prompt get plait's memory as context; tool results, compactions
     and stops are recorded (kept on disk first when the service is down).
+  - Your past Claude Code sessions of this project: `plait import-history --host claude-code`.
   - Check it with `plait doctor`; undo it with `plait claude-code uninstall`."""
 
 
