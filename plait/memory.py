@@ -149,6 +149,7 @@ class Memory:
             background.summarizer = self.observations.after_idle
         self.loop: asyncio.AbstractEventLoop | None = None
         self._failure: str | None = None
+        self._failure_at = 0.0
         self.supervisor = Supervisor(backends, restart=False)
         self.intake: Intake | None = None
 
@@ -376,7 +377,13 @@ class Memory:
         waiting = self.intake.stats().pending if self.intake is not None else 0
         if waiting:
             found.append(f"{waiting} call(s) wait in the spool for the hot tier")
-        return [*found, *([self._failure] if self._failure else [])]
+        # a failure from before the hot tier came back is over: health says ok again
+        failed = self._failure and self._failure_at > self.supervisor.recovered_at
+        return [*found, *([self._failure] if failed and self._failure else [])]
+
+    def _failed(self, failure: str | None) -> None:
+        """Remember the last call that failed open (None: the last call went through)."""
+        self._failure, self._failure_at = failure, time.monotonic()
 
     async def _fail_open[T](
         self,
@@ -388,7 +395,7 @@ class Memory:
         """``work``'s result, or ``default`` with a warning and :attr:`degraded` saying why."""
         failures = [] if failures is None else failures
         result = await fail_open(what, work, default, on_failure=failures.append)
-        self._failure = f"{what} failed: {describe(failures[0])}" if failures else None
+        self._failed(f"{what} failed: {describe(failures[0])}" if failures else None)
         return result
 
     # -- host calls -----------------------------------------------------------------------------
@@ -434,7 +441,7 @@ class Memory:
         failed = bool(answer.reason) and not answer.kept
         if failed:
             logger.warning("plait: %s failed open: %s", what, answer.reason)
-        self._failure = f"{what} failed: {answer.reason}" if failed else None
+        self._failed(f"{what} failed: {answer.reason}" if failed else None)
 
     async def _within_timeout[T](self, work: Awaitable[T]) -> T:
         """``work``, given at most ``hooks.timeout_ms``."""

@@ -65,6 +65,7 @@ class Supervisor:
         self.reason = "" if self.up else "; ".join(backends.degraded)
         self.down_since: datetime | None = None if self.up else datetime.now(UTC)
         self.restarts = 0
+        self.recovered_at = 0.0  # time.monotonic() when the hot tier last came back
         self.queue_depth: int | None = None
         self.queue_lag_s: float | None = None
         self.ticks: list[Tick] = []
@@ -91,6 +92,8 @@ class Supervisor:
         if not self.up and self.down_since is not None:
             down = (datetime.now(UTC) - self.down_since).total_seconds()
             logger.warning("plait: the hot tier answers again after %.1f s", down)
+        if not self.up:
+            self.recovered_at = time.monotonic()
         self.up, self.reason, self.down_since = True, "", None
         self._answers.set()
 

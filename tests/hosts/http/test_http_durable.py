@@ -32,6 +32,7 @@ from plait.adapters.hosts.http import (
     create_app,
 )
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+from plait.state.base.errors import BackendUnavailable
 
 TOKEN = "durable-token"
 Opened = tuple[httpx.AsyncClient, Memory]
@@ -318,3 +319,21 @@ async def test_a_call_of_a_host_not_served_here_is_dead_lettered_not_parked_for_
         assert memory.intake.stats().pending == 0
     assert [(d.call_id, d.host) for d in dead] == [("x1", "nohost")]
     assert "no host 'nohost' is served here (opencode)" in dead[0].reason
+
+
+async def test_health_is_ok_again_once_the_hot_tier_is_back(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """A call that failed open while the tier was down no longer makes health 'degraded' once
+    the tier answers again, though no call has come since."""
+    async with service(tmp_path, redis_url) as (client, memory):
+        memory.supervisor.failed(BackendUnavailable("connection refused"))
+        await client.post(
+            "/v1/hooks/experimental.chat.messages.transform",
+            json={"input": {}, "output": {"messages": []}},
+        )
+        during = (await client.get("/v1/health")).json()
+        memory.supervisor.answered()  # what the supervisor's next probe says
+        after = (await client.get("/v1/health")).json()
+    assert during["status"] == "degraded" and any("failed" in r for r in during["degraded"])
+    assert after["status"] == "ok", after
