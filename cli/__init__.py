@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from plait.cli import (  # noqa: F401 (they register commands)
     bench,
+    claude_code,
     core,
     dlq,
     history,

@@ -218,6 +218,34 @@ def bench_startup_command(
     write_section(output, "Start-up", body)
 
 
+@bench_app.command("hooks")
+def bench_hooks_command(
+    rounds: Annotated[int, typer.Option(min=2, help="Hook processes per event.")] = 100,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Wall time of each Claude Code hook through plait-hook, process start included."""
+    import os
+
+    from plait.devtools.bench import stamp, timing_table, write_section
+    from plait.devtools.hook_bench import run_hook_bench
+
+    before = os.getloadavg()[0]
+    table = timing_table(run_hook_bench(rounds))
+    load = f"Load average {before:.1f} when it started, {os.getloadavg()[0]:.1f} when it ended."
+    body = (
+        f"{stamp()} {load}\n\n`uv run plait bench hooks --rounds {rounds}`: each sample is one "
+        "`plait-hook claude-code EVENT` process, fed a Claude Code payload on stdin and timed "
+        "from spawn to exit (process start included), against a real `plait serve` of a "
+        "scratch project on the embedded FalkorDB; 5 warm-up processes per row are not "
+        "counted. The last row has no service: the client answers without memory and spools "
+        "the prompt (redacted) for the service to replay. Targets (issue #25): p50 <= 40 ms, "
+        "p99 <= 120 ms with the service up.\n\n"
+        f"{table}\n"
+    )
+    write_section(output, "Hook latency (Claude Code)", body)
+    console.print(table)
+
+
 @bench_app.command("cost")
 def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> None:
     """LLM calls and tokens per 100 session events, against a local OpenAI-compatible server."""

@@ -28,11 +28,13 @@ if TYPE_CHECKING:
 def doctor(
     project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
 ) -> None:
-    """Check plait's parts and its OpenCode integration; exit 1 when something is wrong.
+    """Check plait's parts and its host integrations; exit 1 when something is wrong.
 
     Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
-    then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox.
+    then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox;
+    then Claude Code's hooks and MCP entry.
     """
+    from plait.adapters.hosts.claude_code.health import claude_code_checks
     from plait.adapters.hosts.http.lifecycle import service_states
     from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
@@ -43,6 +45,7 @@ def doctor(
     checks = _run(run_checks(settings, launch=not serving))
     directory = (project or Path.cwd()).resolve()
     checks += opencode_checks(settings.resolved_data_dir(), directory)
+    checks += claude_code_checks(directory)
     if json_output:
         typer.echo(json.dumps({"checks": [c.as_dict() for c in checks]}, indent=2))
     else:

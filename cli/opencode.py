@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -37,6 +38,18 @@ What happens next:
   - Check it with `plait doctor`; undo it with `plait opencode uninstall`."""
 
 
+def changed_files(
+    action: Callable[..., InstallReport], directory: Path, global_: bool
+) -> InstallReport:
+    """Run a host's install or uninstall; a file plait cannot read or write ends the command."""
+    try:
+        return action(directory, global_=global_)
+    except PlaitError as error:
+        fail(str(error))
+    except OSError as error:
+        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
+
+
 def print_report(report: InstallReport, heading: str) -> None:
     """What changed, where the backups are, and the notes."""
     typer.echo(heading)
@@ -56,12 +69,7 @@ def opencode_install(project: ProjectOption = None, global_: GlobalOption = Fals
     from plait.adapters.hosts.opencode import install_opencode
 
     directory = (project or Path.cwd()).resolve()
-    try:
-        report = install_opencode(directory, global_=global_)
-    except PlaitError as error:
-        fail(str(error))
-    except OSError as error:
-        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
+    report = changed_files(install_opencode, directory, global_)
     where = "for your user" if global_ else f"in {directory}"
     print_report(report, f"plait is installed for OpenCode {where}:")
     if not global_:
@@ -78,10 +86,5 @@ def opencode_uninstall(project: ProjectOption = None, global_: GlobalOption = Fa
     from plait.adapters.hosts.opencode import uninstall_opencode
 
     directory = (project or Path.cwd()).resolve()
-    try:
-        report = uninstall_opencode(directory, global_=global_)
-    except PlaitError as error:
-        fail(str(error))
-    except OSError as error:
-        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
+    report = changed_files(uninstall_opencode, directory, global_)
     print_report(report, "plait is uninstalled from OpenCode:")

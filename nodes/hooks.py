@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from plait.nodes.capture import QUERY_MAX_CHARS, capture
 from plait.nodes.drift import jaccard, tokenize_query
 from plait.nodes.envelope import compose_envelope, envelope_digest
+from plait.nodes.file_recall import file_memory
 from plait.nodes.routing import decide_tool_policy, target_file_size
 from plait.state.base.redact import redact
 from plait.state.base.settings import Settings
@@ -245,7 +246,11 @@ async def schedule_prefetch(state: HookState, runtime: Runtime[PlaitContext]) ->
 
 
 async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Decide whether a tool call goes ahead: allow, nudge, redirect or deny."""
+    """Decide whether a tool call goes ahead (allow, nudge, redirect, deny), and recall.
+
+    Before an edit, write, patch or shell command on a file, what the session knows of that
+    file (its rules, decisions, errors) is the answer's ``inject``, when there is any.
+    """
     call = next(i for i in state.get("intents", []) if isinstance(i, ToolCall))
     args = dict(call.args)
     policy = decide_tool_policy(
@@ -258,6 +263,9 @@ async def apply_tool_policy(state: HookState, runtime: Runtime[PlaitContext]) ->
     update: dict[str, Any] = {"policy": policy}
     if policy.action == "nudge":
         update["nudged"] = True
+    recalled = file_memory(state.get("snapshot") or Snapshot(), call.tool, args)
+    if recalled:
+        update["inject"] = recalled
     return update
 
 

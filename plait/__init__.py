@@ -9,8 +9,8 @@ milliseconds, and LangGraph, LangChain and graphiti-core load only when somethin
 
 from __future__ import annotations
 
+import os
 from importlib import import_module
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from plait import _moved
@@ -19,9 +19,10 @@ from plait import _moved
 # maps them to plait.graphs and so on. When a tool imports plait from the checkout without that
 # mapping (the checkout on sys.path ahead of the installed package: LangGraph's CLI under uvx),
 # the sibling folders are found here instead.
-_CHECKOUT = Path(__file__).resolve().parent.parent
-if (_CHECKOUT / "adapters" / "__init__.py").is_file() and str(_CHECKOUT) not in __path__:
-    __path__.append(str(_CHECKOUT))
+# (os.path, not pathlib: ``plait-hook`` imports this package once per hook and must start fast)
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+if os.path.isfile(os.path.join(_CHECKOUT, "adapters", "__init__.py")) and _CHECKOUT not in __path__:
+    __path__.append(_CHECKOUT)
 
 _moved.install()
 

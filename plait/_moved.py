@@ -11,7 +11,6 @@ this file for the short paths.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
@@ -37,8 +36,12 @@ MOVED = {
 }
 
 
-class _Alias(importlib.abc.Loader):
-    """Loads an alias as the module it names (the same object, so types and state are shared)."""
+class _Alias:
+    """Loads an alias as the module it names (the same object, so types and state are shared).
+
+    A loader by its two methods, not an ``importlib.abc.Loader``: that import alone (it pulls
+    ``importlib.resources``) costs ``plait-hook`` several milliseconds on every hook.
+    """
 
     def __init__(self, target: str, *, moved: bool) -> None:
         self.target = target
@@ -57,7 +60,7 @@ class _Alias(importlib.abc.Loader):
         """Nothing to run: the named module ran when it was imported."""
 
 
-class AliasFinder(importlib.abc.MetaPathFinder):
+class AliasFinder:
     """Finds the aliased paths above and the modules below them (``plait.langchain.node``).
 
     Every other name is left to the usual finders.
@@ -69,7 +72,8 @@ class AliasFinder(importlib.abc.MetaPathFinder):
         named = SHORT_PATHS.get(fullname) or MOVED.get(fullname)
         if named is None:
             return None
-        return importlib.machinery.ModuleSpec(fullname, _Alias(named, moved=fullname in MOVED))
+        alias = _Alias(named, moved=fullname in MOVED)
+        return importlib.machinery.ModuleSpec(fullname, alias)  # type: ignore[arg-type]
 
 
 def install() -> None:

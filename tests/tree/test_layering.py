@@ -20,6 +20,7 @@ import grimp
 import pytest
 from support.layout import FOLDERS, ROOT, stage_installed_layout
 
+from plait.adapters.hosts.claude_code.hooks import EVENTS as CLAUDE_CODE_EVENTS
 from plait.adapters.hosts.opencode.hooks import EVENT_INTENTS, HOOK_NAMES
 
 # The one import that runs upward, declared in pyproject.toml with its reason.
@@ -139,10 +140,14 @@ def strings_in(path: Path) -> Iterator[str]:
 def test_host_names_stay_in_their_host_adapter() -> None:
     opencode = {name for name in (*HOOK_NAMES, *EVENT_INTENTS) if "." in name}
     assert "chat.message" in opencode and "session.idle" in opencode
+    claude_code = {name for name in CLAUDE_CODE_EVENTS if len(name) > len("Stop")}
     for module, path in product_files():
         if not module.startswith("plait.adapters.hosts.opencode"):
             leaked = opencode & set(strings_in(path))
             assert not leaked, f"{module} names OpenCode's {sorted(leaked)}"
+        if not module.startswith("plait.adapters.hosts.claude_code"):
+            leaked = claude_code & set(strings_in(path))
+            assert not leaked, f"{module} names Claude Code's {sorted(leaked)}"
         if not module.startswith("plait.adapters.hosts.langchain"):
             imports = [
                 node.module or ""
@@ -152,3 +157,27 @@ def test_host_names_stay_in_their_host_adapter() -> None:
             assert not [
                 m for m in imports if m.startswith(("langchain_core.messages", "langchain."))
             ], f"{module} uses LangChain's message types"
+
+
+def test_the_hook_client_loads_no_heavy_dependency() -> None:
+    """``plait-hook`` runs once per hook: it must start in milliseconds (stdlib only)."""
+    import subprocess
+    import sys
+
+    heavy = (
+        "pydantic",
+        "langgraph",
+        "langchain_core",
+        "httpx",
+        "fastapi",
+        "redis",
+        "graphiti_core",
+    )
+    code = (
+        "import sys, plait.adapters.hosts.hook_client; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert loaded.stdout.strip() == "[]"

@@ -6,6 +6,8 @@ Routes:
     ``POST /v1/hooks``         body ``{"calls": [{"name", "input", "output", "call_id"}, ...]}``
                                (the plugin's outbox) -> ``{"results": [...]}``, one per call.
     ``POST /v1/memory/{tool}`` a ``memory_*`` tool, body its arguments (``memory_routes``).
+    ``POST /v1/host``         a command-hook host's hook (Claude Code), from ``plait-hook``
+                              (``host_routes``).
     ``GET  /v1/health``        no token needed: is the service up, and is the hot tier.
     ``POST /v1/viewer/login``  -> ``{"path": "/ui/login?token=..."}``: a one-time login link of
                                the web viewer (``plait ui``), which is served under ``/ui`` with
@@ -648,6 +650,10 @@ def create_app(
     add_routes(app, memory)
     add_memory_routes(app, memory)
     if isinstance(memory, OpenCodeHooks):
+        # imported here: the host route uses this module's answers (a cycle at import time)
+        from plait.adapters.hosts.http.host_routes import add_host_routes
+
+        add_host_routes(app, memory.memory)
         add_viewer(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(BearerTokenGuard, token=token, team=team)

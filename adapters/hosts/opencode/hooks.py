@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langgraph.runtime import Runtime
 
+from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
 from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.context import PlaitContext
@@ -101,35 +102,6 @@ class HookRunner(Protocol):
 
 
 # -- reading a payload --------------------------------------------------------------------------
-def require_str(value: Any, field_name: str) -> str:
-    """A non-empty string, or :class:`InvalidHookPayload` naming the field."""
-    if not isinstance(value, str) or not value.strip():
-        kind = (
-            "missing"
-            if value is None
-            else f"must be a non-empty string, not {type(value).__name__}"
-        )
-        raise InvalidHookPayload(kind, field=field_name)
-    return value[:256]
-
-
-def obj(value: Any) -> Mapping[str, Any]:
-    """``value`` if it is an object, else an empty one (for optional parts of a payload)."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def mapping(value: Any, field_name: str) -> Mapping[str, Any]:
-    """An object, or :class:`InvalidHookPayload` naming the field."""
-    if not isinstance(value, Mapping):
-        raise InvalidHookPayload("must be an object", field=field_name)
-    return value
-
-
-def optional_str(value: Any) -> str | None:
-    """A non-empty string, else None."""
-    return value if isinstance(value, str) and value else None
-
-
 def check_hook(name: str, input: Any, output: Any) -> None:
     """Reject an unknown hook name or arguments that are not objects."""
     if name not in HOOK_NAMES:

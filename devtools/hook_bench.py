@@ -1,0 +1,94 @@
+"""``plait bench hooks``: wall time of ``plait-hook`` per Claude Code hook, process start included.
+
+A scratch project gets a real ``plait serve`` (embedded FalkorDB); each sample is one
+``plait-hook claude-code EVENT`` process fed a recorded-shape payload on stdin, timed from
+spawn to exit, as Claude Code runs it. The last row is the service down: the client starts
+nothing (``PLAIT_SERVE_COMMAND=true``) and answers without memory, spooling what records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from plait.adapters.hosts.claude_code.samples import SAMPLE_CALLS as EVENTS
+from plait.devtools.bench import Timing, percentiles
+
+WARM_UP = 5
+SERVE_WAIT_S = 120.0
+
+
+def hook_command(event: str, keep: bool) -> list[str]:
+    """``plait-hook claude-code EVENT`` beside this Python (the installed console script)."""
+    script = Path(sys.executable).parent / "plait-hook"
+    return [str(script), "claude-code", event, *(["--keep"] if keep else [])]
+
+
+def time_hook(
+    event: str, body: dict[str, Any], keep: bool, cwd: Path, env: dict[str, str]
+) -> float:
+    """Milliseconds from spawning one hook process to its exit."""
+    payload = json.dumps({"session_id": "bench", "hook_event_name": event, **body}).encode()
+    started = time.perf_counter()
+    subprocess.run(hook_command(event, keep), input=payload, cwd=cwd, env=env, capture_output=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def sample(rounds: int, measure: Callable[[], float]) -> list[float]:
+    """``rounds`` measurements after the warm-up ones."""
+    return [measure() for _ in range(rounds + WARM_UP)][WARM_UP:]
+
+
+def wait_for_service(data: Path) -> bool:
+    """Whether the project's service announced itself in time."""
+    deadline = time.monotonic() + SERVE_WAIT_S
+    while time.monotonic() < deadline:
+        if list((data / "services").glob("*.json")):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def run_hook_bench(rounds: int) -> list[Timing]:
+    """Every event with the service up, then one recording event with it down."""
+    with tempfile.TemporaryDirectory(prefix="plait-bench-hooks-") as scratch:
+        project, data = Path(scratch) / "project", Path(scratch) / "data"
+        project.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+        env |= {"PLAIT_DATA_DIR": str(data), "PLAIT_SERVE_COMMAND": "true"}
+        plait = Path(sys.executable).parent / "plait"
+        service = subprocess.Popen(
+            [str(plait), "serve", "--project", str(project)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            if not wait_for_service(data):
+                raise RuntimeError("plait serve did not come up for the hook bench")
+            timings = [
+                percentiles(
+                    f"{event} (service up)",
+                    sample(rounds, partial(time_hook, event, body, keep, project, env)),
+                )
+                for event, body, keep in EVENTS
+            ]
+        finally:
+            service.terminate()
+            service.wait(timeout=30)
+        down_env = env | {"PLAIT_DATA_DIR": str(Path(scratch) / "no-service")}
+        prompt, body, _ = EVENTS[1]
+        down = sample(rounds, partial(time_hook, prompt, body, True, project, down_env))
+        timings.append(percentiles(f"{prompt} (service down, spooled)", down))
+        return timings
+
+
+__all__ = ["run_hook_bench"]

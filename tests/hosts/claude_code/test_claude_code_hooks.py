@@ -1,0 +1,213 @@
+"""Claude Code's hooks through ``plait-hook`` and ``POST /v1/host`` on a real Memory and service.
+
+The client runs as the host runs it (a process per hook, JSON on stdin); the service is the real
+``serve`` on a loopback port over real embedded FalkorDB. Only the model is absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plait import Memory
+from plait.adapters.hosts.claude_code.hooks import host_call
+from plait.adapters.hosts.http.service import read_service_file, serve
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
+from plait.state.base.errors import InvalidHookPayload, UnknownHook
+from plait.state.intents import CompactionAfter, ModelCall, SessionTarget, ToolResult, UserTurn
+
+HOOK = [sys.executable, "-m", "plait.adapters.hosts.hook_client"]
+
+
+@pytest.fixture
+def session() -> str:
+    return f"cc-{uuid.uuid4()}"
+
+
+def env_for(data: Path) -> dict[str, str]:
+    """The hook's environment: plait's data dir, no inherited service address."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PLAIT_URL", "PLAIT_TOKEN")}
+    return env | {"PLAIT_DATA_DIR": str(data), "PLAIT_SERVE_COMMAND": "true"}
+
+
+async def hook(
+    project: Path, data: Path, event: str, stdin: bytes | dict[str, Any], keep: bool = False
+) -> tuple[int, dict[str, Any], str]:
+    """Run ``plait-hook claude-code EVENT`` as Claude Code would; exit code, stdout JSON, stderr."""
+    raw = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
+    args = [*HOOK, "claude-code", event, *(["--keep"] if keep else [])]
+    process = await asyncio.create_subprocess_exec(
+        *args,
+        cwd=project,
+        env=env_for(data),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await process.communicate(raw)
+    answer = json.loads(out) if out.strip() else {}
+    return process.returncode or 0, answer, err.decode()
+
+
+def payload(session: str, event: str, **fields: Any) -> dict[str, Any]:
+    """A Claude Code hook payload with the fields every event carries."""
+    common = {"session_id": session, "transcript_path": "/dev/null", "cwd": "."}
+    return common | {"hook_event_name": event} | fields
+
+
+@asynccontextmanager
+async def running(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
+    """A real ``serve`` for the project on a loopback port, announced in the data dir."""
+    project, data = tmp_path / "project", tmp_path / "data"
+    project.mkdir(exist_ok=True)
+    async with Memory.open(
+        project,
+        data,
+        start_background=False,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+    ) as memory:
+        task = asyncio.create_task(serve(OpenCodeHooks(memory), data_dir=data, project_dir=project))
+        for _ in range(200):
+            if read_service_file(data, project) is not None:
+                break
+            await asyncio.sleep(0.05)
+        try:
+            yield memory
+        finally:
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+
+async def kinds(memory: Memory, session: str) -> list[str]:
+    return [str(event.kind) for event in await memory.store.read_events(session)]
+
+
+# -- payload -> intents ---------------------------------------------------------------------
+def test_claude_code_prompt_records_the_turn_and_wants_the_envelope(session: str) -> None:
+    call = host_call("UserPromptSubmit", payload(session, "UserPromptSubmit", prompt="hi there"))
+    assert call.durable and call.target == SessionTarget(session_id=session)
+    assert call.payload == (UserTurn(text="hi there"), ModelCall(query="hi there"))
+
+
+def test_claude_code_subagent_resolves_to_a_child_of_the_root(session: str) -> None:
+    body = payload(session, "PostToolUse", agent_id="a1", tool_name="Edit", tool_response="ok")
+    call = host_call("PostToolUse", body | {"tool_input": {"file_path": "src/app.py"}})
+    assert isinstance(call.target, SessionTarget) and call.target.parent_id == session
+    assert call.target.files == ("src/app.py",)
+    assert isinstance(call.payload[0], ToolResult) and call.payload[0].tool == "edit"
+
+
+def test_claude_code_session_start_after_compaction_wants_memory_back(session: str) -> None:
+    call = host_call("SessionStart", payload(session, "SessionStart", source="compact"))
+    assert call.payload == (CompactionAfter(), ModelCall())
+
+
+def test_claude_code_bad_calls_name_why(session: str) -> None:
+    with pytest.raises(UnknownHook, match="Notification"):
+        host_call("Notification", payload(session, "Notification"))
+    with pytest.raises(InvalidHookPayload, match="session_id"):
+        host_call("UserPromptSubmit", {"prompt": "no session"})
+
+
+# -- through the client and the service -----------------------------------------------------
+async def test_claude_code_prompt_is_recorded_and_answered_with_context(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        said = "We decided to use Postgres for the ledger, never SQLite."
+        start = await hook(project, data, "SessionStart", payload(session, "SessionStart"))
+        assert start[0] == 0
+        code, answer, err = await hook(
+            project, data, "UserPromptSubmit", payload(session, "x", prompt=said), keep=True
+        )
+        assert (code, err) == (0, "")
+        assert "prompt" in await kinds(memory, session)
+        code, answer, err = await hook(
+            project, data, "UserPromptSubmit", payload(session, "x", prompt="go on"), keep=True
+        )
+        output = answer["hookSpecificOutput"]
+        assert output["hookEventName"] == "UserPromptSubmit"
+        assert "Postgres" in output["additionalContext"]
+
+
+async def test_claude_code_bad_input_never_blocks_the_host(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        cases = [
+            ("Notification", payload(session, "Notification"), "unknown"),
+            ("UserPromptSubmit", {"prompt": "no session"}, "session_id"),
+            ("Stop", b"{not json", "not JSON"),
+        ]
+        for event, body, reason in cases:
+            code, answer, err = await hook(project, data, event, body, keep=True)
+            assert (code, answer) == (0, {})
+            assert reason in err and err.count("\n") == 1
+        huge = payload(
+            session,
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "pytest tests/test_big.py"},
+            tool_response={"stdout": "", "stderr": "E " * 5_000_000, "exit_code": 2},
+        )
+        code, _, err = await hook(project, data, "PostToolUse", huge, keep=True)
+        assert (code, err) == (0, "")
+        events = await memory.store.read_events(session)
+        assert [event.kind for event in events] == ["error"]
+        assert events[0].summary.startswith("pytest")
+        assert all(len(event.body) < 100_000 for event in events)
+
+
+async def test_claude_code_call_kept_while_the_service_is_down_runs_when_it_is_up(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    project, data = tmp_path / "project", tmp_path / "data"
+    project.mkdir()
+    secret = "sk-ant-api03-" + "Q7" * 40
+    said = f"We decided to deploy with Nomad. token {secret} <private>my pin 4242</private>"
+    code, answer, err = await hook(
+        project, data, "UserPromptSubmit", payload(session, "x", prompt=said), keep=True
+    )
+    assert (code, answer) == (0, {}) and "waits in" in err
+    [spooled] = list((data / "spool").glob("*/hook-*.jsonl"))
+    assert stat.S_IMODE(spooled.stat().st_mode) == 0o600
+    assert secret not in spooled.read_text() and "4242" not in spooled.read_text()
+    async with running(tmp_path, redis_url) as memory:
+        for _ in range(200):
+            if "prompt" in await kinds(memory, session):
+                break
+            await asyncio.sleep(0.05)
+        [event] = [e for e in await memory.store.read_events(session) if e.kind == "prompt"]
+        assert "Nomad" in event.body and secret not in event.body
+
+
+async def test_claude_code_edit_recalls_what_the_session_knows_of_that_file(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with running(tmp_path, redis_url):
+        project, data = tmp_path / "project", tmp_path / "data"
+        said = "We decided that src/ledger.py keeps amounts in integer cents, never floats."
+        await hook(project, data, "UserPromptSubmit", payload(session, "x", prompt=said), True)
+
+        def edit(path: str) -> dict[str, Any]:
+            return payload(session, "PreToolUse", tool_name="Edit", tool_input={"file_path": path})
+
+        _, answer, _ = await hook(project, data, "PreToolUse", edit("src/ledger.py"))
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith('<file_memory path="src/ledger.py">') and "cents" in context
+        assert len(context) <= 1024
+        assert (await hook(project, data, "PreToolUse", edit("src/report.py")))[1] == {}
