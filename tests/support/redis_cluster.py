@@ -8,7 +8,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +62,11 @@ def _cli(port: int, *args: str) -> str:
     return done.stdout
 
 
-def _wait(predicate: object, what: str, timeout: float = 30.0) -> None:
+def _wait(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if predicate():  # type: ignore[operator]
+            if predicate():
                 return
         except subprocess.CalledProcessError:
             pass
