@@ -171,6 +171,22 @@ async def test_memory_tool_policy_nudges_and_takes_no_tool_away(
     assert "plait" not in await reading.tool("bash", {"command": "ls"})
 
 
+async def test_memory_recall_at_the_point_of_action_reaches_opencode(memory: Memory) -> None:
+    """Before an edit of a file, what the session knows of that file comes with the tool's
+    result (the only way OpenCode lets a hook add to what the model sees); nothing otherwise."""
+    session = SessionReplay(runner=memory)
+    await session.user("Rule: never log card numbers in billing/charge.py.")
+    edited = await session.tool(
+        "edit", {"filePath": "billing/charge.py", "oldString": "a", "newString": "b"}
+    )
+    assert edited["plait"]["action"] == "nudge"
+    assert "never log card numbers" in edited["plait"]["message"].lower()
+    other = await session.tool(
+        "edit", {"filePath": "src/unrelated.py", "oldString": "a", "newString": "b"}
+    )
+    assert "plait" not in other
+
+
 async def test_memory_tool_policy_denies_web_fetch_only_when_asked(
     tmp_path: Path, redis_url: str
 ) -> None:

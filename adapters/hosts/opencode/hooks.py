@@ -21,7 +21,7 @@ from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.context import PlaitContext
 from plait.state.events import TEXT_MAX, as_text
-from plait.state.hooks import HookOutput, HookState
+from plait.state.hooks import HookOutput, HookState, ToolPolicy
 from plait.state.intents import (
     AssistantText,
     BranchChanged,
@@ -402,9 +402,25 @@ def apply_output(name: str, output: dict[str, Any], answer: HookOutput) -> dict[
         context = output.setdefault("context", [])
         if isinstance(context, list):
             context.append(inject)
-    elif name == "tool.execute.before" and policy is not None and policy.action != "allow":
-        output[POLICY_KEY] = policy.model_dump()
+    elif name == "tool.execute.before":
+        apply_policy(output, policy, inject)
     return output
+
+
+def apply_policy(output: dict[str, Any], policy: ToolPolicy | None, recalled: str | None) -> None:
+    """A tool call's policy and what memory says of the file it touches, for the plugin.
+
+    OpenCode lets a hook add to what the model sees only through the tool's result, so both
+    become a note the plugin appends to it (recall at the point of action); a deny still stops
+    the call.
+    """
+    action = policy.action if policy is not None else "allow"
+    message = policy.message if policy is not None else ""
+    if recalled and action != "deny":
+        message = f"{message}\n\n{recalled}" if message else recalled
+        action = "nudge" if action == "allow" else action
+    if action != "allow":
+        output[POLICY_KEY] = ToolPolicy(action=action, message=message).model_dump()
 
 
 def prepend_to_last_user_message(output: dict[str, Any], envelope: str) -> None:
