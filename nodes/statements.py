@@ -290,7 +290,7 @@ MARKER_WORDS = (
 # A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
 BOUNDARY = re.compile(
     rf"`[^`\n]*+`|(?P<end>(?<![.!?])[.!?]++[\"')\]]*+\s+|;\s*+|"
-    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=TODO\b|TOOD\b)|"
+    rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=(?-i:TODO|TOOD)\b)|"
     r",?\s+(?=and (?:please )?(?:remember to|don'?t forget|do not forget)\b))",
     re.IGNORECASE,
 )

@@ -391,3 +391,11 @@ def test_statements_a_marker_may_be_followed_by_a_dash() -> None:
 )
 def test_statements_a_label_before_a_request_is_no_decision(text: str) -> None:
     assert of_kind(text, K.DECISION) == []
+
+
+def test_a_todo_list_in_prose_is_not_a_task_named_list() -> None:
+    """'todo' inside a sentence is a word; only TODO (or 'todo:') marks a task."""
+    said = statements("Plan the work as a todo list")
+    assert [s.text for s in said if s.kind is StatementKind.TASK] == []
+    marked = statements("Fix the parser TODO add retries later")
+    assert [s.text for s in marked if s.kind is StatementKind.TASK] == ["add retries later"]
