@@ -63,6 +63,7 @@ STATEMENT_EVENTS_MAX = 32
 DONE_TODO = frozenset({"completed", "cancelled", "canceled", "done"})
 QUERY_MAX_CHARS = 1000
 ERROR_BODY_CHARS = 2000
+SAID_COMMAND_MAX = 80  # how much of a command a summary says
 FILE_VERBS = {"read": "read", "write": "wrote", "edit": "edited", "delete": "deleted"}
 FILE_KINDS = {
     "read": EventKind.FILE_READ,
@@ -334,12 +335,25 @@ def fixes(
     if outcome.status != "ok":
         return []
     if tool in SHELL_TOOLS:
-        key, said = f"cmd:{outcome.command_key}", outcome.command_key
+        key, said = f"cmd:{outcome.command_key}", said_command(outcome.command_key, args)
     elif path := source.path(path_of(args)):
         key, said = f"file:{path}|{tool}", f"{tool} {path}"
     else:
         return []  # another tool's errors age out
     return [source.event(EventKind.ERROR_RESOLVED, f"{said} succeeded", "tool_result", key=key)]
+
+
+def said_command(command_key: str, args: Mapping[str, Any]) -> str:
+    """A command as a person reads it.
+
+    Its key, unless that is inline code's digest (``python -c#fc3f949b``): then the command
+    itself, its first line cut short.
+    """
+    if "#" not in command_key:
+        return command_key
+    first = command_of(args).strip().splitlines()[:1]
+    text = " ".join(first[0].split()) if first else command_key.split("#")[0]
+    return text if len(text) <= SAID_COMMAND_MAX else text[: SAID_COMMAND_MAX - 1] + "…"
 
 
 def working_directory(tool: str, args: Mapping[str, Any]) -> str:

@@ -177,6 +177,18 @@ def test_capture_a_later_success_of_the_command_resolves_its_errors() -> None:
     assert fold_snapshot(snapshot, [other]).errors == snapshot.errors
 
 
+def test_capture_inline_code_that_succeeds_is_said_as_code_not_as_its_digest() -> None:
+    failing = "Traceback (most recent call last):\nValueError: bad config"
+    code = 'python -c "import app; app.check_config()"'
+    [error] = events_of(shell(code, failing, 1))
+    [fix] = events_of(shell(code, "", 0))
+    assert (
+        fix.key == error.key
+        or fold_snapshot(fold_snapshot(Snapshot(), [error]), [fix]).errors == []
+    )
+    assert "#" not in fix.summary and "app.check_config()" in fix.summary
+
+
 def test_capture_an_unknown_outcome_neither_raises_nor_resolves() -> None:
     assert events_of(shell("./deploy.sh", "", None)) == []
     [failed] = events_of(shell("./deploy.sh", TRACEBACK, None))  # no status, text says failed
