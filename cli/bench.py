@@ -112,7 +112,9 @@ def bench_drain_command(
                 assert memory.background is not None
                 await memory.background.knowledge()
                 batch = [seed_event("bench", i) for i in range(events)]
-                await memory.store.append_events("bench", batch, enqueue_group=memory.group_id)
+                await memory.backends.store.append_events(
+                    "bench", batch, enqueue_group=memory.group_id
+                )
                 started = time.perf_counter()
                 report = await memory.background.drain()
                 seconds = time.perf_counter() - started

@@ -58,7 +58,7 @@ async def import_calls(
 
     host = HostAdapter(name=reader.host, adapt=read_intents)
     sessions = reader.sessions()
-    before = {s: await memory.store.event_count(s) for s in sessions}
+    before = {s: await memory.backends.store.event_count(s) for s in sessions}
     skipped: list[Skipped] = []
     with Progress(console=Console(stderr=True), disable=not progress, transient=True) as bar:
         task = bar.add_task(f"{reader.host} sessions", total=None)
@@ -70,11 +70,11 @@ async def import_calls(
             call = HostCall(
                 host=host, target=target, payload=list(item.intents), call_id=item.call_id
             )
-            await memory.run_call(call)
+            await memory.dispatch.run(call)
             bar.advance(task)
     added = 0
     for session, count in before.items():
-        added += await memory.store.event_count(session) - count
+        added += await memory.backends.store.event_count(session) - count
     return len(sessions), added, skipped
 
 

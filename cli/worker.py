@@ -6,12 +6,17 @@ import asyncio
 from pathlib import Path
 
 from plait.background import Background
-from plait.memory import knowledge_factory, make_checkpointer, project_group_id
 from plait.state.base.boundary import attempt
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redacted_logger
 from plait.state.base.settings import Settings
-from plait.wiring import open_backends, open_recall
+from plait.wiring import (
+    knowledge_factory,
+    make_checkpointer,
+    open_backends,
+    open_recall,
+    project_group_id,
+)
 
 logger = redacted_logger("plait")
 

@@ -91,10 +91,12 @@ async def seed_session(
     snapshot = Snapshot()
     for start in range(0, count, SEED_CHUNK):
         chunk = [seed_event(session_id, i) for i in range(start, min(count, start + SEED_CHUNK))]
-        stored = await memory.store.append_events(session_id, chunk, enqueue_group=enqueue_group)
+        stored = await memory.backends.store.append_events(
+            session_id, chunk, enqueue_group=enqueue_group
+        )
         snapshot = fold_snapshot(snapshot, stored)
     config = RunnableConfig(configurable={"thread_id": session_id})
-    await memory.graph.aupdate_state(
+    await memory.dispatch.graph.aupdate_state(
         config, {"snapshot": snapshot, "cursor": count, "turns": 1}, as_node="stage_envelope"
     )
 

@@ -72,7 +72,7 @@ async def play_and_drain(settings: Settings, project: Path) -> tuple[list[Sessio
             replay = SessionReplay(runner=memory)
             await play(replay, ignore_compaction)
             await memory.background.drain()
-            events += await memory.store.read_events(replay.session_id)
+            events += await memory.backends.store.read_events(replay.session_id)
         return events, memory.background.written_total
 
 

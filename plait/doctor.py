@@ -154,7 +154,7 @@ async def check_checkpointer(backends: Backends) -> str:
     """Put a checkpoint, read it back, delete the thread."""
     from langgraph.checkpoint.base import empty_checkpoint
 
-    from plait.memory import make_checkpointer
+    from plait.wiring import make_checkpointer
 
     saver = make_checkpointer(backends)
     thread = f"doctor-{uuid.uuid4().hex}"

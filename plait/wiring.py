@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.embedders import choice_for, open_embedder
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
 from plait.adapters.backends.recall_index import SqliteRecallIndex
@@ -21,7 +28,8 @@ from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.base.redact import redact_url, redacted_logger
 from plait.state.base.settings import Settings
-from plait.state.ports import HotStore
+from plait.state.groups import group_id_for
+from plait.state.ports import HotStore, KnowledgeGraph
 from plait.state.recall import RecallIndex, TextEmbedder
 
 logger = redacted_logger("plait")
@@ -34,6 +42,7 @@ SOCKET_CONNECT_TIMEOUT_SECONDS = 0.5
 SOCKET_TIMEOUT_SECONDS = 2.0
 RETRIES = 2
 RETRY_BACKOFF = (0.01, 0.1)  # base and cap, seconds, with jitter
+CHECKPOINTS_KEPT_PER_THREAD = 8
 
 
 @dataclass
@@ -166,7 +175,45 @@ def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
     return index, embedder
 
 
+def project_group_id(settings: Settings, project_dir: Path) -> str:
+    """The knowledge-graph group of a project."""
+    return group_id_for(settings.graphiti.group_id_prefix, project_dir)
+
+
+def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
+    """The Redis saver on the hot tier's server, or an in-memory one when degraded."""
+    if backends.redis is None:
+        return InMemorySaver(serde=plait_serializer())
+    return AsyncRedisSaver(
+        backends.redis,
+        max_checkpoints_per_thread=CHECKPOINTS_KEPT_PER_THREAD,
+        ttl_seconds=backends.settings.redis.session_ttl_seconds,
+        serde=plait_serializer(),
+    )
+
+
+def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGraph]]:
+    """Open Graphiti on the FalkorDB server lazily, in the background, never on a hook."""
+
+    async def open_knowledge() -> KnowledgeGraph:
+        if backends.falkordb_url is None:
+            return InMemoryKnowledgeGraph()
+        # graphiti-core takes seconds to import: in a thread, so hooks (and /v1/health) are
+        # answered meanwhile
+        await asyncio.to_thread(importlib.import_module, "plait.adapters.backends.graphiti")
+        from plait.adapters.backends.graphiti import open_knowledge_graph
+
+        return await open_knowledge_graph(
+            backends.settings, backends.falkordb_url, spend_cache=backends.store
+        )
+
+    return open_knowledge
+
+
 __all__ = [
+    "knowledge_factory",
+    "make_checkpointer",
+    "project_group_id",
     "Backends",
     "connect_redis",
     "open_backends",

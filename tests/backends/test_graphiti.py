@@ -183,11 +183,11 @@ async def test_memory_drains_to_graphiti_and_refresh_recalls_the_decision(
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         assert memory.background is not None
         await memory.background.drain()  # what other tests left on the shared server's queue
-        recorded = await memory.record("ses_e2e", [DECISION, RULE])
+        recorded = await memory.dispatch.record("ses_e2e", [DECISION, RULE])
         assert [e.root_session_id for e in recorded] == ["ses_e2e", "ses_e2e"]
         report = await memory.background.drain()
         assert report.written == 2 and report.dead_lettered == 0
-        assert await memory.store.queue_depth() == 0
+        assert await memory.backends.store.queue_depth() == 0
         knowledge = await memory.background.knowledge()
         assert isinstance(knowledge, GraphitiKnowledgeGraph)
         recall = await memory.background.refresh(

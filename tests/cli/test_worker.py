@@ -30,12 +30,12 @@ async def test_a_worker_outlives_a_redis_outage_and_drains_after_it(tmp_path: Pa
         redis.start()  # on the same port
         async with Memory.open(project, data, start_background=False, **overrides) as memory:
             await memory.user_turn("s1", "We decided to use Postgres for storage.")
-            queued = await memory.store.queue_depth()
+            queued = await memory.backends.store.queue_depth()
             for _ in range(300):
-                if await memory.store.queue_depth() == 0:
+                if await memory.backends.store.queue_depth() == 0:
                     break
                 await asyncio.sleep(0.1)
-            left = await memory.store.queue_depth()
+            left = await memory.backends.store.queue_depth()
     finally:
         worker.cancel()
         await asyncio.gather(worker, return_exceptions=True)

@@ -52,7 +52,7 @@ async def test_memory_hooks_fail_open_when_redis_dies(
     output = {"message": {"sessionID": "s1"}, "parts": [{"type": "text", "text": "more"}]}
     with caplog.at_level(logging.WARNING, logger="plait"):
         answer = await dead_redis.hook("chat.message", {"sessionID": "s1"}, output)
-        envelope = await dead_redis.turn("s1", [decision("use uv")], query="storage")
+        envelope = await dead_redis.model_call("s1", observed=[decision("use uv")], query="storage")
         await dead_redis.user_turn("s1", "and now?")
     assert answer is output and envelope == ""
     assert dead_redis.degraded and "Redis" in dead_redis.degraded[-1]
@@ -66,7 +66,9 @@ async def test_memory_record_and_remember_never_claim_what_they_could_not_store(
     dead_redis: Memory, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.WARNING, logger="plait"):
-        recorded = await dead_redis.record("s1", [decision("use uv"), decision("use ruff")])
+        recorded = await dead_redis.dispatch.record(
+            "s1", [decision("use uv"), decision("use ruff")]
+        )
         kept = await dead_redis.remember("s1", "Deploys go through the staging cluster.")
     assert recorded == []
     assert kept.id == 0 and "staging" in kept.summary

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from plait import Memory
-from plait.memory import SyncMemory
 from plait.observations import Observations
+from plait.sync import SyncMemory
 
 
 @pytest.fixture
@@ -41,8 +41,11 @@ def test_every_public_coroutine_has_a_synchronous_twin(handle: SyncMemory) -> No
     names = coroutine_methods(Memory)
     assert {"search", "recall", "user_turn", "model_call", "envelope"} <= set(names)
     for name in names:
-        twin = getattr(handle, name)
-        assert callable(twin) and not inspect.iscoroutinefunction(twin), name
+        twin = getattr(SyncMemory, "close" if name == "aclose" else name, None)
+        assert twin is not None and not inspect.iscoroutinefunction(twin), name
+        if name != "aclose":  # the same arguments, synchronously
+            async_params = list(inspect.signature(getattr(Memory, name)).parameters)
+            assert list(inspect.signature(twin).parameters) == async_params, name
     part_names = coroutine_methods(Observations)
     assert {"listed", "save", "delete"} <= set(part_names)
     for name in part_names:
@@ -58,3 +61,24 @@ def test_a_synchronous_handle_never_returns_a_coroutine(handle: SyncMemory) -> N
     assert isinstance(envelope, str) and "PostgreSQL" in envelope
     listed = handle.observations.listed()
     assert isinstance(listed, list)
+
+
+def test_the_facade_is_slim() -> None:
+    """``Memory``: open/close, the typed intents, search and recall, envelope and snapshot."""
+    public = [
+        name
+        for name, value in inspect.getmembers(Memory)
+        if not name.startswith("_") and callable(value)
+    ]
+    assert len(public) <= 15, public
+
+
+def test_a_moved_name_still_works_and_says_where_it_went(handle: SyncMemory) -> None:
+    memory = handle.memory
+    with pytest.warns(DeprecationWarning, match="memory.dispatch.intake"):
+        assert memory.intake is memory.dispatch.intake
+    with pytest.warns(DeprecationWarning, match="model_call"):
+        envelope = handle.run(memory.turn("sync-2", [], query="anything"))
+    assert isinstance(envelope, str)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        memory.nonsense  # noqa: B018

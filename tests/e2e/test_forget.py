@@ -84,7 +84,7 @@ async def test_a_forgotten_observation_reaches_no_model_and_no_person(
     assert "kiwi-cluster" in await first_envelope(memory, "ses_before", query)
     assert "kiwi-cluster" in recalled(memory, redis_url, group_prefix, query)
     await memory.user_turn("ses_before", "Where do the deploys go again?")
-    staged_before, _ = await memory.store.take_envelope("ses_before")
+    staged_before, _ = await memory.backends.store.take_envelope("ses_before")
     assert staged_before is not None and "kiwi-cluster" in staged_before
 
     plait(memory, redis_url, group_prefix, "memory", "forget", saved["id"])
@@ -92,7 +92,7 @@ async def test_a_forgotten_observation_reaches_no_model_and_no_person(
 
     assert "kiwi-cluster" not in await first_envelope(memory, "ses_after", query)
     assert "kiwi-cluster" not in recalled(memory, redis_url, group_prefix, query)
-    staged_after, _ = await memory.store.take_envelope("ses_before")
+    staged_after, _ = await memory.backends.store.take_envelope("ses_before")
     assert staged_after is not None and "kiwi-cluster" not in staged_after
     hits = await memory.search(query)
     assert not any("kiwi-cluster" in hit.text for hit in hits)

@@ -41,7 +41,7 @@ async def test_what_was_remembered_is_recalled_before_any_drain(
     settings = settings_for(tmp_path, redis_url)
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         await memory.remember("s1", "The invoice PDF renderer is WeasyPrint", "decision")
-        assert await memory.store.queue_depth() >= 1
+        assert await memory.backends.store.queue_depth() >= 1
         found = await memory.recall("s2", "which library renders invoice PDFs?")
         hits = await memory.search("WeasyPrint")
     assert found is not None and "WeasyPrint" in found

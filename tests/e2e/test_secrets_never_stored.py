@@ -183,8 +183,8 @@ async def via_memory_methods(memory: Memory, probe: Probe, number: int) -> None:
     event = event_of(session, probe)
     path = event.key
     await memory.remember(session, probe.text)
-    await memory.record(session, [event])
-    await memory.turn(session, [event], query=probe.text)
+    await memory.dispatch.record(session, [event])
+    await memory.model_call(session, observed=[event], query=probe.text)
     await memory.user_turn(session, probe.text)
     await memory.model_call(session, query=probe.text)
     result = ToolResult(tool="bash", args={"command": probe.text}, output=probe.text, error=path)
@@ -444,10 +444,13 @@ async def test_no_secret_reaches_the_knowledge_graph(
     with caplog.at_level(logging.DEBUG):
         for number, probe in enumerate(PROBES):
             await memory.remember(f"graph-{number}", probe.text, "preference")
-            await memory.record(f"graph-{number}", [event_of(f"graph-{number}", probe)])
+            await memory.dispatch.record(f"graph-{number}", [event_of(f"graph-{number}", probe)])
         while (await memory.background.drain()).batches:
             pass
-    assert await memory.store.queue_depth() == 0 and await memory.store.list_dead() == []
+    assert (
+        await memory.backends.store.queue_depth() == 0
+        and await memory.backends.store.list_dead() == []
+    )
     kept = await redis_contents(memory.backends.redis)
     graphs = [where for where in kept if where.startswith("graph ")]
     users = user_group_id(

@@ -118,7 +118,7 @@ async def test_e2e_the_models_decisions_rank_below_the_users_and_are_never_rules
     assert "pin your dependencies" not in find_envelope(sent).lower()
     assert "regression test" in said(sent, "active_tasks")
     assert "stale cookie" in said(sent, "session_snapshot")
-    events = await memory.store.read_events(session.session_id)
+    events = await memory.backends.store.read_events(session.session_id)
     model = [e for e in events if e.speaker == "assistant"]
     assert model and {e.kind for e in model} <= {
         EventKind.DECISION,
@@ -159,7 +159,7 @@ async def test_e2e_a_bare_model_call_with_nothing_new_reads_what_is_staged(memor
     session = SessionReplay(runner=memory)
     await session.user("Decision: use argon2 for password hashing.")
     first = await session.user("Hash the passwords.")
-    staged_before = await memory.store.take_envelope(session.session_id)
+    staged_before = await memory.backends.store.take_envelope(session.session_id)
     await session.tool("bash", {"command": "ls"}, "")  # no verdict, no change
     again = await session.model_call()
     assert find_envelope(again) == find_envelope(first)
@@ -196,7 +196,7 @@ async def test_e2e_a_prompt_that_mentions_the_tag_reaches_the_model_whole(memory
     readme = "# plait\n\n" + "The <session_memory> envelope is injected. " * 100
     attached = await session.user(f"Summarize this README:\n{readme}")
     assert attached.endswith(readme) and len(readme) > 4000
-    events = await memory.store.read_events(session.session_id)
+    events = await memory.backends.store.read_events(session.session_id)
     prompts = [e.body for e in events if e.kind is EventKind.PROMPT]
     assert prompts[-2] == prompt
     assert sent.count("<!--plait:") == attached.count("<!--plait:") == 1
@@ -251,6 +251,6 @@ async def test_e2e_hostile_input_is_bounded_and_never_raises(memory: Memory) -> 
     envelope = find_envelope(sent)
     assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
     ET.fromstring(envelope)
-    events = await memory.store.read_events(session.session_id, limit=10_000)
+    events = await memory.backends.store.read_events(session.session_id, limit=10_000)
     assert len(events) < 200
     assert all(len(e.summary) <= 200 and len(e.body.encode()) <= 4096 for e in events)

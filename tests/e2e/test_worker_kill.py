@@ -25,10 +25,10 @@ import pytest
 import redis
 
 from plait.adapters.backends.redis_store import CONSUMER_GROUP, RedisHotStore
-from plait.memory import project_group_id
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import episode_uuid
+from plait.wiring import project_group_id
 
 EVENTS = 40
 BATCH_SIZE = 5

@@ -70,9 +70,9 @@ def refuse(memory: Memory, host: CommandHost, request: HostRequest, error: Excep
     if isinstance(error, UnknownHook):
         return error_response(404, "unknown_hook", str(error))
     field = getattr(error, "field", "") or None
-    if request.event in host.keep_events and memory.intake is not None:
+    if request.event in host.keep_events and memory.dispatch.intake is not None:
         call = {"event": request.event, "payload": request.payload}
-        memory.intake.reject(
+        memory.dispatch.intake.reject(
             call_id=request.call_id, host=host.adapter.name, call=call, reason=str(error)
         )
     return error_response(422, "invalid_hook_payload", str(error), field)
@@ -88,7 +88,7 @@ async def run_host_call(memory: Memory, request: HostRequest) -> Response:
         call = host.call(request.event, request.payload, request.call_id)
     except InvalidHookPayload as error:
         return refuse(memory, host, request, error)
-    accepted = await memory.accept(call)
+    accepted = await memory.dispatch.answer(call)
     if call.durable and not accepted.kept:
         return not_kept(accepted.reason or "not kept")
     headers: dict[str, str] = {KEPT_HEADER: accepted.kept} if call.durable else {}
@@ -100,9 +100,9 @@ async def run_host_call(memory: Memory, request: HostRequest) -> Response:
 
 def add_host_routes(app: FastAPI, memory: Memory) -> None:
     """Attach ``POST /v1/host`` and declare the command hosts' calls rebuildable (spool)."""
-    if memory.intake is not None:
+    if memory.dispatch.intake is not None:
         for host in COMMAND_HOSTS.values():
-            memory.intake.register(host.adapter)
+            memory.dispatch.intake.register(host.adapter)
 
     @app.post(
         "/v1/host",

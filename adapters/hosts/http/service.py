@@ -502,8 +502,8 @@ async def health_of(runner: HookRunner, trusted: bool) -> Health:
     if not isinstance(runner, OpenCodeHooks):
         return Health()  # a runner without a memory: only that the service runs
     memory = runner.memory
-    tier = memory.supervisor.health()
-    intake = memory.intake
+    tier = memory.dispatch.supervisor.health()
+    intake = memory.dispatch.intake
     pending = intake.stats().pending if intake is not None else None
     dead = await asyncio.to_thread(intake.dead_count) if intake is not None else None
     reasons = list(memory.degraded)

@@ -36,13 +36,14 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
-from plait.memory import Memory, SyncMemory
+from plait.memory import Memory
 from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 from plait.state.events import clean_text
 from plait.state.intents import CompactionSummary, Intent
+from plait.sync import SyncMemory
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
@@ -274,13 +275,15 @@ class SessionRecorder:
         self, session_id: str, messages: Sequence[BaseMessage]
     ) -> tuple[list[Intent], RecordedMessages]:
         key = self._recorded_key(session_id)
-        recorded = RecordedMessages.from_json(await self.memory.store.get_cache(key))
+        recorded = RecordedMessages.from_json(await self.memory.backends.store.get_cache(key))
         fresh = select_unrecorded(messages, recorded)
         return intents_of(fresh), after_recording(recorded, messages)
 
     async def _save(self, session_id: str, recorded: RecordedMessages) -> None:
         ttl = self.memory.settings.redis.session_ttl_seconds
-        await self.memory.store.put_cache(self._recorded_key(session_id), recorded.to_json(), ttl)
+        await self.memory.backends.store.put_cache(
+            self._recorded_key(session_id), recorded.to_json(), ttl
+        )
 
     async def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the messages not recorded before; return the envelope for the next call."""
@@ -368,7 +371,7 @@ class SessionMemoryMiddleware(AgentMiddleware):
     def _sync[T](self, what: str, work: Coroutine[Any, Any, T], fallback: T) -> T:
         """Run plait's coroutine from synchronous code; fail open (with a warning) if it cannot."""
         try:
-            return self.memory.run_sync(fail_open(what, work, fallback))
+            return self.memory.dispatch.run_sync(fail_open(what, work, fallback))
         except UsageError as error:
             logger.warning("plait: %s skipped: %s", what, error)
             return fallback

@@ -33,7 +33,8 @@ from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 
 if TYPE_CHECKING:
-    from plait.memory import Memory, SyncMemory
+    from plait.memory import Memory
+    from plait.sync import SyncMemory
 
 logger = redacted_logger("plait")
 
@@ -68,7 +69,7 @@ def both_ways(
 
     def run_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
         try:
-            return memory.run_sync(run(state, config))
+            return memory.dispatch.run_sync(run(state, config))
         except UsageError as error:
             logger.warning("plait: session memory skipped: %s", error)
             return fallback(state)

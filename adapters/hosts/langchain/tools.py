@@ -28,7 +28,8 @@ from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES
 
 if TYPE_CHECKING:
-    from plait.memory import Memory, SyncMemory
+    from plait.memory import Memory
+    from plait.sync import SyncMemory
 
 HOST = "langchain"
 TYPES = ", ".join(OBSERVATION_TYPES)
@@ -138,7 +139,7 @@ def synchronous(
     """A tool coroutine for ``invoke``/``stream``: run on the memory's own loop."""
 
     def call(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
-        return memory.run_sync(run(config, **arguments))
+        return memory.dispatch.run_sync(run(config, **arguments))
 
     return call
 

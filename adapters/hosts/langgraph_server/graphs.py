@@ -35,7 +35,6 @@ from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.compaction import build_compaction_graph
 from plait.graphs.drain import build_drain_graph
 from plait.graphs.hooks import build_hooks_graph
-from plait.memory import knowledge_factory, project_group_id
 from plait.state.background import DrainState, RefreshState
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
@@ -43,7 +42,7 @@ from plait.state.events import SessionEvent
 from plait.state.hooks import HookState
 from plait.state.intents import HostAdapter
 from plait.state.ports import KnowledgeGraph, MemoryHit
-from plait.wiring import Backends
+from plait.wiring import Backends, knowledge_factory, project_group_id
 
 _SERVERS: dict[Path, EmbeddedFalkorDB] = {}
 _BACKENDS: dict[tuple[int, str, str], Backends] = {}  # (event loop, url, group)

@@ -501,8 +501,8 @@ class OpenCodeHooks:
     memory: Memory
 
     def __post_init__(self) -> None:
-        if self.memory.intake is not None:
-            self.memory.intake.register(OPENCODE)
+        if self.memory.dispatch.intake is not None:
+            self.memory.dispatch.intake.register(OPENCODE)
 
     async def hook(
         self, name: str, input: dict[str, Any], output: dict[str, Any]
@@ -519,7 +519,7 @@ class OpenCodeHooks:
     ) -> HookAnswer:
         """:meth:`hook`, with where the call is (the HTTP service tells the plugin)."""
         call = host_call(name, input, output, call_id)
-        accepted = await self.memory.accept(call)
+        accepted = await self.memory.dispatch.answer(call)
         return HookAnswer(
             output=apply_output(name, output, accepted.output),
             durable=call.durable,
@@ -529,7 +529,7 @@ class OpenCodeHooks:
 
     def reject(self, call_id: str, call: dict[str, Any], reason: str) -> str | None:
         """Dead-letter a hook call that cannot be used; the dead letter's id (None: no spool)."""
-        intake = self.memory.intake
+        intake = self.memory.dispatch.intake
         if intake is None:
             return None
         return intake.reject(call_id=call_id, host=OPENCODE.name, call=call, reason=reason)

@@ -97,7 +97,7 @@ def age(moment: datetime, now: datetime | None = None) -> str:
 # -- sessions -----------------------------------------------------------------------------------
 async def sessions_page(memory: Memory, number: int | None) -> dict[str, Any]:
     """The project's root sessions, newest first, each with its subagents and event count."""
-    store = memory.store
+    store = memory.backends.store
     total = await store.count_sessions(memory.group_id)
     page = pager(number or 1, PAGE_SIZE, total)
     roots = await store.list_sessions(memory.group_id, offset=page.offset, limit=page.size)
@@ -201,7 +201,7 @@ async def session_page(memory: Memory, root: str, number: int | None) -> dict[st
 
     None when the hot tier holds nothing of the session.
     """
-    store = memory.store
+    store = memory.backends.store
     count = await store.event_count(root)
     members = await store.session_members(root)
     if not count and not members:
@@ -370,16 +370,16 @@ async def health_page(memory: Memory, number: int) -> dict[str, Any]:
     """Hot tier, spool, queue, dead letters (one page), spend and the effective settings."""
     from plait.doctor import check_spend
 
-    tier = memory.supervisor.health()
-    intake = memory.intake
-    letters = await memory.store.list_dead(limit=DEAD_LETTERS_MAX)
+    tier = memory.dispatch.supervisor.health()
+    intake = memory.dispatch.intake
+    letters = await memory.backends.store.list_dead(limit=DEAD_LETTERS_MAX)
     page = pager(number, PAGE_SIZE, len(letters))
     return {
         "tier": tier,
         "degraded": memory.degraded,
         "spool": intake.stats() if intake is not None else None,
         "dead_calls": intake.dead_count() if intake is not None else None,
-        "queue_depth": await memory.store.queue_depth(),
+        "queue_depth": await memory.backends.store.queue_depth(),
         "letters": letters[page.offset : page.offset + page.size],
         "letters_total": len(letters),
         "page": page,

@@ -91,7 +91,7 @@ async def running(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
 
 
 async def kinds(memory: Memory, session: str) -> list[str]:
-    return [str(event.kind) for event in await memory.store.read_events(session)]
+    return [str(event.kind) for event in await memory.backends.store.read_events(session)]
 
 
 # -- payload -> intents ---------------------------------------------------------------------
@@ -166,7 +166,7 @@ async def test_claude_code_bad_input_never_blocks_the_host(
         )
         code, _, err = await hook(project, data, "PostToolUse", huge, keep=True)
         assert (code, err) == (0, "")
-        events = await memory.store.read_events(session)
+        events = await memory.backends.store.read_events(session)
         assert [event.kind for event in events] == ["error"]
         assert events[0].summary.startswith("pytest")
         assert all(len(event.body) < 100_000 for event in events)
@@ -191,7 +191,9 @@ async def test_claude_code_call_kept_while_the_service_is_down_runs_when_it_is_u
             if "prompt" in await kinds(memory, session):
                 break
             await asyncio.sleep(0.05)
-        [event] = [e for e in await memory.store.read_events(session) if e.kind == "prompt"]
+        [event] = [
+            e for e in await memory.backends.store.read_events(session) if e.kind == "prompt"
+        ]
         assert "Nomad" in event.body and secret not in event.body
 
 

@@ -67,7 +67,7 @@ def prompt(session: str, text: str, call_id: str) -> dict[str, Any]:
 
 async def prompts_of(memory: Memory, session: str) -> list[str]:
     """The prompt texts stored for a session, in order."""
-    events = await memory.store.read_events(session)
+    events = await memory.backends.store.read_events(session)
     return [event.body for event in events if event.kind == "prompt"]
 
 
@@ -123,10 +123,10 @@ async def test_a_batch_call_plait_cannot_use_is_dead_lettered_and_the_rest_run(
     ]
     async with service(tmp_path, redis_url) as (client, memory):
         response = await client.post("/v1/hooks", json={"calls": calls})
-        assert memory.intake is not None
-        await memory.intake.idle()  # a call behind another in its lane is answered spooled
+        assert memory.dispatch.intake is not None
+        await memory.dispatch.intake.idle()  # a call behind another in its lane is answered spooled
         stored = await prompts_of(memory, session)
-        dead = memory.intake.dead.list_dead_calls()
+        dead = memory.dispatch.intake.dead.list_dead_calls()
     results = response.json()["results"]
     assert [result["status"] for result in results] == [200, 422, 422, 200]
     assert results[0]["kept"] == "stored" and results[3]["kept"] in ("stored", "spooled")
@@ -149,8 +149,8 @@ async def test_with_the_hot_tier_down_a_call_is_spooled_and_health_says_degraded
         )
         health = await client.get("/v1/health")
         public = await client.get("/v1/health", headers={"authorization": ""})
-        assert memory.intake is not None
-        pending = memory.intake.stats().pending
+        assert memory.dispatch.intake is not None
+        pending = memory.dispatch.intake.stats().pending
     assert (kept.status_code, kept.headers[KEPT_HEADER]) == (200, "spooled")
     assert "hot tier is down" in kept.headers[REASON_HEADER]
     assert transform.status_code == 200 and KEPT_HEADER not in transform.headers
@@ -215,7 +215,7 @@ async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_
     url = redis.start()
     try:
         async with service(tmp_path, url) as (client, memory):
-            assert memory.intake is not None
+            assert memory.dispatch.intake is not None
             first = await client.post("/v1/hooks/chat.message", json=prompt(session, "p0", "i0"))
             redis.kill()
             during = [
@@ -224,7 +224,7 @@ async def test_calls_wait_in_the_spool_through_a_redis_outage_and_are_stored_in_
             ]
             health = await health_when(client, lambda report: report["hot_tier"] == "down")
             redis.start()  # on the same port: the client reconnects, the lane resumes
-            await asyncio.wait_for(memory.intake.idle(), 30)
+            await asyncio.wait_for(memory.dispatch.intake.idle(), 30)
             stored = await prompts_of(memory, session)
             after = (await client.get("/v1/health")).json()
     finally:
@@ -312,12 +312,12 @@ async def test_a_call_of_a_host_not_served_here_is_dead_lettered_not_parked_for_
         tmp_path / "data", project, session, [{"call_id": "x1", "replay": replay}], "nohost"
     )
     async with service(tmp_path, redis_url) as (_, memory):
-        assert memory.intake is not None
-        assert memory.intake.dead_count() == 0  # parked a while, in case its host comes
+        assert memory.dispatch.intake is not None
+        assert memory.dispatch.intake.dead_count() == 0  # parked a while, in case its host comes
         monkeypatch.setattr(intake_module, "PARK_MAX_S", 0.0)
-        memory.intake.adopt()
-        dead = memory.intake.dead.list_dead_calls()
-        assert memory.intake.stats().pending == 0
+        memory.dispatch.intake.adopt()
+        dead = memory.dispatch.intake.dead.list_dead_calls()
+        assert memory.dispatch.intake.stats().pending == 0
     assert [(d.call_id, d.host) for d in dead] == [("x1", "nohost")]
     assert "no host 'nohost' is served here (claude-code, opencode)" in dead[0].reason
 
@@ -328,13 +328,13 @@ async def test_health_is_ok_again_once_the_hot_tier_is_back(
     """A call that failed open while the tier was down no longer makes health 'degraded' once
     the tier answers again, though no call has come since."""
     async with service(tmp_path, redis_url) as (client, memory):
-        memory.supervisor.failed(BackendUnavailable("connection refused"))
+        memory.dispatch.supervisor.failed(BackendUnavailable("connection refused"))
         await client.post(
             "/v1/hooks/experimental.chat.messages.transform",
             json={"input": {}, "output": {"messages": []}},
         )
         during = (await client.get("/v1/health")).json()
-        memory.supervisor.answered()  # what the supervisor's next probe says
+        memory.dispatch.supervisor.answered()  # what the supervisor's next probe says
         after = (await client.get("/v1/health")).json()
     assert during["status"] == "degraded" and any("failed" in r for r in during["degraded"])
     assert after["status"] == "ok", after
@@ -347,8 +347,8 @@ async def test_a_full_disk_refuses_new_calls_and_ends_no_lane(
     spool cannot take still runs while the hot tier answers (503 only when it cannot), and the
     session's calls are stored in order."""
     async with service(tmp_path, redis_url) as (client, memory):
-        assert memory.intake is not None
-        spool = memory.intake.spool
+        assert memory.dispatch.intake is not None
+        spool = memory.dispatch.intake.spool
         real_done, real_append = spool.done, spool.append
 
         def full(*args: Any, **kwargs: Any) -> Any:
@@ -360,7 +360,7 @@ async def test_a_full_disk_refuses_new_calls_and_ends_no_lane(
         unspooled = await client.post("/v1/hooks/chat.message", json=prompt(session, "two", "f2"))
         spool.done, spool.append = real_done, real_append  # type: ignore[method-assign]
         third = await client.post("/v1/hooks/chat.message", json=prompt(session, "three", "f3"))
-        await memory.intake.idle()
+        await memory.dispatch.intake.idle()
         stored = await prompts_of(memory, session)
     assert first.status_code == 200 and first.headers[KEPT_HEADER] == "stored"
     assert unspooled.status_code == 200 and unspooled.headers[KEPT_HEADER] == "stored"

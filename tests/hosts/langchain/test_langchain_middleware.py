@@ -166,7 +166,7 @@ async def test_middleware_records_each_message_once(memory: Memory) -> None:
     thread_id = f"thread-{uuid.uuid4().hex[:8]}"
     await run_agent(memory, thread_id)
 
-    events = await memory.store.read_events(thread_id, after_id=0, limit=10_000)
+    events = await memory.backends.store.read_events(thread_id, after_id=0, limit=10_000)
     kinds = [event.kind for event in events]
     assert kinds.count(EventKind.COMPACTION_SUMMARY) >= 2
     summary_keys = [e.key for e in events if e.kind is EventKind.COMPACTION_SUMMARY]
@@ -189,7 +189,7 @@ async def test_middleware_uses_the_thread_id_as_session(memory: Memory) -> None:
         {"messages": [HumanMessage(content="And what next?")]},
         {"configurable": {"thread_id": thread_id}},
     )
-    assert await memory.store.read_events(thread_id, after_id=0, limit=100)
+    assert await memory.backends.store.read_events(thread_id, after_id=0, limit=100)
     assert "PostgreSQL 16" in envelope_of(model.received[-1])
 
 
@@ -202,7 +202,7 @@ async def test_middleware_fails_open(
     async def unreachable(key: str) -> str | None:
         raise ConnectionError("hot tier is gone")
 
-    monkeypatch.setattr(memory.store, "get_cache", unreachable)
+    monkeypatch.setattr(memory.backends.store, "get_cache", unreachable)
     with caplog.at_level(logging.WARNING, logger="plait"):
         result = await agent.ainvoke(
             {"messages": [HumanMessage(content="hello")]},

@@ -17,7 +17,7 @@ from support.scripted_model import ScriptedChatModel
 
 from plait import Memory, Settings, UsageError
 from plait.adapters.hosts.langchain import SessionMemoryMiddleware, memory_tools
-from plait.memory import SyncMemory
+from plait.sync import SyncMemory
 
 ENVELOPE = re.compile(r"<session_memory[^>]*>.*?</session_memory>", re.DOTALL)
 
@@ -187,4 +187,4 @@ async def test_run_sync_from_the_memory_loop_is_a_clear_error(
     settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         with pytest.raises(UsageError, match="async API"):
-            memory.run_sync(memory.envelope("x"))
+            memory.dispatch.run_sync(memory.envelope("x"))

@@ -70,7 +70,7 @@ async def test_pre_model_hook_injects_without_touching_history(memory: Memory) -
     assert "orders/db.py" in model.received[-1][-1].text
     state = await agent.aget_state(config)
     assert envelope_count(state.values["messages"]) == 0
-    events = await memory.store.read_events(thread_id, after_id=0, limit=100)
+    events = await memory.backends.store.read_events(thread_id, after_id=0, limit=100)
     assert any("PostgreSQL 16" in event.summary for event in events)
 
 
@@ -104,9 +104,9 @@ async def test_node_in_hand_built_graph_uses_the_given_session(memory: Memory) -
     assert "PostgreSQL 16" in result["session_memory"]
     assert [envelope_count(request) for request in model.received] == [0, 1]
     assert envelope_count(result["messages"]) == 0
-    events = await memory.store.read_events(session_id, after_id=0, limit=100)
+    events = await memory.backends.store.read_events(session_id, after_id=0, limit=100)
     assert any("PostgreSQL 16" in event.summary for event in events)
-    assert await memory.store.read_events("ignored-thread", after_id=0, limit=100) == []
+    assert await memory.backends.store.read_events("ignored-thread", after_id=0, limit=100) == []
     recorded = [(event.kind, event.summary) for event in events]
     assert len(recorded) == len(set(recorded))  # the second run recorded only its new messages
 

@@ -126,7 +126,7 @@ async def call(client: Client, tool: str, **arguments: Any) -> str:
 
 
 async def events_of(memory: Memory, session: str) -> list[Any]:
-    return await memory.store.read_events(await find_root(memory.store, session))
+    return await memory.backends.store.read_events(await find_root(memory.backends.store, session))
 
 
 async def test_mcp_server_lists_the_session_tools(server: MCPServer[Any]) -> None:

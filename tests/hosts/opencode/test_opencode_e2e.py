@@ -684,4 +684,6 @@ async def session_events(project: Project, session: str) -> list[Any]:
     from plait.nodes.sessions import find_root
 
     async with Memory.open(project.root, project.data_dir, start_background=False) as memory:
-        return await memory.store.read_events(await find_root(memory.store, session))
+        return await memory.backends.store.read_events(
+            await find_root(memory.backends.store, session)
+        )

@@ -233,7 +233,7 @@ async def dead_letter_one(project: Path, data_dir: Path) -> None:
         event = SessionEvent(
             root_session_id="s", session_id="s", kind=EventKind.DECISION, summary="x"
         )
-        await memory.store.enqueue(memory.group_id, [event])
-        (entry,) = await memory.store.claim("doctor-test", count=1)
+        await memory.backends.store.enqueue(memory.group_id, [event])
+        (entry,) = await memory.backends.store.claim("doctor-test", count=1)
         assert isinstance(entry, QueueEntry)
-        await memory.store.dead_letter(entry, "the graph refused it")
+        await memory.backends.store.dead_letter(entry, "the graph refused it")

@@ -102,6 +102,6 @@ async def test_a_kept_call_follows_the_service_to_its_new_port(
     async with Memory.open(
         project, data, start_background=False, redis={"url": redis_url}
     ) as memory:
-        events = await memory.store.read_events(session)
+        events = await memory.backends.store.read_events(session)
     prompts = [event.body for event in events if event.kind == "prompt"]
     assert prompts == ["We decided to use Postgres.", "Rule: money is always Decimal."]

@@ -126,9 +126,9 @@ def seeded(service: Service) -> dict[str, str]:
             kind=EventKind.DECISION,
             summary="A drain that failed",
         )
-        await memory.store.enqueue(memory.group_id, [dead])
-        for entry in await memory.store.claim("viewer-test", count=1):
-            await memory.store.dead_letter(entry, "the knowledge graph said no")
+        await memory.backends.store.enqueue(memory.group_id, [dead])
+        for entry in await memory.backends.store.claim("viewer-test", count=1):
+            await memory.backends.store.dead_letter(entry, "the knowledge graph said no")
         await memory.user_turn("ses_main", "Add CSV export. Rule: never commit to main.")
         await memory.user_turn("ses_sub", "Look at the exporter tests", parent_id="ses_main")
         hostile = SessionEvent(
@@ -138,7 +138,7 @@ def seeded(service: Service) -> dict[str, str]:
             summary=f"Use {IMG_PAYLOAD} and {SCRIPT_PAYLOAD}",
             refs=(f"{IMG_PAYLOAD}.py",),
         )
-        await memory.record("ses_main", [hostile])
+        await memory.dispatch.record("ses_main", [hostile])
         await memory.compaction_after("ses_main", "Summary of the first hour")
         await memory.model_call("ses_main", query="CSV export")
         xss = await memory.observations.save(
@@ -312,11 +312,11 @@ def test_browser_replays_a_dead_letter(page: Any, service: Service) -> None:
     row = page.get_by_role("row").filter(has_text="A drain that failed")
     assert row.is_visible()
     shot(page, "health")
-    depth = service.run(service.memory.store.queue_depth())
+    depth = service.run(service.memory.backends.store.queue_depth())
     row.get_by_role("button", name="Replay").click()
     page.get_by_role("heading", name="Health").wait_for()
     assert page.get_by_text("No dead letters.").is_visible()
-    assert service.run(service.memory.store.queue_depth()) == depth + 1
+    assert service.run(service.memory.backends.store.queue_depth()) == depth + 1
 
 
 def test_browser_cross_site_post_is_refused(

@@ -218,9 +218,11 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
     )
     # an entry that failed, as the drain hands it over (the shared stream is left alone)
     entry = QueueEntry(entry_id="0-1", group_id=memory.group_id, event=failed, deliveries=3)
-    await memory.store.dead_letter(entry, "no graph")
+    await memory.backends.store.dead_letter(entry, "no graph")
     dead_id = next(
-        d.dead_id for d in await memory.store.list_dead(10_000) if d.event.summary == "failed drain"
+        d.dead_id
+        for d in await memory.backends.store.list_dead(10_000)
+        if d.event.summary == "failed drain"
     )
     unknown = await client.post("/ui/health/dead/0-0/drop", headers=same, data={"csrf": csrf})
     assert unknown.status_code == 404
@@ -233,4 +235,4 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
         f"/ui/health/dead/{dead_id}/drop", headers=same, data={"csrf": csrf}
     )
     assert dropped.status_code == 303
-    assert dead_id not in [d.dead_id for d in await memory.store.list_dead(10_000)]
+    assert dead_id not in [d.dead_id for d in await memory.backends.store.list_dead(10_000)]
