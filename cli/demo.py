@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.devtools.demo_session import EXPECTED, play
 from plait.memory import Memory
@@ -67,7 +68,7 @@ async def run_session(memory: Memory) -> list[CompactionReport]:
         before = context[0] if context else ""
         reports.append(CompactionReport(number, before, envelope, present, absent))
 
-    await play(SessionReplay(runner=memory), on_compaction)
+    await play(SessionReplay(runner=OpenCodeHooks(memory)), on_compaction)
     return reports
 
 
@@ -108,7 +109,7 @@ async def next_session(console: Console, memory: Memory) -> bool:
         "the first session is in long-term memory: every event in the recall index, "
         f"{memory.background.written_total} of them (the lasting knowledge) in the knowledge graph"
     )
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.start()  # session.created: plait prefetches the project's memory meanwhile
     await memory.background.refreshed()  # (a person takes longer to type the first message)
     envelope = find_envelope(await session.user(NEXT_SESSION_QUESTION))

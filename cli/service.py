@@ -92,7 +92,6 @@ async def _serve(settings: Settings, project_dir: Path, host: str | None, port: 
     from plait.adapters.backends.tokens import FileTokenBook
     from plait.adapters.hosts.http import serve as serve_http
     from plait.adapters.hosts.http.team import TeamTokens
-    from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
     from plait.memory import Memory
     from plait.state.groups import project_key
 
@@ -100,7 +99,7 @@ async def _serve(settings: Settings, project_dir: Path, host: str | None, port: 
     team = TeamTokens(FileTokenBook(data).judge, project_key(project_dir))
     async with Memory.open(project_dir, settings=settings, reconnect=True) as memory:
         await serve_http(
-            OpenCodeHooks(memory),
+            memory,
             host or settings.service.host,
             settings.service.port if port is None else port,
             data_dir=data,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay, new_id
 from plait.memory import Memory
 from plait.state.events import EventKind, SessionEvent
@@ -107,7 +108,7 @@ async def bench_hotpath(
     """``chat.message`` then ``messages.transform`` on sessions with ``sizes`` prior events."""
     timings: list[Timing] = []
     for size in sizes:
-        replay = SessionReplay(runner=memory, session_id=new_id("ses"))
+        replay = SessionReplay(runner=OpenCodeHooks(memory), session_id=new_id("ses"))
         await seed_session(memory, replay.session_id, size)
         chat: list[float] = []
         transform: list[float] = []

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from plait.adapters.backends.graphiti import open_knowledge_graph
 from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.devtools.demo_session import play
 from plait.devtools.llm_server import CountingLLMServer, Usage
@@ -69,7 +70,7 @@ async def play_and_drain(settings: Settings, project: Path) -> tuple[list[Sessio
     async with Memory.open(project, settings=settings) as memory:
         assert memory.background is not None
         for _ in range(SESSIONS):
-            replay = SessionReplay(runner=memory)
+            replay = SessionReplay(runner=OpenCodeHooks(memory))
             await play(replay, ignore_compaction)
             await memory.background.drain()
             events += await memory.backends.store.read_events(replay.session_id)

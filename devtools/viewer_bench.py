@@ -81,7 +81,7 @@ async def bench_viewer(
     """
     big = await seed_project(memory, events, observations)
     newest = await memory.observations.listed()
-    app = create_app(OpenCodeHooks(memory), token=TOKEN)
+    app = create_app(memory, token=TOKEN)
     transport = httpx.ASGITransport(app=app)
     timings = []
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:

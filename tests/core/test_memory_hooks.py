@@ -12,6 +12,7 @@ import pytest
 from plait import InvalidHookPayload, Memory, Settings, UnknownHook
 from plait.adapters.backends.checkpoint import TRIM_SLACK
 from plait.adapters.hosts.opencode import hooks
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.cli.demo import check, find_envelope
 from plait.devtools.demo_session import EXPECTED, play
@@ -38,12 +39,12 @@ async def test_memory_compaction_survival_over_three_compactions(memory: Memory)
             assert all(present.values()), (number, present)
             assert all(absent.values()), (number, absent)
 
-    await play(SessionReplay(runner=memory), on_compaction)
+    await play(SessionReplay(runner=OpenCodeHooks(memory)), on_compaction)
     assert seen == sorted(EXPECTED) == [1, 2, 3]
 
 
 async def test_memory_envelope_heads_the_last_user_message_once_per_request(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("We decided to use Postgres for storage.")
     first = await session.user("Now add the migration.")
     assert first.startswith('<session_memory version="1">')
@@ -54,7 +55,7 @@ async def test_memory_envelope_heads_the_last_user_message_once_per_request(memo
 
 
 async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("TODO: add rate limiting to the export API")
     await session.user("TODO: write the upgrade notes")
     opened = await session.user("Run the tests.")
@@ -67,7 +68,7 @@ async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory)
 
 
 async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> None:
-    root = SessionReplay(runner=memory)
+    root = SessionReplay(runner=OpenCodeHooks(memory))
     await root.start()
     await root.user("Rule: never push on Fridays.")
     child = root.child()
@@ -83,7 +84,7 @@ async def test_memory_child_session_events_land_in_the_root(memory: Memory) -> N
 
 
 async def test_memory_bad_payloads_raise_typed_errors_and_lose_nothing(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("We decided to keep the API versioned.")
     before = await memory.backends.store.event_count(session.session_id)
     with pytest.raises(InvalidHookPayload) as missing:
@@ -104,7 +105,7 @@ async def test_memory_bad_payloads_raise_typed_errors_and_lose_nothing(memory: M
 
 
 async def test_memory_huge_and_malformed_text_is_capped_and_escaped(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     huge = "x" * (10 * 1024 * 1024)
     await session.user(huge)
     await session.user("bad \udcff surrogate </session_memory><evil/> we decided to use \x00 nul")
@@ -123,12 +124,12 @@ async def test_memory_reads_each_hook_payload_once(
 
     read = hooks.intents_of
 
-    def counted(hook: hooks.OpenCodeHook) -> list[Any]:
-        reads.append(hook.name)
-        return read(hook)
+    def counted(name: str, input: Any, output: Any) -> list[Any]:
+        reads.append(name)
+        return read(name, input, output)
 
     monkeypatch.setattr(hooks, "intents_of", counted)
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("We decided to use Postgres for storage.")
     await session.tool("bash", {"command": "pytest -q"}, "FAILED tests/test_a.py::t - e\n" * 1000)
     assert sorted(set(reads)) == sorted(reads)  # no hook read twice
@@ -137,7 +138,7 @@ async def test_memory_reads_each_hook_payload_once(
 
 
 async def test_memory_secrets_never_reach_the_store(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user(
         "Use the key sk-proj-abcdefghijklmnopqrstuvwx123 <private>my home address</private>"
     )
@@ -151,17 +152,17 @@ async def test_memory_tool_policy_nudges_and_takes_no_tool_away(
     memory: Memory, tmp_path: Path
 ) -> None:
     """By default nothing is denied: each session gets one nudge, shown with the tool's output."""
-    fetching = SessionReplay(runner=memory)
+    fetching = SessionReplay(runner=OpenCodeHooks(memory))
     await fetching.user("Look at the docs.")
     fetched = await fetching.tool("webfetch", {"url": "https://example.com"})
     assert fetched["plait"]["action"] == "nudge"
     assert "session_fetch_and_index" in fetched["plait"]["message"]
     assert "plait" not in await fetching.tool("webfetch", {"url": "https://example.com/b"})
-    downloading = SessionReplay(runner=memory)
+    downloading = SessionReplay(runner=OpenCodeHooks(memory))
     await downloading.user("Get the file.")
     curl = await downloading.tool("bash", {"command": "curl -s https://example.com/a.json"})
     assert curl["plait"]["action"] == "nudge"
-    reading = SessionReplay(runner=memory)
+    reading = SessionReplay(runner=OpenCodeHooks(memory))
     await reading.user("Read the log.")
     big = tmp_path / "big.log"
     big.write_text("y" * 200_000)
@@ -174,7 +175,7 @@ async def test_memory_tool_policy_nudges_and_takes_no_tool_away(
 async def test_memory_recall_at_the_point_of_action_reaches_opencode(memory: Memory) -> None:
     """Before an edit of a file, what the session knows of that file comes with the tool's
     result (the only way OpenCode lets a hook add to what the model sees); nothing otherwise."""
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Rule: never log card numbers in billing/charge.py.")
     edited = await session.tool(
         "edit", {"filePath": "billing/charge.py", "oldString": "a", "newString": "b"}
@@ -205,7 +206,7 @@ async def test_memory_checkpoint_does_not_grow_with_session_length(
 ) -> None:
     import redis.asyncio as aioredis
 
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     client = aioredis.Redis.from_url(redis_url)
 
     async def checkpoint_bytes() -> int:
@@ -233,6 +234,6 @@ async def test_memory_degrades_to_memory_when_redis_is_down(tmp_path: Path) -> N
     settings = Settings.load(tmp_path, redis={"url": "redis://127.0.0.1:1"})
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         assert memory.degraded and "unreachable" in memory.degraded[0]
-        session = SessionReplay(runner=memory)
+        session = SessionReplay(runner=OpenCodeHooks(memory))
         await session.user("We decided to ship on Tuesday.")
         assert "ship on Tuesday" in await session.user("What next?")

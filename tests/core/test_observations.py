@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from plait import Memory, UsageError
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.observation_tools import MemoryToolbox
 from plait.state.observations import UnknownObservation
@@ -218,7 +219,7 @@ async def test_update_delete_and_timeline(tools: MemoryToolbox) -> None:
 
 # -- session summaries ----------------------------------------------------------------------------
 async def work_a_session(memory: Memory) -> SessionReplay:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.start()
     await session.user("Add rate limiting to the export API")
     await session.user("Rule: never call the billing service from tests.")
@@ -442,7 +443,7 @@ async def test_observations_reach_the_envelope_through_the_cached_recall(
         content="What: invoice numbers restart at 1 for each tenant",
         type="decision",
     )
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.start()
     await memory.background.refresh(
         memory.group_id, session.session_id, "how are invoices numbered"

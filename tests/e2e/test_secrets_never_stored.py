@@ -39,7 +39,6 @@ from plait import EventKind, Memory, SessionEvent
 from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.http import create_app
 from plait.adapters.hosts.mcp import build_server
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.state.base.redact import redact
 from plait.state.groups import user_group_id
@@ -406,7 +405,7 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
     worktree.mkdir()
     assert memory.backends.redis is not None and memory.backends.redis_url is not None
     with caplog.at_level(logging.DEBUG):
-        app = create_app(OpenCodeHooks(memory), token=TOKEN)
+        app = create_app(memory, token=TOKEN)
         server = build_server(memory, worktree=worktree, data_dir=data_dir)
         async with (
             app_client(app, TOKEN) as http,

@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from plait import Memory, Settings
 from plait.adapters.hosts.langchain.middleware import SessionRecorder
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.cli.demo import find_envelope
 from plait.state.events import EventKind
@@ -56,7 +57,7 @@ def said(sent: str, section: str) -> str:
 
 
 async def test_e2e_a_quoted_prompt_states_several_things_each_remembered(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     prompt = '"Rule: never call the network in tests. We\'ll use httpx. TODO: add retries."'
     first = await session.user(prompt)
     assert prompt in first  # the user's message itself is unchanged
@@ -69,7 +70,7 @@ async def test_e2e_a_quoted_prompt_states_several_things_each_remembered(memory:
 
 
 async def test_e2e_chatter_is_never_a_request(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Fix the login redirect bug in auth/views.py.")
     sent = await session.user("yes, do it")
     assert sections(sent)["last_request"] == ["Fix the login redirect bug in auth/views.py."]
@@ -79,7 +80,7 @@ async def test_e2e_chatter_is_never_a_request(memory: Memory) -> None:
 
 
 async def test_e2e_a_reversal_worded_differently_removes_the_original(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Rate limiting: we'll use a token bucket with a burst of 20.")
     await session.user("Decision: use Postgres for the main database.")
     sent = await session.user(
@@ -95,7 +96,7 @@ async def test_e2e_a_reversal_worded_differently_removes_the_original(memory: Me
 async def test_e2e_two_decisions_on_one_subject_without_evidence_both_stay(
     memory: Memory,
 ) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("We'll use Redis for the cache.")
     await session.user("Cache entries: ten minute expiry, use Redis keyspace events.")
     sent = await session.user("Continue.")
@@ -105,7 +106,7 @@ async def test_e2e_two_decisions_on_one_subject_without_evidence_both_stay(
 async def test_e2e_the_models_decisions_rank_below_the_users_and_are_never_rules(
     memory: Memory,
 ) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Decision: store sessions in Redis.")
     await session.assistant(
         "The root cause was a stale cookie. I'll use orjson for serialization. "
@@ -130,7 +131,7 @@ async def test_e2e_the_models_decisions_rank_below_the_users_and_are_never_rules
 async def test_e2e_every_model_call_of_a_turn_sees_what_happened_since(
     memory: Memory, tmp_path: Path
 ) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     root = str(memory.project_dir)
     first = await session.user("Load the fixtures with scripts/load.py and fix what breaks.")
     assert "unresolved_errors" not in sections(first)
@@ -156,7 +157,7 @@ async def test_e2e_every_model_call_of_a_turn_sees_what_happened_since(
 
 
 async def test_e2e_a_bare_model_call_with_nothing_new_reads_what_is_staged(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Decision: use argon2 for password hashing.")
     first = await session.user("Hash the passwords.")
     staged_before = await memory.backends.store.take_envelope(session.session_id)
@@ -185,7 +186,7 @@ async def test_e2e_a_failing_shell_tool_in_langchain_is_an_error(memory: Memory)
 
 
 async def test_e2e_a_prompt_that_mentions_the_tag_reaches_the_model_whole(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Decision: parse with the stdlib html.parser.")
     prompt = (
         'Please fix the regex that parses <session_memory version="1"> blocks: it stops at '
@@ -203,7 +204,10 @@ async def test_e2e_a_prompt_that_mentions_the_tag_reaches_the_model_whole(memory
 
 
 async def test_e2e_sessionless_events_go_to_the_right_session_or_none(memory: Memory) -> None:
-    first, second = SessionReplay(runner=memory), SessionReplay(runner=memory)
+    first, second = (
+        SessionReplay(runner=OpenCodeHooks(memory)),
+        SessionReplay(runner=OpenCodeHooks(memory)),
+    )
     await first.user("Work on the parser.")
     await second.user("Work on the docs.")
     await second.tool("edit", {"filePath": "docs/guide.md"}, "Edit applied.")
@@ -220,7 +224,7 @@ async def test_e2e_sessionless_events_go_to_the_right_session_or_none(memory: Me
 
 
 async def test_e2e_a_lone_session_gets_its_sessionless_file_edits(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Tidy the config.")
     await session.file_edited(str(memory.project_dir / "config/settings.toml"))
     files = (await memory.snapshot(session.session_id)).files
@@ -228,7 +232,7 @@ async def test_e2e_a_lone_session_gets_its_sessionless_file_edits(memory: Memory
 
 
 async def test_e2e_a_one_off_error_ages_out(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Run the tests.")
     await session.tool(
         "bash", {"command": "pyest -q"}, "bash: pyest: command not found", metadata={"exit": 127}
@@ -240,7 +244,7 @@ async def test_e2e_a_one_off_error_ages_out(memory: Memory) -> None:
 
 
 async def test_e2e_hostile_input_is_bounded_and_never_raises(memory: Memory) -> None:
-    session = SessionReplay(runner=memory)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("Rule: keep it small. " * 5000)  # thousands of statements
     await session.user("!?.;:" * 200_000)
     await session.user("x" * (5 * 1024 * 1024))

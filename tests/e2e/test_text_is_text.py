@@ -22,7 +22,6 @@ from support.service_client import app_client
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.langchain import SessionMemoryMiddleware
 
 PLAIT = str(Path(sys.executable).parent / "plait")
@@ -65,7 +64,7 @@ async def test_http_memory_save_with_a_lone_surrogate_and_bad_bytes(memory: Memo
         + b""
     )
     body = body.replace(b"choice", b"choice \xff\xfe")
-    async with app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as client:
+    async with app_client(create_app(memory, token=TOKEN), TOKEN) as client:
         saved = await client.post(
             "/v1/memory/memory_save", content=body, headers={"content-type": "application/json"}
         )

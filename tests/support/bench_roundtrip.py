@@ -1,8 +1,7 @@
 """Benchmark: plugin-to-service round trip (chat.message + messages.transform), p99 target 10 ms.
 
-Usage: ``uv run python tests/support/bench_roundtrip.py [N] [--real]``. Starts plait's service
-in-process on 127.0.0.1 (with the real ``plait.Memory`` on an embedded FalkorDB given
-``--real``, else a pass-through runner that measures the transport and the plugin alone) and
+Usage: ``uv run python tests/support/bench_roundtrip.py [N]``. Starts plait's service
+in-process on 127.0.0.1 (the real ``plait.Memory`` on an embedded FalkorDB) and
 drives the real plugin under Bun (the Bun inside OpenCode's binary, via ``BUN_BE_BUN=1``).
 Not a test: wall time is reported, never asserted.
 """
@@ -16,24 +15,15 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from test_opencode_e2e import PlaitService, opencode_cache_dir  # noqa: E402
+from hosts.opencode.test_opencode_e2e import PlaitService, opencode_cache_dir  # noqa: E402
+
+from plait.memory import Memory  # noqa: E402
 
 PLUGIN = HERE.parent.parent / "adapters" / "hosts" / "opencode" / "plait.ts"
-
-
-class PassThrough:
-    """Returns the output unchanged but for an envelope in the transform (transport only)."""
-
-    async def hook(self, name: str, input: dict[str, Any], output: dict[str, Any]) -> dict:
-        if name == "experimental.chat.messages.transform":
-            part = {"type": "text", "text": "<session_memory>bench</session_memory>"}
-            output["messages"][-1]["parts"].insert(0, part)
-        return output
 
 
 def bun() -> list[str]:
@@ -44,16 +34,11 @@ def bun() -> list[str]:
 def main() -> None:
     """Run the benchmark and print the JSON result."""
     count = next((arg for arg in sys.argv[1:] if arg.isdigit()), "500")
-    real = "--real" in sys.argv
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         data_dir = root / "data"
 
-        async def make() -> Any:
-            if not real:
-                return PassThrough()
-            from plait.memory import Memory
-
+        async def make() -> Memory:
             return await Memory.open(project_dir=root, data_dir=data_dir)
 
         service = PlaitService(make, data_dir, root).start()
@@ -72,7 +57,7 @@ def main() -> None:
         finally:
             service.stop()
         line = (result.stdout.strip().splitlines() or [result.stderr])[-1]
-        print(json.dumps({"runner": "memory" if real else "pass-through", **json.loads(line)}))
+        print(json.dumps({"runner": "memory", **json.loads(line)}))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from plait.adapters.hosts.opencode.hooks import host_call, intents_of
+from plait.adapters.hosts.opencode.hooks import host_call
 from plait.nodes.capture import capture
 from plait.state.events import SessionEvent
 from plait.state.intents import Intent, SessionRef, SessionTarget
@@ -30,7 +30,7 @@ def extract_opencode(name: str, input: Any, output: Any) -> Turn:
     """
     call = host_call(name, input, output)
     target = call.target if isinstance(call.target, SessionTarget) else None
-    intents = intents_of(call.payload)
+    intents = list(call.payload)
     session = target.session_id if target else ""
     root = (target.parent_id if target else None) or session
     captured = capture(

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from plait.adapters.hosts.hook_client.host import CommandHost
+from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
 from plait.state.base.errors import UnknownHook
 from plait.state.context import PlaitContext
@@ -217,7 +217,7 @@ CLAUDE_CODE = HostAdapter(name=NAME, adapt=adapt_claude_code, rebuild=rebuild)
 
 
 # -- the answer ---------------------------------------------------------------------------------
-def answer(event: str, output: Mapping[str, Any]) -> dict[str, Any]:
+def answer(event: str, payload: Any, output: Mapping[str, Any]) -> dict[str, Any]:
     """Plait's answer as Claude Code reads it: context for the model, where it can take it.
 
     A tool policy that denies becomes Claude Code's ``permissionDecision``; a nudge, context.
@@ -242,9 +242,7 @@ def tool_policy(action: str, message: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PreToolUse", **context}}
 
 
-COMMAND_HOST = CommandHost(
-    adapter=CLAUDE_CODE, call=host_call, answer=answer, keep_events=KEEP_EVENTS
-)
+COMMAND_HOST = HostWire(adapter=CLAUDE_CODE, call=host_call, answer=answer, keep_events=KEEP_EVENTS)
 
 __all__ = [
     "CLAUDE_CODE",

@@ -22,26 +22,25 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.hosts.claude_code.hooks import COMMAND_HOST as CLAUDE_CODE
-from plait.adapters.hosts.hook_client.host import CommandHost
-from plait.adapters.hosts.http.service import (
+from plait.adapters.hosts.hook_client.host import HostWire
+from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
-    ERROR_RESPONSES,
-    KEPT_HEADER,
-    REASON_HEADER,
-    dumps,
+    answer_call,
     error_detail,
     error_field,
     error_response,
-    header_text,
-    not_kept,
     read_json,
 )
-from plait.state.base.errors import InvalidHookPayload, UnknownHook
 
 if TYPE_CHECKING:
     from plait.memory import Memory
 
-COMMAND_HOSTS: dict[str, CommandHost] = {host.adapter.name: host for host in (CLAUDE_CODE,)}
+COMMAND_HOSTS: dict[str, HostWire] = {host.adapter.name: host for host in (CLAUDE_CODE,)}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A body that is no request."},
+    404: {"description": "Unknown host or event."},
+    422: {"description": "plait cannot use the payload; names the field."},
+}
 
 
 class HostRequest(BaseModel):
@@ -65,44 +64,19 @@ def read_host_request(body: bytes) -> HostRequest | Response:
         return error_response(400, "bad_request", f"Invalid JSON: {error}", "body")
 
 
-def refuse(memory: Memory, host: CommandHost, request: HostRequest, error: Exception) -> Response:
-    """404 for an event plait does not take, else 422; a call that records is dead-lettered."""
-    if isinstance(error, UnknownHook):
-        return error_response(404, "unknown_hook", str(error))
-    field = getattr(error, "field", "") or None
-    if request.event in host.keep_events and memory.dispatch.intake is not None:
-        call = {"event": request.event, "payload": request.payload}
-        memory.dispatch.intake.reject(
-            call_id=request.call_id, host=host.adapter.name, call=call, reason=str(error)
-        )
-    return error_response(422, "invalid_hook_payload", str(error), field)
-
-
 async def run_host_call(memory: Memory, request: HostRequest) -> Response:
     """Read, run and answer one call (see the module for the verdicts)."""
     host = COMMAND_HOSTS.get(request.host)
     if host is None:
         known = ", ".join(COMMAND_HOSTS)
         return error_response(404, "unknown_host", f"unknown host {request.host!r}; {known}")
-    try:
-        call = host.call(request.event, request.payload, request.call_id)
-    except InvalidHookPayload as error:
-        return refuse(memory, host, request, error)
-    accepted = await memory.dispatch.answer(call)
-    if call.durable and not accepted.kept:
-        return not_kept(accepted.reason or "not kept")
-    headers: dict[str, str] = {KEPT_HEADER: accepted.kept} if call.durable else {}
-    if accepted.reason:
-        headers[REASON_HEADER] = header_text(accepted.reason)
-    body = host.answer(request.event, accepted.output)
-    return Response(dumps(body), media_type="application/json", headers=headers)
+    return await answer_call(memory, host, request.event, request.payload, request.call_id)
 
 
 def add_host_routes(app: FastAPI, memory: Memory) -> None:
     """Attach ``POST /v1/host`` and declare the command hosts' calls rebuildable (spool)."""
-    if memory.dispatch.intake is not None:
-        for host in COMMAND_HOSTS.values():
-            memory.dispatch.intake.register(host.adapter)
+    for host in COMMAND_HOSTS.values():
+        memory.dispatch.serve(host.adapter)
 
     @app.post(
         "/v1/host",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 from fastapi import FastAPI, Request
@@ -22,6 +22,9 @@ from plait.observation_tools import TOOL_NAMES, MemoryToolbox
 from plait.state.base.errors import PlaitError, UsageError
 from plait.state.events import repaired
 from plait.state.observations import UnknownObservation
+
+if TYPE_CHECKING:
+    from plait.memory import Memory
 
 HOST = "http"
 FIELD = re.compile(r"^(?P<field>[a-z_]+(?: \d+)?):")
@@ -78,13 +81,9 @@ async def run_tool(toolbox: MemoryToolbox, tool: str, body: bytes) -> Response:
     return Response(pydantic_core.to_json(answer), media_type="application/json")
 
 
-def add_memory_routes(app: FastAPI, runner: object) -> None:
-    """Attach ``POST /v1/memory/{tool}`` when the runner's memory has observations."""
-    memory = getattr(runner, "memory", runner)
-    observations = getattr(memory, "observations", None)
-    if observations is None:
-        return
-    toolbox = MemoryToolbox(observations, host=HOST)
+def add_memory_routes(app: FastAPI, memory: Memory) -> None:
+    """Attach ``POST /v1/memory/{tool}``: the memory's observations as tools."""
+    toolbox = MemoryToolbox(memory.observations, host=HOST)
 
     @app.post(
         "/v1/memory/{tool}",

@@ -67,7 +67,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic_core
 from fastapi import FastAPI, Request
@@ -76,22 +76,34 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.backends.embedded import pid_alive
+from plait.adapters.hosts.hook_client.host import HostWire
+from plait.adapters.hosts.http.answers import (
+    CALL_ID_MAX,
+    KEPT_HEADER,
+    REASON_HEADER,
+    WARNING_HEADER,
+    ErrorBody,
+    answer_call,
+    dumps,
+    error_detail,
+    error_field,
+    error_response,
+    read_json,
+)
+from plait.adapters.hosts.http.host_routes import add_host_routes
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.http.team import TeamTokens
-from plait.adapters.hosts.opencode.hooks import (
-    DURABLE_HOOKS,
-    HookAnswer,
-    HookRunner,
-    OpenCodeHooks,
-)
+from plait.adapters.hosts.opencode.hooks import OPENCODE
+from plait.adapters.hosts.opencode.hooks import WIRE as OPENCODE_WIRE
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
-from plait.state.base.boundary import fail_open
-from plait.state.base.errors import ConfigError, InvalidHookPayload, PlaitError, UnknownHook
+from plait.state.base.errors import ConfigError
 from plait.state.base.redact import redacted_logger
-from plait.state.events import repaired
 from plait.state.groups import project_key
+
+if TYPE_CHECKING:
+    from plait.memory import Memory
 
 logger = redacted_logger("plait")
 
@@ -101,14 +113,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 0
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_BATCH_CALLS = 500
-WARNING_HEADER = "x-plait-warning"
-KEPT_HEADER = "x-plait-kept"
-REASON_HEADER = "x-plait-reason"
 STATUS_HEADER = "x-plait-status"
-NOT_KEPT = "none"
-RETRY_AFTER_S = 1
-HEADER_MAX = 300
-CALL_ID_MAX = 200
 PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
 SERVICE_VERSION = "1"
 
@@ -136,7 +141,7 @@ class HookRequest(BaseModel):
     )
 
 
-class HookCall(HookRequest):
+class BatchCall(HookRequest):
     """One hook call inside a batch."""
 
     name: str = Field(description="The hook name, e.g. ``event`` or ``tool.execute.after``.")
@@ -145,7 +150,7 @@ class HookCall(HookRequest):
 class BatchRequest(BaseModel):
     """Several hook calls delivered late (the plugin's outbox), each in its session's order."""
 
-    calls: list[HookCall] = Field(max_length=MAX_BATCH_CALLS)
+    calls: list[BatchCall] = Field(max_length=MAX_BATCH_CALLS)
 
 
 class BatchResult(BaseModel):
@@ -163,14 +168,6 @@ class BatchResponse(BaseModel):
     """One result per call, in order."""
 
     results: list[BatchResult]
-
-
-class ErrorBody(BaseModel):
-    """Every error response: a code, a message and the offending field when there is one."""
-
-    error: str
-    detail: str
-    field: str | None = None
 
 
 class Health(BaseModel):
@@ -220,63 +217,26 @@ def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     return None
 
 
-def error_field(error: ValidationError) -> str:
-    """A dotted path naming the first invalid field of a validation error (``body`` for JSON)."""
-    first = error.errors()[0]
-    if first.get("type") == "json_invalid":
-        return "body"
-    location = [str(part) for part in first.get("loc", ())]
-    return ".".join(location) or "body"
+def read_hook_body(body: bytes) -> dict[str, Any] | Response:
+    """A hook request's JSON object, or the 400 that answers a body that is none.
 
-
-def error_detail(error: ValidationError) -> str:
-    """The first validation error's message."""
-    return str(error.errors()[0].get("msg", "invalid"))
-
-
-def dumps(value: Any) -> bytes:
-    """Compact JSON bytes (pydantic-core's serializer, fast on big message lists)."""
-    return pydantic_core.to_json(value)
-
-
-def original_output(body: bytes) -> bytes:
-    """The ``output`` object of a raw hook request body, re-serialized."""
-    return dumps(read_json(body)["output"])
-
-
-def read_json(body: bytes) -> Any:
-    """A request body's JSON, any text that is not valid Unicode replaced (U+FFFD).
-
-    Raises :class:`ValueError` for a body that is not JSON.
-    """
-    return repaired(json.loads(body.decode("utf-8", errors="replace")))
-
-
-def read_hook_request(body: bytes) -> HookRequest:
-    """A hook request: parsed fast, or, when that fails, read again with its text repaired.
-
-    Raises :class:`ValidationError` for a body that is not a hook request even then.
+    Parsed fast, or, when that fails, read again with its text repaired; OpenCode's wire reads
+    its fields (a missing ``input`` is a 422 naming it).
     """
     try:
-        return HookRequest.model_validate_json(body)
-    except ValidationError as error:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
         try:
             raw = read_json(body)
-        except ValueError:
-            raise error from None
-        return HookRequest.model_validate(raw)
-
-
-def header_text(text: str) -> str:
-    """``text`` as a header value: one line of ASCII, at most :data:`HEADER_MAX` characters."""
-    flat = " ".join(text.split())
-    return flat.encode("ascii", errors="replace").decode("ascii")[:HEADER_MAX]
-
-
-def error_response(status: int, error: str, detail: str, field: str | None = None) -> Response:
-    """A JSON error response in the :class:`ErrorBody` shape."""
-    body = ErrorBody(error=error, detail=detail, field=field).model_dump(exclude_none=True)
-    return Response(dumps(body), status_code=status, media_type="application/json")
+        except ValueError as error:
+            return error_response(400, "bad_request", f"Invalid JSON: {error}", "body")
+    if not isinstance(raw, dict):
+        return error_response(400, "bad_request", "the body must be a JSON object", "body")
+    call_id = raw.get("call_id", "")
+    if not isinstance(call_id, str) or len(call_id) > CALL_ID_MAX:
+        detail = f"a string of at most {CALL_ID_MAX} characters"
+        return error_response(400, "bad_request", detail, "call_id")
+    return raw
 
 
 # -- ASGI guards (outermost first: token, then size) --------------------------------------------
@@ -387,98 +347,37 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 
 # -- the app ------------------------------------------------------------------------------------
-async def answer_of(runner: HookRunner, name: str, request: HookRequest) -> HookAnswer:
-    """The runner's answer with where the call is (a runner with only ``hook``: stored)."""
-    if isinstance(runner, OpenCodeHooks):
-        return await runner.answer(name, request.input, request.output, request.call_id)
-    output = await runner.hook(name, request.input, request.output)
-    durable = name in DURABLE_HOOKS
-    return HookAnswer(output=output, durable=durable, kept="stored" if durable else "")
+async def run_hook(memory: Memory, wire: HostWire, name: str, body: dict[str, Any]) -> Response:
+    """One OpenCode hook through the corridor (:func:`~.answers.answer_call`)."""
+    return await answer_call(memory, wire, name, body, body.get("call_id") or "")
 
 
-def not_kept(reason: str) -> Response:
-    """503: a call that records was not kept; the plugin keeps it and sends it again."""
-    headers = {
-        KEPT_HEADER: NOT_KEPT,
-        REASON_HEADER: header_text(reason),
-        "retry-after": str(RETRY_AFTER_S),
-    }
-    body = ErrorBody(error="not_kept", detail=reason).model_dump()
-    return Response(dumps(body), status_code=503, media_type="application/json", headers=headers)
-
-
-def answered(answer: HookAnswer, original: Callable[[], bytes]) -> Response:
-    """The response to a hook that ran (or failed open): see the module for the contract."""
-    if answer.durable and not answer.kept:
-        return not_kept(answer.reason or "not kept")
-    headers = {KEPT_HEADER: answer.kept} if answer.durable else {}
-    if answer.reason:
-        headers[REASON_HEADER] = header_text(answer.reason)
-    if answer.reason and not answer.durable:
-        headers[WARNING_HEADER] = header_text(f"hook failed open: {answer.reason}")
-        return Response(original(), media_type="application/json", headers=headers)
-    return Response(dumps(answer.output), media_type="application/json", headers=headers)
-
-
-def reject(runner: HookRunner, call_id: str, call: Any, reason: str) -> str | None:
-    """Dead-letter a call plait cannot use (when the runner keeps dead calls); its id."""
-    if not isinstance(runner, OpenCodeHooks):
-        return None
-    kept = call if isinstance(call, dict) else {"call": call}
-    return runner.reject(call_id, kept, reason)
-
-
-async def run_hook(
-    memory: HookRunner, name: str, request: HookRequest, original: Callable[[], bytes]
-) -> Response:
-    """Run one hook; 404 unknown hook, 422 invalid payload, 503 not kept, else 200.
-
-    ``original`` gives the output as it came in (the hook may have mutated it before failing).
-    """
-    failures: list[PlaitError] = []
-    try:
-        work = answer_of(memory, name, request)
-        answer = await fail_open(f"{name} hook", work, None, on_failure=failures.append)
-    except UnknownHook as error:
-        return error_response(404, "unknown_hook", str(error), error.field or None)
-    except InvalidHookPayload as error:
-        return error_response(422, "invalid_hook_payload", str(error), error.field or None)
-    if answer is None:
-        failure = failures[0].__cause__ or failures[0]
-        if name in DURABLE_HOOKS:
-            return not_kept(f"{type(failure).__name__}: {failure}")
-        headers = {WARNING_HEADER: f"hook failed open: {type(failure).__name__}"}
-        return Response(original(), media_type="application/json", headers=headers)
-    return answered(answer, original)
-
-
-async def run_call(memory: HookRunner, raw: Any) -> BatchResult:
+async def run_batch_call(memory: Memory, wire: HostWire, raw: Any) -> BatchResult:
     """Run one call of a batch and describe the outcome; a call plait cannot use is buried."""
     call_id = str(raw.get("call_id", "")) if isinstance(raw, dict) else ""
     try:
-        call = HookCall.model_validate(raw)
+        call = BatchCall.model_validate(raw)
     except ValidationError as error:
         field = error_field(error)
         reason = f"{field}: {error_detail(error)}"
-        dead_id = reject(memory, call_id, raw, reason)
+        kept = raw if isinstance(raw, dict) else {"call": raw}
+        dead_id = memory.dispatch.reject(
+            call_id=call_id, host=OPENCODE.name, call=kept, reason=reason
+        )
         return BatchResult(status=422, error=reason, field=field, dead_id=dead_id)
-    before = dumps(call.output)
-    response = await run_hook(memory, call.name, call, lambda: before)
+    body = {"input": call.input, "output": call.output, "call_id": call.call_id}
+    response = await run_hook(memory, wire, call.name, body)
     payload = json.loads(bytes(response.body))
-    kept = response.headers.get(KEPT_HEADER)
+    kept_header = response.headers.get(KEPT_HEADER)
     if response.status_code == 200:
         warning = response.headers.get(WARNING_HEADER)
-        return BatchResult(status=200, output=payload, error=warning, kept=kept)
-    detail = payload.get("detail")
-    dead_id = None
-    if 400 <= response.status_code < 500:
-        dead_id = reject(memory, call.call_id, raw, f"{payload.get('error')}: {detail}")
+        return BatchResult(status=200, output=payload, error=warning, kept=kept_header)
     return BatchResult(
         status=response.status_code,
-        error=detail,
+        error=payload.get("detail"),
         field=payload.get("field"),
-        kept=kept,
-        dead_id=dead_id,
+        kept=kept_header,
+        dead_id=payload.get("dead_id"),
     )
 
 
@@ -497,11 +396,8 @@ def read_batch(body: bytes) -> list[Any] | Response:
     return calls
 
 
-async def health_of(runner: HookRunner, trusted: bool) -> Health:
+async def health_of(memory: Memory, trusted: bool) -> Health:
     """What ``/v1/health`` says: the hot tier as the supervisor sees it, the spool, dead calls."""
-    if not isinstance(runner, OpenCodeHooks):
-        return Health()  # a runner without a memory: only that the service runs
-    memory = runner.memory
     tier = memory.dispatch.supervisor.health()
     intake = memory.dispatch.intake
     pending = intake.stats().pending if intake is not None else None
@@ -535,7 +431,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
-def add_routes(app: FastAPI, memory: HookRunner) -> None:
+def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
     """Attach the health, hook and batch routes."""
 
     @app.get("/v1/health", response_model=Health, tags=["service"])
@@ -557,16 +453,10 @@ def add_routes(app: FastAPI, memory: HookRunner) -> None:
     )
     async def hook(name: str, request: Request) -> Response:
         """Run ``name`` over ``{input, output}``; the response body is the mutated ``output``."""
-        body = await request.body()
-        try:
-            parsed = read_hook_request(body)
-        except ValidationError as error:
-            return error_response(400, "bad_request", error_detail(error), error_field(error))
-        response = await run_hook(memory, name, parsed, lambda: original_output(body))
-        if 400 <= response.status_code < 500 and name in DURABLE_HOOKS:
-            detail = json.loads(bytes(response.body)).get("detail", "")
-            reject(memory, parsed.call_id, parsed.model_dump() | {"name": name}, detail)
-        return response
+        parsed = read_hook_body(await request.body())
+        if isinstance(parsed, Response):
+            return parsed
+        return await run_hook(memory, wire, name, parsed)
 
     @app.post(
         "/v1/hooks",
@@ -582,16 +472,16 @@ def add_routes(app: FastAPI, memory: HookRunner) -> None:
         if isinstance(calls, Response):
             return calls
         # tasks start in order, and each takes its place in its session's lane before it waits
-        results = await asyncio.gather(*(run_call(memory, call) for call in calls))
+        results = await asyncio.gather(*(run_batch_call(memory, wire, call) for call in calls))
         body = BatchResponse(results=list(results)).model_dump(exclude_none=True)
         return Response(dumps(body), media_type="application/json")
 
 
-def add_viewer(app: FastAPI, hooks: OpenCodeHooks) -> None:
+def add_viewer(app: FastAPI, memory: Memory) -> None:
     """Mount the web viewer at ``/ui`` and the route that issues its login links."""
     auth = ViewerAuth()
     app.state.viewer_auth = auth
-    app.mount(VIEWER_PREFIX, viewer_app(hooks.memory, auth, lambda: app.state.port))
+    app.mount(VIEWER_PREFIX, viewer_app(memory, auth, lambda: app.state.port))
 
     @app.post(
         "/v1/viewer/login",
@@ -612,19 +502,21 @@ def add_viewer(app: FastAPI, hooks: OpenCodeHooks) -> None:
 
 
 def create_app(
-    memory: HookRunner,
+    memory: Memory,
     *,
     token: str,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     team: TeamTokens | None = None,
+    opencode: HostWire = OPENCODE_WIRE,
 ) -> FastAPI:
     """The service as an ASGI app: token guard, then size guard, then FastAPI routes.
 
     Args:
-        memory: the :class:`plait.Memory` (anything with its ``hook`` method).
+        memory: the open :class:`plait.Memory` whose calls it answers.
         token: the bearer token every non-public request must carry.
         max_body_bytes: request bodies over this size are refused with 413.
         team: users' tokens (``plait token``) admitted beside the owner's, if any.
+        opencode: how OpenCode's calls are read and answered (a test may record them).
     """
     if not token:
         raise ValueError("the service needs a non-empty token")
@@ -647,14 +539,11 @@ def create_app(
         body = ErrorBody(error="bad_request", detail=detail, field=field)
         return JSONResponse(body.model_dump(exclude_none=True), status_code=400)
 
-    add_routes(app, memory)
+    memory.dispatch.serve(OPENCODE)
+    add_routes(app, memory, opencode)
     add_memory_routes(app, memory)
-    if isinstance(memory, OpenCodeHooks):
-        # imported here: the host route uses this module's answers (a cycle at import time)
-        from plait.adapters.hosts.http.host_routes import add_host_routes
-
-        add_host_routes(app, memory.memory)
-        add_viewer(app, memory)
+    add_host_routes(app, memory)
+    add_viewer(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(BearerTokenGuard, token=token, team=team)
     return app
@@ -817,7 +706,7 @@ async def exit_when_idle(server: Any, clock: IdleClock, idle_exit_s: float) -> N
 
 
 async def serve(
-    runner: HookRunner,
+    memory: Memory,
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     token: str = "",
@@ -830,6 +719,7 @@ async def serve(
     team: TeamTokens | None = None,
     tls: tuple[Path, Path] | None = None,
     behind_proxy: bool = False,
+    opencode: HostWire = OPENCODE_WIRE,
 ) -> None:
     """Serve the app with uvicorn until stopped; announce it in the data dir meanwhile.
 
@@ -837,8 +727,7 @@ async def serve(
     many seconds without a request other than the health check.
 
     Args:
-        runner: what runs the hooks: ``OpenCodeHooks(memory)`` over an open
-            :class:`plait.Memory`.
+        memory: the open :class:`plait.Memory` whose calls it answers.
         host: where to bind; loopback by default, anything else logs a warning.
         port: preferred port; a taken port falls back to a free one (see the service file).
         token: the bearer token; empty reads or creates ``<data_dir>/token``.
@@ -850,6 +739,7 @@ async def serve(
         team: users' tokens admitted beside the owner's (``plait token``).
         tls: certificate and key files; the service then speaks HTTPS.
         behind_proxy: a proxy in front terminates TLS, so plain HTTP beyond loopback is allowed.
+        opencode: how OpenCode's calls are read and answered (a test may record them).
 
     Raises:
         ConfigError: ``host`` is not loopback and there is neither TLS nor a proxy in front.
@@ -866,7 +756,9 @@ async def serve(
         logger.warning("plait: serving on %s, reachable beyond this machine", host)
     sock = bind_socket(host, port)
     bound_port = sock.getsockname()[1]
-    app = create_app(runner, token=token, max_body_bytes=max_body_bytes, team=team)
+    app = create_app(
+        memory, token=token, max_body_bytes=max_body_bytes, team=team, opencode=opencode
+    )
     app.state.port = bound_port
     clock = IdleClock(app, quiet_paths=PUBLIC_PATHS)
     # log_config=None: uvicorn's records go to the process's handlers (redacted ones under
@@ -910,7 +802,6 @@ __all__ = [
     "BatchRequest",
     "BatchResponse",
     "HookRequest",
-    "HookRunner",
     "ServiceInfo",
     "create_app",
     "load_or_create_token",

@@ -2,20 +2,22 @@
 
 The only place that knows OpenCode's hook names and payload shapes (recorded from OpenCode
 1.18; see ``docs/opencode-hooks.md``). A hook call is validated and its session read here
-(:func:`host_call`), its payload is read once, by the hooks graph's first node
-(:func:`adapt_opencode`), and what the graph answers is applied to OpenCode's ``output`` object
-(:func:`apply_output`). :class:`OpenCodeHooks` is the whole round trip; the HTTP service and
-:meth:`plait.Memory.hook` go through it.
+and its payload read into intents once, when it comes (:func:`host_call`: a call plait cannot
+use is refused before it is kept); the hooks graph's first node (:func:`adapt_opencode`) hands
+them on, and what the graph answers is applied to OpenCode's ``output`` object
+(:func:`apply_output`). :data:`WIRE` is how the HTTP service reads and answers OpenCode's calls;
+:class:`OpenCodeHooks` is the same round trip for scripts that drive plait as OpenCode does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from langgraph.runtime import Runtime
 
+from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
 from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
@@ -77,30 +79,6 @@ SESSIONLESS: dict[str, Callable[[Mapping[str, Any]], Sessionless | None]] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class OpenCodeHook:
-    """One hook call as OpenCode made it: the hook's name and its two arguments.
-
-    ``intents`` are its intents when they were read already (a call that records is read when
-    it arrives, so it is refused before it is kept); the hooks graph reads them then.
-    """
-
-    name: str
-    input: Mapping[str, Any]
-    output: Mapping[str, Any]
-    intents: tuple[Intent, ...] | None = None
-
-
-class HookRunner(Protocol):
-    """Anything that runs OpenCode hooks: :class:`OpenCodeHooks`, ``Memory``, a test double."""
-
-    async def hook(
-        self, name: str, input: dict[str, Any], output: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Run one hook and return the mutated ``output``."""
-        ...
-
-
 # -- reading a payload --------------------------------------------------------------------------
 def check_hook(name: str, input: Any, output: Any) -> None:
     """Reject an unknown hook name or arguments that are not objects."""
@@ -111,25 +89,25 @@ def check_hook(name: str, input: Any, output: Any) -> None:
 
 
 # -- which session ------------------------------------------------------------------------------
-def target_of(hook: OpenCodeHook) -> SessionTarget | Sessionless | None:
+def target_of(
+    name: str, input: Mapping[str, Any], output: Mapping[str, Any]
+) -> SessionTarget | Sessionless | None:
     """The session a hook call is about (and its parent); None for a call that names none."""
-    if hook.name == TRANSFORM:
-        return transform_target(hook.output)
-    if hook.name == "event":
-        return event_target(hook.input)
-    if hook.name == "chat.message":
-        message = obj(hook.output.get("message"))
-        session = hook.input.get("sessionID") or message.get("sessionID")
+    if name == TRANSFORM:
+        return transform_target(output)
+    if name == "event":
+        return event_target(input)
+    if name == "chat.message":
+        message = obj(output.get("message"))
+        session = input.get("sessionID") or message.get("sessionID")
         return SessionTarget(session_id=require_str(session, "input.sessionID"))
-    session_id = require_str(hook.input.get("sessionID"), "input.sessionID")
-    return SessionTarget(session_id=session_id, files=tool_files(hook))
+    session_id = require_str(input.get("sessionID"), "input.sessionID")
+    return SessionTarget(session_id=session_id, files=tool_files(name, input, output))
 
 
-def tool_files(hook: OpenCodeHook) -> tuple[str, ...]:
+def tool_files(name: str, input: Mapping[str, Any], output: Mapping[str, Any]) -> tuple[str, ...]:
     """The file a tool call names (its arguments are the output before, the input after)."""
-    args = obj(
-        hook.output.get("args") if hook.name == "tool.execute.before" else hook.input.get("args")
-    )
+    args = obj(output.get("args") if name == "tool.execute.before" else input.get("args"))
     path = next((args[key] for key in PATH_ARGS if isinstance(args.get(key), str)), "")
     return (path[:512],) if path else ()
 
@@ -171,22 +149,19 @@ def event_target(input: Mapping[str, Any]) -> SessionTarget | Sessionless | None
 
 
 def host_call(name: str, input: Any, output: Any, call_id: str = "") -> HostCall:
-    """A validated hook call, ready for :meth:`plait.Memory.handle`.
+    """A validated hook call, its payload read into intents, ready for the dispatch.
 
-    A call that records something (:data:`DURABLE_HOOKS`) is read in full here, so one plait
-    cannot use is refused before it is kept; its JSON form goes with it (``replay``).
+    It is read in full here, so a call plait cannot use is refused before it is kept; a call
+    that records something (:data:`DURABLE_HOOKS`) carries its JSON form (``replay``).
     Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field).
     """
     check_hook(name, input, output)
-    hook = OpenCodeHook(name=name, input=input, output=output)
     durable = name in DURABLE_HOOKS
-    target = target_of(hook)
-    if durable:
-        hook = OpenCodeHook(name=name, input=input, output=output, intents=tuple(intents_of(hook)))
+    target = target_of(name, input, output)
     return HostCall(
         host=OPENCODE,
         target=target,
-        payload=hook,
+        payload=tuple(intents_of(name, input, output)),
         reads_state=name != TRANSFORM,
         call_id=call_id,
         durable=durable,
@@ -201,15 +176,15 @@ def rebuild_opencode(replay: Mapping[str, Any], call_id: str) -> HostCall:
 
 
 # -- what a hook says ---------------------------------------------------------------------------
-def intents_of(hook: OpenCodeHook) -> list[Intent]:
+def intents_of(name: str, input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
     """The intents of one hook call. Raises :class:`InvalidHookPayload` naming a bad field."""
-    return HOOK_INTENTS[hook.name](hook.input, hook.output)
+    return HOOK_INTENTS[name](input, output)
 
 
 async def adapt_opencode(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """The hooks graph's first node for OpenCode: the hook payload, read once, into intents."""
-    hook: OpenCodeHook = state["payload"]
-    return {"intents": list(hook.intents) if hook.intents is not None else intents_of(hook)}
+    """The hooks graph's first node for OpenCode: the intents read when the call came."""
+    intents: tuple[Intent, ...] = state["payload"]
+    return {"intents": list(intents)}
 
 
 def user_text(parts: Any) -> str:
@@ -475,24 +450,27 @@ def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class HookAnswer:
-    """One hook's answer: the mutated ``output``, where the call is, why it failed open.
+# -- the wire: how the HTTP service reads and answers OpenCode's calls ---------------------------
+def wire_call(name: str, payload: Any, call_id: str) -> HostCall:
+    """A hook call as the plugin posts it: ``{"input": ..., "output": ...}``.
 
-    ``kept`` is ``stored`` (what it records is in the hot tier), ``spooled`` (in plait's
-    spool on disk, recorded later in its session's order) or ``""``: a call that records
-    something and was not kept, which the host must send again (same call id).
+    A missing or malformed ``input`` or ``output`` is :class:`InvalidHookPayload` naming it.
     """
+    fields = mapping(payload, "body")
+    return host_call(name, fields.get("input"), fields.get("output"), call_id)
 
-    output: dict[str, Any]
-    durable: bool
-    kept: str = ""
-    reason: str = ""
+
+def wire_answer(name: str, payload: Any, answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The hook's ``output`` with plait's answer applied: what the plugin copies back."""
+    return apply_output(name, payload["output"], cast(HookOutput, answer))
+
+
+WIRE = HostWire(adapter=OPENCODE, call=wire_call, answer=wire_answer, keep_events=DURABLE_HOOKS)
 
 
 @dataclass(frozen=True, slots=True)
 class OpenCodeHooks:
-    """OpenCode's hooks on a :class:`plait.Memory`: validate, run, write the answer back.
+    """OpenCode's hooks on a :class:`plait.Memory`, for scripts that drive plait as OpenCode does.
 
     Made on a memory that keeps calls (its intake), it declares OpenCode's calls rebuildable at
     once: calls a killed service left in the spool run now, with nobody sending a new one.
@@ -501,8 +479,7 @@ class OpenCodeHooks:
     memory: Memory
 
     def __post_init__(self) -> None:
-        if self.memory.dispatch.intake is not None:
-            self.memory.dispatch.intake.register(OPENCODE)
+        self.memory.dispatch.serve(OPENCODE)
 
     async def hook(
         self, name: str, input: dict[str, Any], output: dict[str, Any]
@@ -512,27 +489,8 @@ class OpenCodeHooks:
         Raises :class:`UnknownHook` or :class:`InvalidHookPayload` (naming the field) for a
         call plait cannot use; any other failure leaves ``output`` as it was (fail open).
         """
-        return (await self.answer(name, input, output)).output
-
-    async def answer(
-        self, name: str, input: dict[str, Any], output: dict[str, Any], call_id: str = ""
-    ) -> HookAnswer:
-        """:meth:`hook`, with where the call is (the HTTP service tells the plugin)."""
-        call = host_call(name, input, output, call_id)
-        accepted = await self.memory.dispatch.answer(call)
-        return HookAnswer(
-            output=apply_output(name, output, accepted.output),
-            durable=call.durable,
-            kept=accepted.kept,
-            reason=accepted.reason,
-        )
-
-    def reject(self, call_id: str, call: dict[str, Any], reason: str) -> str | None:
-        """Dead-letter a hook call that cannot be used; the dead letter's id (None: no spool)."""
-        intake = self.memory.dispatch.intake
-        if intake is None:
-            return None
-        return intake.reject(call_id=call_id, host=OPENCODE.name, call=call, reason=reason)
+        answer = await self.memory.dispatch.answer(host_call(name, input, output))
+        return apply_output(name, output, answer.output)
 
 
 __all__ = [
@@ -540,10 +498,8 @@ __all__ = [
     "HOOK_NAMES",
     "OPENCODE",
     "POLICY_KEY",
-    "HookAnswer",
+    "WIRE",
     "HookName",
-    "HookRunner",
-    "OpenCodeHook",
     "OpenCodeHooks",
     "adapt_opencode",
     "apply_output",

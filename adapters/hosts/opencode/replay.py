@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
-
-from plait.adapters.hosts.opencode.hooks import HookRunner
+from typing import Any, Protocol
 
 _ids = itertools.count(1)
 
@@ -30,6 +28,16 @@ def text_part(session_id: str, message_id: str, text: str) -> dict[str, Any]:
         "type": "text",
         "text": text,
     }
+
+
+class HookRunner(Protocol):
+    """What runs OpenCode's hooks: ``OpenCodeHooks(memory)``, or anything wrapping it."""
+
+    async def hook(
+        self, name: str, input: dict[str, Any], output: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Run one hook and return the mutated ``output``."""
+        ...
 
 
 @dataclass

@@ -22,7 +22,6 @@ import pytest
 from plait import Memory
 from plait.adapters.hosts.claude_code.hooks import host_call
 from plait.adapters.hosts.http.service import read_service_file, serve
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.intents import CompactionAfter, ModelCall, SessionTarget, ToolResult, UserTurn
 
@@ -77,7 +76,7 @@ async def running(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
         redis={"url": redis_url},
         graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
     ) as memory:
-        task = asyncio.create_task(serve(OpenCodeHooks(memory), data_dir=data, project_dir=project))
+        task = asyncio.create_task(serve(memory, data_dir=data, project_dir=project))
         for _ in range(200):
             if read_service_file(data, project) is not None:
                 break

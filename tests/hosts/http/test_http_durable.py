@@ -32,7 +32,6 @@ from plait.adapters.hosts.http import (
     WARNING_HEADER,
     create_app,
 )
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.state.base.errors import BackendUnavailable
 
 TOKEN = "durable-token"
@@ -54,7 +53,7 @@ async def service(tmp_path: Path, redis_url: str, **overrides: Any) -> AsyncIter
             graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
             **overrides,
         ) as memory,
-        app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as client,
+        app_client(create_app(memory, token=TOKEN), TOKEN) as client,
     ):
         yield client, memory
 

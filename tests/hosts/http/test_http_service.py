@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import stat
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ import httpx
 import pytest
 from support.service_client import app_client
 
+from plait import Memory
 from plait.adapters.hosts.http import (
+    KEPT_HEADER,
     WARNING_HEADER,
     ServiceInfo,
     create_app,
@@ -26,107 +29,109 @@ from plait.adapters.hosts.http import (
     service_file,
     write_service_file,
 )
-from plait.state.base.errors import InvalidHookPayload, UnknownHook
 
 TOKEN = "test-token-123"
-KNOWN_HOOKS = {
-    "chat.message",
-    "experimental.chat.messages.transform",
-    "experimental.session.compacting",
-    "event",
-    "tool.execute.before",
-    "tool.execute.after",
-}
 
 
-class RecordingMemory:
-    """A hand-written stand-in with ``Memory.hook``'s signature that records every call."""
-
-    def __init__(self, *, fail_with: Exception | None = None) -> None:
-        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-        self.fail_with = fail_with
-
-    async def hook(self, name: str, input: dict[str, Any], output: dict[str, Any]) -> dict:
-        if name not in KNOWN_HOOKS:
-            raise UnknownHook(f"unknown hook {name!r}")
-        if "sessionID" in input and not isinstance(input["sessionID"], str):
-            raise InvalidHookPayload("must be a string", field="input.sessionID")
-        self.calls.append((name, input, output))
-        if self.fail_with is not None:
-            output["context"] = ["half-done mutation"]
-            raise self.fail_with
-        if name == "experimental.session.compacting":
-            output.setdefault("context", []).append("<session_memory/>")
-        return output
+@pytest.fixture
+async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
+    project = tmp_path / "project"
+    project.mkdir()
+    async with Memory.open(
+        project,
+        tmp_path / "data",
+        start_background=False,
+        redis={"url": redis_url},
+        graphiti={"group_id_prefix": group_prefix},
+    ) as opened:
+        yield opened
 
 
-def client_for(memory: Any, *, token: str | None = TOKEN, limit: int = 4096) -> httpx.AsyncClient:
+async def sessions(memory: Memory) -> list[str]:
+    """The sessions the memory has recorded anything for."""
+    listed = await memory.backends.store.list_sessions(memory.group_id, offset=0, limit=100)
+    return [seen.session_id for seen in listed]
+
+
+def client_for(
+    memory: Memory, *, token: str | None = TOKEN, limit: int = 4096
+) -> httpx.AsyncClient:
     return app_client(create_app(memory, token=TOKEN, max_body_bytes=limit), token)
 
 
+CHAT = {
+    "input": {"sessionID": "ses_1"},
+    "output": {
+        "message": {},
+        "parts": [{"type": "text", "text": "We decided to use PostgreSQL for storage."}],
+    },
+}
 COMPACTING = {"input": {"sessionID": "ses_1"}, "output": {"context": []}}
 
 
-async def test_hook_returns_mutated_output() -> None:
-    memory = RecordingMemory()
+async def test_hook_returns_mutated_output(memory: Memory) -> None:
     async with client_for(memory) as client:
+        chat = await client.post("/v1/hooks/chat.message", json=CHAT)
         response = await client.post("/v1/hooks/experimental.session.compacting", json=COMPACTING)
+    assert chat.status_code == 200 and chat.headers[KEPT_HEADER] == "stored"
     assert response.status_code == 200
-    assert response.json() == {"context": ["<session_memory/>"]}
-    assert memory.calls[0][0] == "experimental.session.compacting"
-    assert memory.calls[0][1] == {"sessionID": "ses_1"}
+    (context,) = response.json()["context"]
+    assert context.startswith("<session_memory") and "PostgreSQL" in context
+    assert KEPT_HEADER not in response.headers  # compacting records nothing
+    assert await sessions(memory) == ["ses_1"]
 
 
 @pytest.mark.parametrize("token", [None, "wrong-token", ""])
-async def test_hook_without_right_token_is_401_and_records_nothing(token: str | None) -> None:
-    memory = RecordingMemory()
+async def test_hook_without_right_token_is_401_and_records_nothing(
+    memory: Memory, token: str | None
+) -> None:
     async with client_for(memory, token=token) as client:
-        response = await client.post("/v1/hooks/event", json={"input": {}, "output": {}})
+        response = await client.post("/v1/hooks/chat.message", json=CHAT)
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
-    assert memory.calls == []
+    assert await sessions(memory) == []
 
 
-async def test_malformed_json_is_400_naming_body() -> None:
-    memory = RecordingMemory()
+async def test_malformed_json_is_400_naming_body(memory: Memory) -> None:
     async with client_for(memory) as client:
         response = await client.post(
             "/v1/hooks/event", content=b'{"input": {', headers={"content-type": "application/json"}
         )
     assert response.status_code == 400
     assert response.json()["field"] == "body"
-    assert memory.calls == []
+    assert await sessions(memory) == []
 
 
 @pytest.mark.parametrize(
-    ("body", "field"),
+    ("body", "status", "field"),
     [
-        ({"output": {}}, "input"),
-        ({"input": {}}, "output"),
-        ({"input": [], "output": {}}, "input"),
-        ({"input": {}, "output": "text"}, "output"),
+        ({"output": {}}, 422, "input"),
+        ({"input": {}}, 422, "output"),
+        ({"input": [], "output": {}}, 422, "input"),
+        ({"input": {}, "output": "text"}, 422, "output"),
+        ([], 400, "body"),
+        ({"input": {}, "output": {}, "call_id": 7}, 400, "call_id"),
     ],
 )
-async def test_missing_or_wrong_field_is_400_naming_it(body: dict, field: str) -> None:
-    memory = RecordingMemory()
+async def test_missing_or_wrong_field_is_refused_naming_it(
+    memory: Memory, body: Any, status: int, field: str
+) -> None:
     async with client_for(memory) as client:
-        response = await client.post("/v1/hooks/event", json=body)
-    assert response.status_code == 400
+        response = await client.post("/v1/hooks/tool.execute.before", json=body)
+    assert response.status_code == status
     assert response.json()["field"] == field
-    assert memory.calls == []
+    assert await sessions(memory) == []
 
 
-async def test_body_over_limit_is_413_before_parsing() -> None:
-    memory = RecordingMemory()
-    big = {"input": {"x": "a" * 5000}, "output": {}}
+async def test_body_over_limit_is_413_before_parsing(memory: Memory) -> None:
+    big = {**CHAT, "padding": "a" * 5000}
     async with client_for(memory, limit=4096) as client:
-        response = await client.post("/v1/hooks/event", json=big)
+        response = await client.post("/v1/hooks/chat.message", json=big)
     assert response.status_code == 413
-    assert memory.calls == []
+    assert await sessions(memory) == []
 
 
-async def test_chunked_body_over_limit_is_413() -> None:
-    memory = RecordingMemory()
+async def test_chunked_body_over_limit_is_413(memory: Memory) -> None:
 
     async def chunks():
         yield b'{"input": {"x": "'
@@ -137,59 +142,76 @@ async def test_chunked_body_over_limit_is_413() -> None:
     async with client_for(memory, limit=4096) as client:
         response = await client.post("/v1/hooks/event", content=chunks())
     assert response.status_code == 413
-    assert memory.calls == []
+    assert await sessions(memory) == []
 
 
-async def test_invalid_payload_is_422_naming_field() -> None:
-    memory = RecordingMemory()
+async def test_invalid_payload_is_422_naming_field_and_dead_lettered(memory: Memory) -> None:
     async with client_for(memory) as client:
         body = {"input": {"sessionID": 7}, "output": {"message": {}, "parts": []}}
         response = await client.post("/v1/hooks/chat.message", json=body)
     assert response.status_code == 422
     assert response.json()["field"] == "input.sessionID"
+    assert memory.dispatch.intake is not None
+    (dead,) = memory.dispatch.intake.dead.list_dead_calls()
+    assert dead.host == "opencode" and "must be" in dead.reason
+    assert await sessions(memory) == []
 
 
-async def test_unknown_hook_is_404() -> None:
-    async with client_for(RecordingMemory()) as client:
+async def test_unknown_hook_is_404(memory: Memory) -> None:
+    async with client_for(memory) as client:
         response = await client.post("/v1/hooks/chat.params", json={"input": {}, "output": {}})
     assert response.status_code == 404
     assert response.json()["error"] == "unknown_hook"
 
 
-async def test_memory_failure_fails_open_with_original_output() -> None:
-    memory = RecordingMemory(fail_with=RuntimeError("redis went away"))
-    async with client_for(memory) as client:
+async def test_a_call_plait_cannot_run_fails_open_with_the_original_output(
+    tmp_path: Path, group_prefix: str
+) -> None:
+    """The hot tier does not answer: a call that records nothing answers as it came, says why."""
+    async with (
+        Memory.open(
+            tmp_path,
+            tmp_path / "data",
+            start_background=False,
+            reconnect=True,
+            redis={"url": "redis://127.0.0.1:9"},
+            graphiti={"group_id_prefix": group_prefix},
+        ) as memory,
+        client_for(memory) as client,
+    ):
         response = await client.post("/v1/hooks/experimental.session.compacting", json=COMPACTING)
     assert response.status_code == 200
     assert response.json() == {"context": []}
-    assert "RuntimeError" in response.headers[WARNING_HEADER]
+    assert "hot tier is down" in response.headers[WARNING_HEADER]
 
 
-async def test_batch_runs_every_call_in_order() -> None:
-    memory = RecordingMemory()
+async def test_batch_runs_every_call_in_order(memory: Memory, group_prefix: str) -> None:
+    session = {"sessionID": f"ses_{group_prefix}"}  # a session no other test wrote to
     calls = [
-        {"name": "event", "input": {"event": {"type": "session.idle"}}, "output": {}},
+        {"name": "chat.message", "call_id": f"{group_prefix}-1", **CHAT, "input": session},
         {"name": "nope", "input": {}, "output": {}},
-        {"name": "experimental.session.compacting", **COMPACTING},
+        {"name": "experimental.session.compacting", **COMPACTING, "input": session},
     ]
     async with client_for(memory) as client:
         response = await client.post("/v1/hooks", json={"calls": calls})
     assert response.status_code == 200
     results = response.json()["results"]
     assert [result["status"] for result in results] == [200, 404, 200]
-    assert results[2]["output"] == {"context": ["<session_memory/>"]}
-    assert [call[0] for call in memory.calls] == ["event", "experimental.session.compacting"]
+    assert results[0]["kept"] == "stored"
+    (context,) = results[2]["output"]["context"]
+    assert "PostgreSQL" in context
+    assert await sessions(memory) == [session["sessionID"]]
 
 
-async def test_batch_missing_calls_is_400() -> None:
-    async with client_for(RecordingMemory()) as client:
+async def test_batch_missing_calls_is_400(memory: Memory) -> None:
+    async with client_for(memory) as client:
         response = await client.post("/v1/hooks", json={"call": []})
     assert response.status_code == 400
     assert response.json()["field"] == "calls"
 
 
-async def test_health_and_openapi_need_no_token() -> None:
-    async with client_for(RecordingMemory(), token=None) as client:
+async def test_health_and_openapi_need_no_token(memory: Memory) -> None:
+    async with client_for(memory, token=None) as client:
         health = await client.get("/v1/health")
         schema = await client.get("/openapi.json")
     assert health.json()["status"] == "ok"
@@ -241,8 +263,10 @@ def test_project_key_follows_symlinks(tmp_path: Path) -> None:
     assert len(project_key(project)) == 16
 
 
-async def test_serve_announces_itself_and_answers(tmp_path: Path) -> None:
-    memory = RecordingMemory()
+async def test_serve_announces_itself_and_answers(
+    tmp_path: Path, memory: Memory, group_prefix: str
+) -> None:
+    compacting = {**COMPACTING, "input": {"sessionID": f"ses_{group_prefix}"}}
     task = asyncio.create_task(
         serve(memory, "127.0.0.1", 0, data_dir=tmp_path / "data", project_dir=tmp_path)
     )
@@ -258,7 +282,7 @@ async def test_serve_announces_itself_and_answers(tmp_path: Path) -> None:
         health = await client.get("/v1/health")
         hook = await client.post(
             "/v1/hooks/experimental.session.compacting",
-            json=COMPACTING,
+            json=compacting,
             headers={"authorization": f"Bearer {token}"},
         )
     task.cancel()
@@ -266,7 +290,7 @@ async def test_serve_announces_itself_and_answers(tmp_path: Path) -> None:
         await task
     assert health.status_code == 200
     assert running is not None and running.url == info["url"]
-    assert hook.json() == {"context": ["<session_memory/>"]}
+    assert hook.status_code == 200 and hook.json() == {"context": []}  # nothing to say yet
     assert info["pid"] == os.getpid()
     assert not path.exists()
 
@@ -283,8 +307,7 @@ def test_running_service_ignores_a_stale_file(tmp_path: Path) -> None:
     assert running_service(tmp_path, tmp_path) is None
 
 
-async def test_token_is_checked_before_the_body_limit() -> None:
-    memory = RecordingMemory()
+async def test_token_is_checked_before_the_body_limit(memory: Memory) -> None:
     big = {"input": {"x": "a" * 5000}, "output": {}}
     async with client_for(memory, token=None, limit=4096) as client:
         response = await client.post("/v1/hooks/event", json=big)

@@ -11,7 +11,6 @@ from support.service_client import app_client
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 
 TOKEN = "memory-token"
 
@@ -30,7 +29,7 @@ async def client(
             redis={"url": redis_url},
             graphiti={"group_id_prefix": group_prefix},
         ) as memory,
-        app_client(create_app(OpenCodeHooks(memory), token=TOKEN), TOKEN) as opened,
+        app_client(create_app(memory, token=TOKEN), TOKEN) as opened,
     ):
         yield opened
 

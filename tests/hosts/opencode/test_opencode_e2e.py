@@ -25,10 +25,13 @@ from typing import Any
 import pytest
 from support.opencode_mock_provider import MockProvider, Reply, message_text
 
+from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.hosts.opencode import install_opencode
+from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, OPENCODE, WIRE
 from plait.devtools.startup import OPENCODE_VERSION, opencode_cache, opencode_env
 from plait.memory import Memory
+from plait.state.intents import HostCall
 
 RUN_TIMEOUT_SECONDS = 90
 MODEL_CONTEXT_TOKENS = 100_000
@@ -84,19 +87,30 @@ def opencode_bin() -> Path:
 
 # -- plait's service in a thread ------------------------------------------------------------------
 @dataclass
-class RecordingRunner:
-    """Stands in for ``plait.Memory`` where a test checks the plugin's side of the contract.
+class RecordingWire:
+    """OpenCode's wire with scripted answers, where a test checks the plugin's side of the contract.
 
-    It records every hook and answers like plait does: the envelope first in the last user
-    message, the envelope appended to the compaction context.
+    Every call runs through a real ``plait.Memory``; the wire records it as it came and answers
+    the plugin with known markers: an envelope first in the last user message, one appended to
+    the compaction context, a deny and a nudge.
     """
 
     calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    async def hook(self, name: str, input: dict[str, Any], output: dict[str, Any]) -> dict:
+    def wire(self) -> HostWire:
+        return HostWire(
+            adapter=OPENCODE, call=self.call, answer=self.answer, keep_events=DURABLE_HOOKS
+        )
+
+    def call(self, name: str, payload: Any, call_id: str) -> HostCall:
+        input, output = payload["input"], payload["output"]
         with self.lock:
             self.calls.append((name, json.loads(json.dumps(input)), json.loads(json.dumps(output))))
+        return WIRE.call(name, payload, call_id)
+
+    def answer(self, name: str, payload: Any, _: Any) -> dict:
+        input, output = payload["input"], payload["output"]
         if name == "experimental.chat.messages.transform":
             message = output["messages"][-1]
             part = {"type": "text", "text": "<session_memory>TEST</session_memory>"}
@@ -121,8 +135,15 @@ class RecordingRunner:
 class PlaitService:
     """``plait.adapters.hosts.http.serve`` on 127.0.0.1 in its own thread and event loop."""
 
-    def __init__(self, runner: Callable[[], Awaitable[Any]], data_dir: Path, project: Path):
-        self.make_runner = runner
+    def __init__(
+        self,
+        memory: Callable[[], Awaitable[Memory]],
+        data_dir: Path,
+        project: Path,
+        wire: HostWire = WIRE,
+    ):
+        self.make_memory = memory
+        self.wire = wire
         self.data_dir = data_dir
         self.project = project
         self.token = load_or_create_token(data_dir)
@@ -132,20 +153,24 @@ class PlaitService:
         self.error: BaseException | None = None
 
     async def main(self) -> None:
-        runner = await self.make_runner()
+        memory = await self.make_memory()
         try:
             self.task = asyncio.current_task()
             await serve(
-                runner, "127.0.0.1", 0, self.token, data_dir=self.data_dir, project_dir=self.project
+                memory,
+                "127.0.0.1",
+                0,
+                self.token,
+                data_dir=self.data_dir,
+                project_dir=self.project,
+                opencode=self.wire,
             )
         except asyncio.CancelledError:
             pass
         except BaseException as error:  # surfaced by url()
             self.error = error
         finally:
-            close = getattr(runner, "aclose", None)
-            if close is not None:
-                await close()
+            await memory.aclose()
 
     def start(self) -> PlaitService:
         self.thread.start()
@@ -302,7 +327,7 @@ def envelope_at_head(text: str) -> str | None:
 # -- the plugin's side of the contract ------------------------------------------------------------
 @dataclass
 class PluginScenario:
-    runner: RecordingRunner
+    runner: RecordingWire
     provider: MockProvider
     first_session: str
     second_session: str
@@ -312,18 +337,23 @@ class PluginScenario:
 
 @pytest.fixture(scope="module")
 def plugin_scenario(
-    opencode_bin: Path, opencode_home: Path, tmp_path_factory: pytest.TempPathFactory
+    opencode_bin: Path,
+    opencode_home: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    redis_url: str,
 ) -> Iterator[PluginScenario]:
     """Turn one with a tool call, turn two in the same session overflowing into a compaction."""
     mock = MockProvider().start()
     tmp = tmp_path_factory.mktemp("plugin")
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
-    runner = RecordingRunner()
+    runner = RecordingWire()
 
-    async def make() -> RecordingRunner:
-        return runner
+    async def make() -> Memory:
+        return await Memory.open(
+            project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
+        )
 
-    service = PlaitService(make, project.data_dir, project.root).start()
+    service = PlaitService(make, project.data_dir, project.root, runner.wire()).start()
     try:
         url = service.url()
         mock.script = [
@@ -493,7 +523,7 @@ def memory_scenario(
     tmp = tmp_path_factory.mktemp("memory")
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
 
-    async def make() -> Any:
+    async def make() -> Memory:
         return await Memory.open(
             project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
         )
@@ -634,7 +664,11 @@ def cli_command_names() -> set[str]:
 
 @e2e
 def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
-    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path
+    opencode_bin: Path,
+    opencode_home: Path,
+    provider: MockProvider,
+    tmp_path: Path,
+    redis_url: str,
 ):
     """plait's real MCP server under OpenCode: the plugin hands it the session; what OpenCode
     sends for plait's tools is within 3 KB; a nudge is appended to the tool's output."""
@@ -645,12 +679,14 @@ def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
         "plait",
         "mcp",
     ]
-    runner = RecordingRunner()
+    runner = RecordingWire()
 
-    async def make() -> RecordingRunner:
-        return runner
+    async def make() -> Memory:
+        return await Memory.open(
+            project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
+        )
 
-    service = PlaitService(make, project.data_dir, project.root).start()
+    service = PlaitService(make, project.data_dir, project.root, runner.wire()).start()
     provider.script = [
         Reply(tool="plait_session_execute", arguments={"command": "echo from-mcp; pwd"}),
         Reply(

@@ -25,7 +25,6 @@ import pytest
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import check_draft
 
@@ -92,7 +91,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
             project,
             root / "data",  # its own embedded server: the drain queue holds only this test's
         ) as memory:
-            app = create_app(OpenCodeHooks(memory), token=TOKEN)
+            app = create_app(memory, token=TOKEN)
             app.state.port = port
             config = uvicorn.Config(
                 app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"

@@ -13,7 +13,6 @@ import pytest
 from plait import Memory
 from plait.adapters.hosts.http import create_app
 from plait.adapters.hosts.http.team import TeamTokens
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.viewer.auth import ViewerAuth
 from plait.adapters.hosts.viewer.pages import envelope_lines
 from plait.state.events import EventKind, SessionEvent
@@ -41,7 +40,7 @@ async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIter
 
 @pytest.fixture
 async def opened(memory: Memory) -> AsyncIterator[tuple[Memory, httpx.AsyncClient]]:
-    app = create_app(OpenCodeHooks(memory), token=TOKEN)
+    app = create_app(memory, token=TOKEN)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
         yield memory, client
@@ -86,7 +85,7 @@ async def test_viewer_login_links_are_for_the_owners_token_only(memory: Memory) 
         created_at=datetime.now(UTC),
     )
     team = TeamTokens(judge=lambda token, key: (Verdict.ADMITTED, record), project_key="p")
-    app = create_app(OpenCodeHooks(memory), token=TOKEN, team=team)
+    app = create_app(memory, token=TOKEN, team=team)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
         member = {"authorization": "Bearer a-team-members-token"}

@@ -1,0 +1,163 @@
+"""One host call over HTTP, from the host's request to the response: the service's corridor.
+
+Every hook route (OpenCode's ``/v1/hooks``, the command hosts' ``/v1/host``) runs a call the
+same way, in :func:`answer_call`:
+
+1. the host's folder reads the request into a :class:`~plait.state.intents.HostCall`
+   (:attr:`HostWire.call`): an event plait does not take is ``404``, a payload it cannot use
+   ``422`` naming the field (a call that records is dead-lettered with the reason);
+2. :meth:`plait.dispatch.Dispatch.answer` runs it and decides, once, whether it went through,
+   was kept for later, or failed open: an :class:`~plait.intake.Answer`;
+3. the answer becomes the response (:func:`respond`): a call that records and was not kept is
+   ``503`` (the host keeps it and sends it again), anything else ``200`` with the body the host
+   reads (:attr:`HostWire.answer`), ``X-Plait-Kept`` for a call that records, and
+   ``X-Plait-Reason``/``X-Plait-Warning`` when it failed open.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pydantic_core
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+
+from plait.adapters.hosts.hook_client.host import HostWire
+from plait.state.base.errors import UnknownHook, UsageError
+from plait.state.events import repaired
+
+if TYPE_CHECKING:
+    from plait.intake import Answer
+    from plait.memory import Memory
+    from plait.state.intents import HostCall
+
+WARNING_HEADER = "x-plait-warning"
+KEPT_HEADER = "x-plait-kept"
+REASON_HEADER = "x-plait-reason"
+NOT_KEPT = "none"
+RETRY_AFTER_S = 1
+HEADER_MAX = 300
+CALL_ID_MAX = 200
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a code, a message and the offending field when there is one."""
+
+    error: str
+    detail: str
+    field: str | None = None
+    dead_id: str | None = None
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON bytes (pydantic-core's serializer, fast on big message lists)."""
+    return pydantic_core.to_json(value)
+
+
+def read_json(body: bytes) -> Any:
+    """A request body's JSON, any text that is not valid Unicode replaced (U+FFFD).
+
+    Raises :class:`ValueError` for a body that is not JSON.
+    """
+    return repaired(json.loads(body.decode("utf-8", errors="replace")))
+
+
+def error_field(error: ValidationError) -> str:
+    """A dotted path naming the first invalid field of a validation error (``body`` for JSON)."""
+    first = error.errors()[0]
+    if first.get("type") == "json_invalid":
+        return "body"
+    location = [str(part) for part in first.get("loc", ())]
+    return ".".join(location) or "body"
+
+
+def error_detail(error: ValidationError) -> str:
+    """The first validation error's message."""
+    return str(error.errors()[0].get("msg", "invalid"))
+
+
+def header_text(text: str) -> str:
+    """``text`` as a header value: one line of ASCII, at most :data:`HEADER_MAX` characters."""
+    flat = " ".join(text.split())
+    return flat.encode("ascii", errors="replace").decode("ascii")[:HEADER_MAX]
+
+
+def error_response(
+    status: int, error: str, detail: str, field: str | None = None, dead_id: str | None = None
+) -> Response:
+    """A JSON error response in the :class:`ErrorBody` shape."""
+    found = ErrorBody(error=error, detail=detail, field=field, dead_id=dead_id)
+    body = found.model_dump(exclude_none=True)
+    return Response(dumps(body), status_code=status, media_type="application/json")
+
+
+def not_kept(reason: str) -> Response:
+    """503: a call that records was not kept; the host keeps it and sends it again."""
+    headers = {
+        KEPT_HEADER: NOT_KEPT,
+        REASON_HEADER: header_text(reason),
+        "retry-after": str(RETRY_AFTER_S),
+    }
+    body = ErrorBody(error="not_kept", detail=reason).model_dump()
+    return Response(dumps(body), status_code=503, media_type="application/json", headers=headers)
+
+
+def respond(call: HostCall, answer: Answer, body: Any) -> Response:
+    """The response to a call that ran, was kept, or failed open (see the module)."""
+    if call.durable and not answer.kept:
+        return not_kept(answer.reason or "not kept")
+    headers: dict[str, str] = {KEPT_HEADER: answer.kept} if call.durable else {}
+    if answer.reason:
+        headers[REASON_HEADER] = header_text(answer.reason)
+        if not call.durable:
+            headers[WARNING_HEADER] = header_text(f"hook failed open: {answer.reason}")
+    return Response(dumps(body), media_type="application/json", headers=headers)
+
+
+def refuse(
+    memory: Memory, host: HostWire, event: str, payload: Any, call_id: str, error: Exception
+) -> Response:
+    """404 for an event plait does not take, else 422; a call that records is dead-lettered."""
+    if isinstance(error, UnknownHook):
+        return error_response(404, "unknown_hook", str(error), getattr(error, "field", "") or None)
+    field = getattr(error, "field", "") or None
+    dead_id = None
+    if event in host.keep_events:  # a call that records: kept where a person sees it
+        call = {"event": event, "payload": payload}
+        dead_id = memory.dispatch.reject(
+            call_id=call_id, host=host.adapter.name, call=call, reason=str(error)
+        )
+    return error_response(422, "invalid_hook_payload", str(error), field, dead_id)
+
+
+async def answer_call(
+    memory: Memory, host: HostWire, event: str, payload: Any, call_id: str = ""
+) -> Response:
+    """Read, run and answer one host call (see the module)."""
+    try:
+        call = host.call(event, payload, call_id)
+        answer = await memory.dispatch.answer(call)
+    except UsageError as error:
+        return refuse(memory, host, event, payload, call_id, error)
+    return respond(call, answer, host.answer(event, payload, answer.output))
+
+
+__all__ = [
+    "CALL_ID_MAX",
+    "KEPT_HEADER",
+    "NOT_KEPT",
+    "REASON_HEADER",
+    "WARNING_HEADER",
+    "ErrorBody",
+    "answer_call",
+    "dumps",
+    "error_detail",
+    "error_field",
+    "error_response",
+    "header_text",
+    "not_kept",
+    "read_json",
+    "refuse",
+    "respond",
+]
