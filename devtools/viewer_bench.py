@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import httpx
 
 from plait.adapters.hosts.http import create_app
-from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.devtools.bench import Timing, percentiles, seed_session, timed
 from plait.state.observations import OBSERVATION_TYPES, check_draft
 
