@@ -24,7 +24,7 @@ from plait.state.base.errors import PlaitError
 if TYPE_CHECKING:
     from plait.adapters.backends.spool import FileSpool
     from plait.state.base.settings import Settings
-    from plait.state.ports import HotStore
+    from plait.state.ports import DeadLetters
 
 dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)
 app.add_typer(dlq_app, name="dlq")
@@ -33,7 +33,7 @@ IdsArgument = Annotated[
 ]
 
 
-async def _with_store[T](settings: Settings, action: Callable[[HotStore], Awaitable[T]]) -> T:
+async def _with_store[T](settings: Settings, action: Callable[[DeadLetters], Awaitable[T]]) -> T:
     from plait.wiring import open_backends
 
     backends = await open_backends(settings, allow_degraded=False)
@@ -44,7 +44,7 @@ async def _with_store[T](settings: Settings, action: Callable[[HotStore], Awaita
 
 
 def _run_store[T](
-    project: Path | None, data_dir: Path | None, action: Callable[[HotStore], Awaitable[T]]
+    project: Path | None, data_dir: Path | None, action: Callable[[DeadLetters], Awaitable[T]]
 ) -> T:
     settings = load_settings(project, data_dir)
     try:

@@ -26,6 +26,7 @@ from plait.nodes.hooks import (
     fold_snapshot,
     hand_over_envelope,
     read_cache,
+    read_intents,
     record_events,
     refresh_envelope,
     route_after_capture_events,
@@ -49,7 +50,7 @@ def build_hooks_graph(
     builder = StateGraph(
         HookState, context_schema=PlaitContext, input_schema=HookInput, output_schema=HookOutput
     )
-    builder.add_node("adapt_payload", host.adapt)
+    builder.add_node("adapt_payload", host.adapt or read_intents)
     builder.add_node("capture_events", capture_events)
     builder.add_node("record_events", record_events)
     builder.add_node("fold_snapshot", fold_snapshot)

@@ -34,6 +34,7 @@ from plait.nodes.tool_outcome import (
 from plait.state.base.redact import redact
 from plait.state.events import TEXT_MAX, EventKind, SessionEvent, Speaker, as_text
 from plait.state.intents import (
+    TODO_TOOLS,
     AssistantText,
     BranchChanged,
     CommandRun,
@@ -52,7 +53,6 @@ from plait.state.intents import (
 from plait.state.snapshot import TRANSIENT
 
 SEARCH_TOOLS = frozenset({"grep", "glob", "list", "ls", "codesearch"})
-TODO_TOOLS = frozenset({"todowrite", "todoread", "write_todos", "todo_write"})
 GIT_STATE_CHANGE = re.compile(
     r"\bgit\s+(?:commit|checkout|switch|merge|rebase|push|pull|reset|branch|tag|stash)\b"
 )

@@ -272,6 +272,10 @@ class Dispatch:
             f"finding the root of {session_id!r}", find_root(store, session_id), session_id
         )
 
+    async def event_count(self, root_session_id: str) -> int:
+        """Events in the root session's log."""
+        return await self.backends.store.event_count(root_session_id)
+
     async def state(self, session_id: str) -> HookState:
         """The hooks graph's current state for the session's root."""
         root = await find_root(self.backends.store, session_id)

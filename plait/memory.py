@@ -14,7 +14,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from plait.adapters.backends.spool import FileSpool
 from plait.background import Background
 from plait.dispatch import Dispatch
-from plait.nodes.envelope import without_mentions
 from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
 from plait.nodes.observations import observation_thread
 from plait.nodes.sessions import find_root
@@ -23,6 +22,7 @@ from plait.state.base.boundary import fail_open
 from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import Settings
 from plait.state.context import NoScheduler, PlaitContext
+from plait.state.envelope import without_mentions
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.hooks import HookOutput, ToolPolicy
 from plait.state.intents import (

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from plait.nodes.observations import (
     ObservationIndex,
@@ -73,7 +73,7 @@ from plait.state.observations import (
     parse_observation_line,
     utc_now,
 )
-from plait.state.ports import HotStore, MemoryHit
+from plait.state.ports import DrainQueue, EventLog, MemoryHit, SessionLinks
 
 if TYPE_CHECKING:
     from plait.wiring import Backends
@@ -272,12 +272,16 @@ def read_seed_files(project_dir: Path) -> dict[str, str]:
 ForgetCopies = Callable[[Observation, range, bool], Awaitable[None]]
 
 
+class ObservationsHot(EventLog, SessionLinks, DrainQueue, Protocol):
+    """What observations need of the hot tier: session logs and links, and the drain queue."""
+
+
 @dataclass(kw_only=True)
 class Observations:
     """Observations of one project (and the user's personal ones) over the hot tier."""
 
     store: ObservationStore
-    hot: HotStore
+    hot: ObservationsHot
     settings: Settings
     group_id: str
     project_dir: Path

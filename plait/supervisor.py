@@ -24,9 +24,9 @@ from datetime import UTC, datetime
 
 from redis.backoff import ExponentialWithJitterBackoff
 
-from plait.adapters.backends.embedded import pid_alive
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import PlaitError
+from plait.state.base.processes import pid_alive
 from plait.state.base.redact import redacted_logger
 from plait.wiring import Backends, repoint
 

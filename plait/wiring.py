@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
+from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.embedders import choice_for, open_embedder
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
@@ -27,7 +29,8 @@ from plait.adapters.backends.redis_store import RedisHotStore
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.base.redact import redact_url, redacted_logger
-from plait.state.base.settings import Settings
+from plait.state.base.settings import CorpusSettings, Settings
+from plait.state.corpus import Corpus
 from plait.state.groups import group_id_for
 from plait.state.ports import HotStore, KnowledgeGraph
 from plait.state.recall import RecallIndex, TextEmbedder
@@ -175,6 +178,37 @@ def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
     return index, embedder
 
 
+_PROCESS_SERVERS: dict[Path, EmbeddedFalkorDB] = {}
+
+
+def process_server_url(data_dir: Path) -> str:
+    """The URL of the data dir's embedded server, started (and leased) once for this process.
+
+    It stops when the process exits (a LangGraph Server process serving plait's graphs).
+    """
+    server = _PROCESS_SERVERS.get(data_dir)
+    if server is None:
+        server = EmbeddedFalkorDB(data_dir)
+        server.start()
+        atexit.register(server.stop)
+        _PROCESS_SERVERS[data_dir] = server
+    return server.url
+
+
+def backends_at(settings: Settings, url: str) -> Backends:
+    """The hot store on the Redis server at ``url`` (connected on first use)."""
+    client = redis_client(url)
+    store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
+    return Backends(settings=settings, store=store, redis_url=url, redis=client)
+
+
+def open_corpus(data_dir: Path, corpus: CorpusSettings) -> Corpus:
+    """The session corpus in the data dir (the MCP tools index and search it)."""
+    return SqliteCorpus.in_data_dir(
+        data_dir, ttl_days=corpus.ttl_days, max_bytes_per_root=corpus.max_bytes_per_root
+    )
+
+
 def project_group_id(settings: Settings, project_dir: Path) -> str:
     """The knowledge-graph group of a project."""
     return group_id_for(settings.graphiti.group_id_prefix, project_dir)
@@ -211,8 +245,11 @@ def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGra
 
 
 __all__ = [
+    "backends_at",
     "knowledge_factory",
     "make_checkpointer",
+    "open_corpus",
+    "process_server_url",
     "project_group_id",
     "Backends",
     "connect_redis",

@@ -206,22 +206,28 @@ Intent = (
     | Observed
 )
 
+# Tools whose calls carry the whole task list (OpenCode's, LangChain deepagents', Claude Code's).
+TODO_TOOLS = frozenset({"todowrite", "todoread", "write_todos", "todo_write"})
+
 # A host adapter's node: the first node of the hooks graph, payload in, intents out.
 AdaptNode = Callable[..., Awaitable[dict[str, Any]]]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class HostAdapter:
-    """A host, as the hooks graph sees it: a name and the node that reads its payloads.
+    """A host, as the hooks graph sees it: a name and, if need be, the node that reads its payloads.
 
-    ``adapt`` becomes the graph's ``adapt_payload`` node: it reads ``state["payload"]`` (what
-    the host sent) and returns ``{"intents": [...]}``. ``rebuild`` turns a call's
+    A host that reads its payload into intents when the call comes (every host of plait's own)
+    sends them as the call's payload and names no ``adapt``: the graph's ``adapt_payload`` node
+    then takes them as they are. A host that leaves its payload to the graph gives ``adapt``: a
+    node that reads ``state["payload"]`` and returns ``{"intents": [...]}``. ``rebuild`` turns a
+    call's
     :attr:`HostCall.replay` form and id back into the call (a host whose calls can wait in
     plait's spool has one).
     """
 
     name: str
-    adapt: AdaptNode
+    adapt: AdaptNode | None = None
     rebuild: Callable[[Mapping[str, Any], str], HostCall] | None = None
 
 

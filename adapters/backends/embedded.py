@@ -47,6 +47,7 @@ from plait.adapters.backends.private_files import (
     write_private,
 )
 from plait.state.base.errors import BackendUnavailable
+from plait.state.base.processes import pid_alive
 
 START_TIMEOUT_SECONDS = 15.0
 REAP_POLL_SECONDS = 0.25
@@ -442,28 +443,6 @@ def kill_orphan(pid: int) -> None:
     """
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.kill(pid, signal.SIGKILL)
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists and is not a zombie (ended, not yet reaped)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not is_zombie(pid)
-
-
-def is_zombie(pid: int) -> bool:
-    """Whether ``pid`` has ended and waits for its parent to reap it (Linux; False elsewhere)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def answers_ping(info: ServerInfo) -> bool:

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from plait import Memory
-from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.memory import remembered
 from plait.state.base.errors import BackendUnavailable
+from plait.state.base.processes import pid_alive
 from plait.state.events import EventKind, SessionEvent
 
 

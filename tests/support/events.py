@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
+from plait.adapters.hosts.langchain.messages import HOST, intents_from_messages
+from plait.nodes.capture import capture
 from plait.state.events import EventKind, SessionEvent
+from plait.state.intents import SessionRef
 
 
 def timed_event(
@@ -29,3 +34,11 @@ def timed_event(
 
 
 __all__ = ["timed_event"]
+
+
+def events_from_messages(
+    messages: Sequence[Any], *, root_session_id: str, session_id: str
+) -> list[SessionEvent]:
+    """The events LangChain messages become (the capture rules over their intents)."""
+    session = SessionRef(session_id=session_id, root_session_id=root_session_id)
+    return capture(intents_from_messages(messages), session, host=HOST).events

@@ -54,7 +54,7 @@ def test_import_contracts_hold(installed_layout: Path) -> None:
         timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def room_of(path: Path) -> str:

@@ -15,14 +15,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langgraph.runtime import Runtime
-
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
 from plait.state.base.errors import UnknownHook
-from plait.state.context import PlaitContext
 from plait.state.events import TEXT_MAX, as_text
-from plait.state.hooks import HookState
 from plait.state.intents import (
     AssistantText,
     CompactionAfter,
@@ -207,13 +203,7 @@ def rebuild(replay: Mapping[str, Any], call_id: str) -> HostCall:
     return host_call(str(replay.get("event", "")), replay.get("payload"), call_id)
 
 
-async def adapt_claude_code(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """The hooks graph's first node for Claude Code: the intents read when the call came."""
-    intents: tuple[Intent, ...] = state["payload"]
-    return {"intents": list(intents)}
-
-
-CLAUDE_CODE = HostAdapter(name=NAME, adapt=adapt_claude_code, rebuild=rebuild)
+CLAUDE_CODE = HostAdapter(name=NAME, rebuild=rebuild)
 
 
 # -- the answer ---------------------------------------------------------------------------------
@@ -249,7 +239,6 @@ __all__ = [
     "COMMAND_HOST",
     "EVENTS",
     "KEEP_EVENTS",
-    "adapt_claude_code",
     "answer",
     "host_call",
     "intents_of",

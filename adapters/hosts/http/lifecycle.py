@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from plait.adapters.backends.embedded import pid_alive
 from plait.state.base.errors import BackendUnavailable
+from plait.state.base.processes import pid_alive
 
 START_GRACE_SECONDS = 15.0
 TERM_GRACE_SECONDS = 5.0

@@ -75,7 +75,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
@@ -99,6 +98,7 @@ from plait.adapters.hosts.opencode.hooks import WIRE as OPENCODE_WIRE
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.errors import ConfigError
+from plait.state.base.processes import pid_alive
 from plait.state.base.redact import redacted_logger
 from plait.state.groups import project_key
 

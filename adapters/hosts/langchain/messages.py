@@ -14,15 +14,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from plait.nodes.capture import TODO_TOOLS, capture
-from plait.nodes.envelope import strip_envelopes
-from plait.nodes.hooks import read_intents
-from plait.state.events import SessionEvent, as_text, clean_text
+from plait.state.envelope import strip_envelopes
+from plait.state.events import as_text, clean_text
 from plait.state.intents import (
+    TODO_TOOLS,
     AssistantText,
     HostAdapter,
     Intent,
-    SessionRef,
     SubagentStarted,
     Task,
     TasksChanged,
@@ -53,7 +51,7 @@ TODOS_MAX = 50
 HOST = "langchain"
 # LangChain's calls carry intents already (read here, in the middleware), so its graph node is
 # plait's own reader; the name marks where the events came from.
-LANGCHAIN = HostAdapter(name=HOST, adapt=read_intents)
+LANGCHAIN = HostAdapter(name=HOST)
 
 
 def message_text(message: BaseMessage) -> str:
@@ -96,14 +94,6 @@ def intents_from_messages(messages: Sequence[BaseMessage]) -> list[Intent]:
         elif isinstance(message, ToolMessage):
             intents.extend(tool_message_intents(message, calls))
     return intents
-
-
-def events_from_messages(
-    messages: Sequence[BaseMessage], *, root_session_id: str, session_id: str
-) -> list[SessionEvent]:
-    """The events new messages become (the capture rules over :func:`intents_from_messages`)."""
-    session = SessionRef(session_id=session_id, root_session_id=root_session_id)
-    return capture(intents_from_messages(messages), session, host=HOST).events
 
 
 def ai_intents(message: AIMessage, calls: dict[str, Mapping[str, Any]]) -> list[Intent]:
@@ -165,7 +155,6 @@ __all__ = [
     "HOST",
     "LANGCHAIN",
     "TOOL_ALIASES",
-    "events_from_messages",
     "intents_from_messages",
     "message_text",
     "tool_name",

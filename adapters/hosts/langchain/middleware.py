@@ -37,10 +37,10 @@ from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.memory import Memory
-from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
+from plait.state.envelope import for_message, strip_envelopes
 from plait.state.events import clean_text
 from plait.state.intents import CompactionSummary, Intent
 from plait.sync import SyncMemory

@@ -18,18 +18,14 @@ Inputs, as JSON over the REST API (``POST /runs/wait``):
 from __future__ import annotations
 
 import asyncio
-import atexit
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aioredis
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from plait.adapters.backends.embedded import EmbeddedFalkorDB
-from plait.adapters.backends.redis_store import RedisHotStore
 from plait.adapters.hosts.langgraph_server.intents import intents_of, session_of
 from plait.graphs.cache_refresh import build_cache_refresh_graph
 from plait.graphs.compaction import build_compaction_graph
@@ -42,9 +38,14 @@ from plait.state.events import SessionEvent
 from plait.state.hooks import HookState
 from plait.state.intents import HostAdapter
 from plait.state.ports import KnowledgeGraph, MemoryHit
-from plait.wiring import Backends, knowledge_factory, project_group_id
+from plait.wiring import (
+    Backends,
+    backends_at,
+    knowledge_factory,
+    process_server_url,
+    project_group_id,
+)
 
-_SERVERS: dict[Path, EmbeddedFalkorDB] = {}
 _BACKENDS: dict[tuple[int, str, str], Backends] = {}  # (event loop, url, group)
 _KNOWLEDGE: dict[tuple[int, str, str], asyncio.Future[KnowledgeGraph]] = {}
 
@@ -71,26 +72,12 @@ def _loop_id() -> int:
         return 0
 
 
-def embedded_url(data_dir: Path) -> str:
-    """The URL of the data dir's embedded server, started (and leased) once per process."""
-    server = _SERVERS.get(data_dir)
-    if server is None:
-        server = EmbeddedFalkorDB(data_dir)
-        server.start()
-        atexit.register(server.stop)
-        _SERVERS[data_dir] = server
-    return server.url
-
-
 def server_backends(resolved: Resolved, key: tuple[int, str, str]) -> Backends:
     """The hot store for this event loop (redis clients belong to one loop), opened once."""
     found = _BACKENDS.get(key)
     if found is not None:
         return found
-    settings, url = resolved.settings, resolved.url
-    client = aioredis.Redis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
-    store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
-    backends = Backends(settings=settings, store=store, redis_url=url, redis=client)
+    backends = backends_at(resolved.settings, resolved.url)
     _BACKENDS[key] = backends
     return backends
 
@@ -151,7 +138,7 @@ def resolve(project_dir: str = "", data_dir: str = "") -> Resolved:
     project = Path(project_dir or Path.cwd()).resolve()
     overrides: dict[str, Any] = {"data_dir": Path(data_dir)} if data_dir else {}
     settings = Settings.load(project, **overrides)
-    url = settings.redis.url or embedded_url(settings.resolved_data_dir())
+    url = settings.redis.url or process_server_url(settings.resolved_data_dir())
     found = Resolved(settings=settings, group_id=project_group_id(settings, project), url=url)
     _RESOLVED[(project_dir, data_dir)] = found
     return found

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 from pydantic import BaseModel, Field, model_validator
@@ -24,14 +24,15 @@ from plait.adapters.hosts.mcp._budget import (
 from plait.adapters.hosts.mcp.netguard import GuardedResponse, fetch_guarded
 from plait.adapters.hosts.mcp.sandbox import CommandResult, resolve_inside, run_command
 from plait.nodes.capture import Source, command_events
-from plait.nodes.sessions import find_root
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError, UnsafeURL, UsageError
 from plait.state.base.redact import redact, redact_url, redacted_logger
 from plait.state.base.settings import Settings
 from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import HotStore
+
+if TYPE_CHECKING:
+    from plait.observations import Observations
 
 logger = redacted_logger("plait.mcp")
 # httpx logs every request's URL (credentials and query included) at INFO: plait's fetches go
@@ -53,12 +54,20 @@ ALLOW_HINT = " (a host listed in mcp.fetch_allow_hosts is fetched all the same)"
 
 
 class EventRecorder(Protocol):
-    """Where tool events go: ``plait.Memory`` is one."""
+    """Where tool events go: a ``plait.Memory``'s dispatch is one."""
 
     async def record(
         self, session_id: str, events: Sequence[SessionEvent]
     ) -> Sequence[SessionEvent]:
         """Make the events durable in the session's root log."""
+        ...
+
+    async def root_of(self, session_id: str) -> str:
+        """The session's root (itself when it has no parent, or when that is not known)."""
+        ...
+
+    async def event_count(self, root_session_id: str) -> int | None:
+        """Events in the root's log (None: not known here)."""
         ...
 
 
@@ -135,8 +144,8 @@ class SessionTools:
     recorder: EventRecorder
     worktree: Path
     corpus: Corpus
-    store: HotStore | None = None
     settings: Settings | None = None
+    observations: Observations | None = None
     fetch_allow_hosts: tuple[str, ...] = ()
     budget: int = ANSWER_BUDGET_BYTES
     running: set[int] = field(default_factory=set)  # process groups of commands running now
@@ -148,11 +157,7 @@ class SessionTools:
     # -- plumbing -------------------------------------------------------------------------------
     async def root_of(self, session: str) -> str:
         """The root session (the corpus is per root)."""
-        if self.store is None:
-            return session
-        return await fail_open(
-            f"finding the root of {session!r}", find_root(self.store, session), session
-        )
+        return await self.recorder.root_of(session)
 
     async def record(self, session: str, events: Sequence[SessionEvent]) -> None:
         """Record events; a failing recorder never fails the tool."""
@@ -383,8 +388,9 @@ class SessionTools:
             f"{info.chunks} chunks, {info.bytes} bytes"
             for info in corpus.sources[:50]
         ]
-        if self.store is not None:
-            lines.append(f"events in the session log: {await self.store.event_count(root)}")
+        logged = await fail_open("counting events", self.recorder.event_count(root), None)
+        if logged is not None:
+            lines.append(f"events in the session log: {logged}")
         lines.append(f"events recorded by this server: {self.events_recorded}")
         lines.append(
             f"answers: {self.bytes_answered} bytes; kept out of context: {self.bytes_indexed} bytes"

@@ -19,17 +19,17 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.mcp._tools import BatchStep, EventRecorder, SessionTools
 from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, list_as_catalog, spec_of
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
 from plait.adapters.hosts.mcp.sandbox import stop_groups
 from plait.adapters.hosts.mcp.stdio import ToolAnswer
+from plait.memory import Memory
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redact, redacted_logger
 from plait.state.base.settings import CorpusSettings, Settings
-from plait.state.ports import HotStore
+from plait.wiring import open_corpus
 
 logger = redacted_logger("plait.mcp")
 
@@ -176,24 +176,27 @@ def register_reports(server: MCPServer[Any], tools: SessionTools, enabled: set[s
 
 
 def session_tools(
-    recorder: EventRecorder,
+    memory: Memory | EventRecorder,
     *,
     worktree: Path,
     data_dir: Path,
-    store: HotStore | None = None,
     settings: Settings | None = None,
 ) -> SessionTools:
-    """The session tools over ``worktree`` and the data dir's corpus (the caller closes it)."""
-    settings = settings if settings is not None else getattr(recorder, "settings", None)
+    """The session tools over ``worktree`` and the data dir's corpus (the caller closes it).
+
+    Over a :class:`plait.Memory` events go through its dispatch and the memory's settings
+    apply; anything else given is the event recorder itself (a script's, a test's).
+    """
+    recorder: EventRecorder = memory.dispatch if isinstance(memory, Memory) else memory
+    if settings is None and isinstance(memory, Memory):
+        settings = memory.settings
     corpus = settings.corpus if settings is not None else CorpusSettings()
     return SessionTools(
         recorder=recorder,
         worktree=worktree.resolve(),
-        corpus=SqliteCorpus.in_data_dir(
-            data_dir, ttl_days=corpus.ttl_days, max_bytes_per_root=corpus.max_bytes_per_root
-        ),
-        store=store if store is not None else getattr(recorder, "store", None),
+        corpus=open_corpus(data_dir, corpus),
         settings=settings,
+        observations=memory.observations if isinstance(memory, Memory) else None,
         fetch_allow_hosts=tuple(settings.mcp.fetch_allow_hosts) if settings is not None else (),
     )
 
@@ -210,30 +213,25 @@ def server_over(
     register_commands(server, tools, enabled)
     register_corpus(server, tools, enabled)
     register_reports(server, tools, enabled)
-    observations = getattr(tools.recorder, "observations", None)
-    if observations is not None:
-        register_memory_tools(server, observations, groups=enabled)
+    if tools.observations is not None:
+        register_memory_tools(server, tools.observations, groups=enabled)
     return server
 
 
 def build_server(
-    recorder: EventRecorder,
+    memory: Memory | EventRecorder,
     *,
     worktree: Path,
     data_dir: Path,
-    store: HotStore | None = None,
     settings: Settings | None = None,
     groups: Sequence[str] | None = None,
 ) -> MCPServer[Any]:
-    """The MCP server with the session tools; ``store`` and ``settings`` default to the recorder's.
+    """The MCP server with the session tools and, over a ``plait.Memory``, its memory tools.
 
-    With a ``plait.Memory`` as recorder, roots are resolved on its hot store and the doctor uses
-    its settings. ``groups`` are the tool groups offered (default: every group). The corpus
-    closes when the server's session ends.
+    See :func:`session_tools`. ``groups`` are the tool groups offered (default: every group).
+    The corpus closes when the server's session ends.
     """
-    tools = session_tools(
-        recorder, worktree=worktree, data_dir=data_dir, store=store, settings=settings
-    )
+    tools = session_tools(memory, worktree=worktree, data_dir=data_dir, settings=settings)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[Any]) -> AsyncIterator[None]:
@@ -274,8 +272,6 @@ class ServerBackend:
 
 async def open_tool_backend(project_dir: Path, settings: Settings) -> ServerBackend:
     """Open the project's memory and the MCP server over it, for :mod:`.stdio`'s front."""
-    from plait.memory import Memory
-
     memory = await Memory.open(project_dir, settings=settings, start_background=False)
     tools = session_tools(memory, worktree=project_dir, data_dir=settings.resolved_data_dir())
 

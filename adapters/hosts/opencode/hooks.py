@@ -1,12 +1,12 @@
 """OpenCode's hooks in, plait's intents out, and plait's answers written back into the hook output.
 
 The only place that knows OpenCode's hook names and payload shapes (recorded from OpenCode
-1.18; see ``docs/opencode-hooks.md``). A hook call is validated and its session read here
-and its payload read into intents once, when it comes (:func:`host_call`: a call plait cannot
-use is refused before it is kept); the hooks graph's first node (:func:`adapt_opencode`) hands
-them on, and what the graph answers is applied to OpenCode's ``output`` object
-(:func:`apply_output`). :data:`WIRE` is how the HTTP service reads and answers OpenCode's calls;
-:class:`OpenCodeHooks` is the same round trip for scripts that drive plait as OpenCode does.
+1.18; see ``docs/opencode-hooks.md``). A hook call is validated, its session found and its
+payload read into intents once, when it comes (:func:`host_call`: a call plait cannot use is
+refused before it is kept); the hooks graph takes those intents, and what the graph answers is
+applied to OpenCode's ``output`` object (:func:`apply_output`). :data:`WIRE` is how the HTTP
+service reads and answers OpenCode's calls; :class:`OpenCodeHooks` is the same round trip for
+scripts that drive plait as OpenCode does.
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from langgraph.runtime import Runtime
-
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
-from plait.nodes.envelope import for_message, strip_envelopes
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
-from plait.state.context import PlaitContext
+from plait.state.envelope import for_message, strip_envelopes
 from plait.state.events import TEXT_MAX, as_text
-from plait.state.hooks import HookOutput, HookState, ToolPolicy
+from plait.state.hooks import HookOutput, ToolPolicy
 from plait.state.intents import (
     AssistantText,
     BranchChanged,
@@ -179,12 +176,6 @@ def rebuild_opencode(replay: Mapping[str, Any], call_id: str) -> HostCall:
 def intents_of(name: str, input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Intent]:
     """The intents of one hook call. Raises :class:`InvalidHookPayload` naming a bad field."""
     return HOOK_INTENTS[name](input, output)
-
-
-async def adapt_opencode(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """The hooks graph's first node for OpenCode: the intents read when the call came."""
-    intents: tuple[Intent, ...] = state["payload"]
-    return {"intents": list(intents)}
 
 
 def user_text(parts: Any) -> str:
@@ -364,7 +355,7 @@ HOOK_INTENTS: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[In
     "tool.execute.after": tool_after,
 }
 
-OPENCODE = HostAdapter(name="opencode", adapt=adapt_opencode, rebuild=rebuild_opencode)
+OPENCODE = HostAdapter(name="opencode", rebuild=rebuild_opencode)
 
 
 # -- writing the answer back --------------------------------------------------------------------
@@ -501,7 +492,6 @@ __all__ = [
     "WIRE",
     "HookName",
     "OpenCodeHooks",
-    "adapt_opencode",
     "apply_output",
     "check_hook",
     "host_call",

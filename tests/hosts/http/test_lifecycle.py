@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from plait.adapters.backends.embedded import pid_alive
 from plait.adapters.hosts.http import service_file
 from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
+from plait.state.base.processes import pid_alive
 
 PLAIT = str(Path(sys.executable).parent / "plait")
 

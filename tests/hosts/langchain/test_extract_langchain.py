@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from support.events import events_from_messages
 
-from plait.adapters.hosts.langchain.messages import events_from_messages, message_text, tool_name
+from plait.adapters.hosts.langchain.messages import message_text, tool_name
 from plait.nodes.envelope import compose_envelope
 from plait.state.events import BODY_MAX_BYTES, EventKind
 from plait.state.snapshot import Snapshot, drop_duplicates, fold_snapshot

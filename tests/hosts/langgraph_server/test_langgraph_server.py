@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from plait.adapters.backends.embedded import pid_alive
+from plait.state.base.processes import pid_alive
 
 ROOT = Path(__file__).resolve().parents[3]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"

@@ -410,7 +410,7 @@ async def test_mcp_memory_save_is_searchable_at_once_and_drains_to_the_graph(
 
 
 async def test_mcp_recording_failure_fails_open(tmp_path: Path) -> None:
-    class BrokenRecorder:
+    class BrokenRecorder(ListRecorder):
         async def record(self, session_id: str, events: Any) -> list[Any]:
             raise ConnectionError("hot tier down")
 
@@ -433,6 +433,12 @@ class ListRecorder:
     async def record(self, session_id: str, events: list[SessionEvent]) -> list[SessionEvent]:
         self.calls.append((session_id, list(events)))
         return events
+
+    async def root_of(self, session_id: str) -> str:
+        return session_id
+
+    async def event_count(self, root_session_id: str) -> int | None:
+        return None
 
     def kinds(self) -> list[EventKind]:
         return [event.kind for _, events in self.calls for event in events]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.events import events_from_messages
 from support.opencode import extract_opencode
 
-from plait.adapters.hosts.langchain.messages import events_from_messages
 from plait.adapters.hosts.opencode.hooks import host_call
 from plait.nodes.envelope import compose_envelope
 from plait.nodes.tool_outcome import program_of
