@@ -42,8 +42,8 @@ def doctor(
     settings = load_settings(project, data_dir)
     # a running plait serve owns the embedded server and brings it back: never start a second
     serving = any(state.running for state in service_states(settings.resolved_data_dir()))
-    checks = _run(run_checks(settings, launch=not serving))
     directory = (project or Path.cwd()).resolve()
+    checks = _run(run_checks(settings, directory, launch=not serving))
     checks += opencode_checks(settings.resolved_data_dir(), directory)
     checks += claude_code_checks(directory)
     if json_output:

@@ -33,10 +33,12 @@ IdsArgument = Annotated[
 ]
 
 
-async def _with_store[T](settings: Settings, action: Callable[[DeadLetters], Awaitable[T]]) -> T:
+async def _with_store[T](
+    settings: Settings, project: Path, action: Callable[[DeadLetters], Awaitable[T]]
+) -> T:
     from plait.wiring import open_backends
 
-    backends = await open_backends(settings, allow_degraded=False)
+    backends = await open_backends(settings, project, allow_degraded=False)
     try:
         return await action(backends.store)
     finally:
@@ -48,7 +50,7 @@ def _run_store[T](
 ) -> T:
     settings = load_settings(project, data_dir)
     try:
-        return _run(_with_store(settings, action))
+        return _run(_with_store(settings, (project or Path.cwd()).resolve(), action))
     except PlaitError as error:
         fail(str(error))
 

@@ -31,7 +31,7 @@ async def run_worker(
     Run forever, a drain that fails (the hot tier or the graph down) is logged and tried again
     after a pause: an outage never ends the worker. With ``once`` the failure is raised.
     """
-    backends = await open_backends(settings, allow_degraded=False)
+    backends = await open_backends(settings, project_dir, allow_degraded=False)
     recall, embedder = open_recall(settings)
     background = Background(
         store=backends.store,

@@ -36,6 +36,7 @@ import redis
 from plait.adapters.backends.embedded import binaries, free_port, pid_alive, read_json
 from plait.devtools.node_plugin import plugin_as_javascript
 from plait.state.base.errors import UsageError
+from plait.wiring import project_prefix
 
 DRIVER = Path(__file__).resolve().parent / "load_driver.mjs"
 SERVE_TIMEOUT_S = 90.0
@@ -231,14 +232,15 @@ def outage(
     return thread
 
 
-def stored_prompts(url: str, sessions: dict[str, list[str]]) -> dict[str, list[str]]:
+def stored_prompts(url: str, project: Path, sessions: dict[str, list[str]]) -> dict[str, list[str]]:
     """Per session, the texts of the prompt events in its log, in log order."""
+    prefix = project_prefix(project)
     client = redis.Redis.from_url(url)
     found: dict[str, list[str]] = {}
     try:
         for session in sessions:
             texts = []
-            for raw in client.lrange(f"plait:s:{session}:events", 0, -1):
+            for raw in client.lrange(f"{prefix}s:{session}:events", 0, -1):
                 event = json.loads(raw)
                 if event.get("kind") == PROMPT_KIND:
                     texts.append(str(event.get("body") or event.get("summary") or ""))
@@ -345,7 +347,9 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
         report.health = settle(url, token, options.settle_s)
         read_driver_result(report, result)
         with reachable_redis(env, data) as redis_url:
-            count_prompts(report, result["prompts"], stored_prompts(redis_url, result["prompts"]))
+            count_prompts(
+                report, result["prompts"], stored_prompts(redis_url, project, result["prompts"])
+            )
         yield
     finally:
         for serve in served:

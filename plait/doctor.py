@@ -37,7 +37,7 @@ class Check:
         return asdict(self)
 
 
-async def run_checks(settings: Settings, *, launch: bool = True) -> list[Check]:
+async def run_checks(settings: Settings, project_dir: Path, *, launch: bool = True) -> list[Check]:
     """Check hot tier, checkpointer, graph, LLM, embedder, queue, dead letters, recall, spend.
 
     With ``launch`` False an embedded server that is not running is reported, not started
@@ -45,7 +45,7 @@ async def run_checks(settings: Settings, *, launch: bool = True) -> list[Check]:
     it). The spool (calls waiting for the hot tier, dead calls) is read from its files.
     """
     try:
-        backends = await open_backends(settings, allow_degraded=False, launch=launch)
+        backends = await open_backends(settings, project_dir, allow_degraded=False, launch=launch)
     except PlaitError as error:
         detail = str(error)
         if not launch:

@@ -183,7 +183,7 @@ class Memory:
         if data_dir is not None:
             overrides["data_dir"] = Path(data_dir)
         settings = settings or Settings.load(directory, **overrides)
-        backends = await open_backends(settings, wait=reconnect)
+        backends = await open_backends(settings, directory, wait=reconnect)
         group_id = project_group_id(settings, directory)
         checkpointer = make_checkpointer(backends)
         recall, embedder = open_recall(settings)

@@ -31,7 +31,7 @@ from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.base.redact import redact_url, redacted_logger
 from plait.state.base.settings import CorpusSettings, Settings
 from plait.state.corpus import Corpus
-from plait.state.groups import group_id_for
+from plait.state.groups import group_id_for, project_key
 from plait.state.ports import HotStore, KnowledgeGraph
 from plait.state.recall import RecallIndex, TextEmbedder
 
@@ -46,6 +46,14 @@ SOCKET_TIMEOUT_SECONDS = 2.0
 RETRIES = 2
 RETRY_BACKOFF = (0.01, 0.1)  # base and cap, seconds, with jitter
 CHECKPOINTS_KEPT_PER_THREAD = 8
+# Keys of the hot tier before each project had its own (plait 0.x): a shared server then mixed
+# two projects' sessions of the same id.
+LEGACY_PREFIX = "plait:"
+
+
+def project_prefix(project_dir: Path) -> str:
+    """The key prefix of a project's hot tier: its sessions, queue and checkpoints are its own."""
+    return f"plait:{project_key(project_dir)}:"
 
 
 @dataclass
@@ -62,6 +70,7 @@ class Backends:
     server: EmbeddedFalkorDB | None = None
     redis: aioredis.Redis | None = None
     degraded: list[str] = field(default_factory=list)
+    prefix: str = LEGACY_PREFIX
 
     @property
     def falkordb_url(self) -> str | None:
@@ -112,7 +121,12 @@ async def connect_redis(url: str, *, lazy: bool = False) -> aioredis.Redis:
 
 
 async def open_backends(
-    settings: Settings, *, allow_degraded: bool = True, launch: bool = True, wait: bool = False
+    settings: Settings,
+    project_dir: Path,
+    *,
+    allow_degraded: bool = True,
+    launch: bool = True,
+    wait: bool = False,
 ) -> Backends:
     """Start or reach the hot tier; with ``allow_degraded``, fall back to memory with a warning.
 
@@ -120,7 +134,8 @@ async def open_backends(
     :meth:`EmbeddedFalkorDB.start`). With ``wait`` a ``redis.url`` that does not answer is
     kept all the same (degraded): its client connects once the server is back, and the calls
     meanwhile wait in the spool; nothing falls back to memory. The data dir, when it exists,
-    is tightened first: it 0700, plait's files in it 0600.
+    is tightened first: it 0700, plait's files in it 0600. The project's keys are its own
+    (:func:`project_prefix`); what an older plait left queued is taken over.
     """
     await asyncio.to_thread(secure_data_dir, settings.resolved_data_dir())
     server: EmbeddedFalkorDB | None = None
@@ -139,12 +154,17 @@ async def open_backends(
         logger.warning("plait: %s; using in-memory fallback (nothing persists)", error)
         fallback = InMemoryHotStore(session_ttl_seconds=settings.redis.session_ttl_seconds)
         return Backends(settings=settings, store=fallback, redis_url=None, degraded=[str(error)])
-    store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
-    backends = Backends(settings=settings, store=store, redis_url=url, server=server, redis=client)
-    if wait and server is None:
-        reason = await attempt(store.ping())
-        if isinstance(reason, PlaitError):
-            backends.degraded.append(f"redis.url {redact_url(url)} unreachable: {reason}")
+    prefix = project_prefix(project_dir)
+    ttl = settings.redis.session_ttl_seconds
+    store = RedisHotStore(client, prefix=prefix, session_ttl_seconds=ttl)
+    backends = Backends(
+        settings=settings, store=store, redis_url=url, server=server, redis=client, prefix=prefix
+    )
+    reason = await attempt(store.adopt_queue(LEGACY_PREFIX))
+    if isinstance(reason, int) and reason:
+        logger.warning("plait: %d queued event(s) of an older plait taken over", reason)
+    if wait and server is None and isinstance(reason, PlaitError):
+        backends.degraded.append(f"redis.url {redact_url(url)} unreachable: {reason}")
     return backends
 
 
@@ -195,11 +215,13 @@ def process_server_url(data_dir: Path) -> str:
     return server.url
 
 
-def backends_at(settings: Settings, url: str) -> Backends:
-    """The hot store on the Redis server at ``url`` (connected on first use)."""
+def backends_at(settings: Settings, url: str, project_dir: Path) -> Backends:
+    """The project's hot store on the Redis server at ``url`` (connected on first use)."""
     client = redis_client(url)
-    store = RedisHotStore(client, session_ttl_seconds=settings.redis.session_ttl_seconds)
-    return Backends(settings=settings, store=store, redis_url=url, redis=client)
+    prefix = project_prefix(project_dir)
+    ttl = settings.redis.session_ttl_seconds
+    store = RedisHotStore(client, prefix=prefix, session_ttl_seconds=ttl)
+    return Backends(settings=settings, store=store, redis_url=url, redis=client, prefix=prefix)
 
 
 def open_corpus(data_dir: Path, corpus: CorpusSettings) -> Corpus:
@@ -220,6 +242,7 @@ def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
         return InMemorySaver(serde=plait_serializer())
     return AsyncRedisSaver(
         backends.redis,
+        prefix=f"{backends.prefix}cp:",
         max_checkpoints_per_thread=CHECKPOINTS_KEPT_PER_THREAD,
         ttl_seconds=backends.settings.redis.session_ttl_seconds,
         serde=plait_serializer(),
@@ -249,6 +272,7 @@ __all__ = [
     "knowledge_factory",
     "make_checkpointer",
     "open_corpus",
+    "project_prefix",
     "process_server_url",
     "project_group_id",
     "Backends",

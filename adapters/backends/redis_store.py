@@ -1,6 +1,7 @@
 """The hot tier on Redis 7+ (the embedded FalkorDB server included), with redis-py asyncio.
 
-Keys, all under ``prefix`` (default ``plait:``):
+Keys, all under ``prefix`` (``plait:`` by default; plait gives each project its own,
+``plait:{project key}:``, so two projects on one server never share a session):
 
 ========================  =====================================================================
 ``s:{root}:events``       list of event JSON; an event's id is its 1-based position, so append is
@@ -277,6 +278,30 @@ class RedisHotStore:
         await self.client.delete(self._key("parent", session_id))
 
     # -- drain queue ----------------------------------------------------------------------------
+    @translated
+    async def adopt_queue(self, legacy_prefix: str) -> int:
+        """Move what an older plait queued under ``legacy_prefix`` into this store's queue.
+
+        Each entry keeps its group; returns how many moved. Nothing queued is lost on an upgrade.
+        """
+        old = legacy_prefix + "drain"
+        if old == self._key("drain") or not await self.client.exists(old):
+            return 0
+        await self._ensure_group()
+        moved = 0
+        # redis-py types each reply as the union of every RESP shape: read it as Any.
+        items: Any
+        while items := await self.client.xrange(old, count=500):
+            ids: list[Any] = [entry_id for entry_id, _ in items]
+            entries: list[Any] = [fields for _, fields in items]
+            async with self.client.pipeline(transaction=True) as pipe:
+                for fields in entries:
+                    pipe.xadd(self._key("drain"), fields)
+                pipe.xdel(old, *ids)
+                await pipe.execute()
+            moved += len(items)
+        return moved
+
     async def _ensure_group(self) -> None:
         if self._group_ready:
             return

@@ -17,7 +17,7 @@ from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.cli.demo import check, find_envelope
 from plait.devtools.demo_session import EXPECTED, play
 from plait.state.events import EventKind
-from plait.wiring import CHECKPOINTS_KEPT_PER_THREAD
+from plait.wiring import CHECKPOINTS_KEPT_PER_THREAD, project_prefix
 
 
 @pytest.fixture
@@ -210,7 +210,8 @@ async def test_memory_checkpoint_does_not_grow_with_session_length(
     client = aioredis.Redis.from_url(redis_url)
 
     async def checkpoint_bytes() -> int:
-        keys = await client.keys(f"plait:cp:{session.session_id}*:c:*")
+        prefix = project_prefix(memory.project_dir)
+        keys = await client.keys(f"{prefix}cp:{session.session_id}*:c:*")
         sizes = [len(await client.hget(key, "checkpoint")) for key in keys]
         return max(sizes), len(keys)
 

@@ -43,6 +43,7 @@ from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.state.base.redact import redact
 from plait.state.groups import user_group_id
 from plait.state.intents import ToolResult, UserTurn
+from plait.wiring import project_prefix
 
 pytestmark = pytest.mark.slow
 
@@ -418,7 +419,8 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
                 await via_mcp_tools(client, probe, number, web)
         stderr = via_mcp_command(data_dir, worktree, memory.backends.redis_url, web)
     kept = await redis_contents(memory.backends.redis)
-    assert sum(where.startswith("redis list plait:s:") for where in kept) >= 4 * len(PROBES)
+    logs = f"redis list {project_prefix(memory.project_dir)}s:"
+    assert sum(where.startswith(logs) for where in kept) >= 4 * len(PROBES)
     kept |= file_contents(data_dir)
     assert "file corpus.sqlite3" in kept, sorted(kept)  # what session_index wrote is read back
     kept["logs"] = caplog.text

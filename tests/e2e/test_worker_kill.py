@@ -28,13 +28,11 @@ from plait.adapters.backends.redis_store import CONSUMER_GROUP, RedisHotStore
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import episode_uuid
-from plait.wiring import project_group_id
+from plait.wiring import project_group_id, project_prefix
 
 EVENTS = 40
 BATCH_SIZE = 5
 DEADLINE_SECONDS = 60.0
-STREAM = "plait:drain"  # the worker's store uses the default key prefix
-DLQ = "plait:dlq"
 EPISODES_QUERY = "MATCH (e:Episodic) RETURN e.uuid, e.plait_done, e.plait_events"
 
 
@@ -74,17 +72,17 @@ def text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def pending_ids(client: redis.Redis, consumer: str) -> list[str]:
+def pending_ids(client: redis.Redis, stream: str, consumer: str) -> list[str]:
     """Entry ids delivered to ``consumer`` and not acked."""
-    rows = client.xpending_range(STREAM, CONSUMER_GROUP, "-", "+", 10_000, consumername=consumer)
+    rows = client.xpending_range(stream, CONSUMER_GROUP, "-", "+", 10_000, consumername=consumer)
     return [row["message_id"].decode() for row in rows]
 
 
-def our_entries(client: redis.Redis, group_id: str) -> list[str]:
+def our_entries(client: redis.Redis, stream: str, group_id: str) -> list[str]:
     """Ids of stream entries (pending or new) that belong to the group."""
     return [
         entry_id.decode()
-        for entry_id, fields in client.xrange(STREAM)
+        for entry_id, fields in client.xrange(stream)
         if fields.get(b"group", b"").decode() == group_id
     ]
 
@@ -139,7 +137,12 @@ def start_worker(
 
 
 def freeze_mid_batch(
-    process: subprocess.Popen[bytes], client: redis.Redis, group_id: str, consumer: str, log: Path
+    process: subprocess.Popen[bytes],
+    client: redis.Redis,
+    group_id: str,
+    consumer: str,
+    log: Path,
+    stream: str,
 ) -> tuple[int, list[str]]:
     """SIGSTOP the worker at a moment it holds unacked entries with the graph part-written.
 
@@ -154,7 +157,7 @@ def freeze_mid_batch(
             os.kill(process.pid, signal.SIGSTOP)
             time.sleep(0.05)  # let commands already sent reach the server
             written = written_events(client, group_id)
-            pending = pending_ids(client, consumer)
+            pending = pending_ids(client, stream, consumer)
             if pending and BATCH_SIZE <= written < EVENTS:
                 return written, pending
             os.kill(process.pid, signal.SIGCONT)
@@ -174,8 +177,9 @@ async def test_a_killed_worker_mid_batch_loses_and_duplicates_nothing(
     project.mkdir()
     settings = Settings(graphiti={"group_id_prefix": worker_env["PLAIT_GRAPHITI__GROUP_ID_PREFIX"]})
     group_id = project_group_id(settings, project)
+    STREAM, DLQ = f"{project_prefix(project)}drain", f"{project_prefix(project)}dlq"
     first, second = f"kill-a-{uuid.uuid4().hex[:8]}", f"kill-b-{uuid.uuid4().hex[:8]}"
-    store = RedisHotStore.from_url(redis_url)
+    store = RedisHotStore.from_url(redis_url, prefix=project_prefix(project))
     client = redis.Redis.from_url(redis_url)
     try:
         root = f"ses_kill_{uuid.uuid4().hex[:8]}"
@@ -187,11 +191,11 @@ async def test_a_killed_worker_mid_batch_loses_and_duplicates_nothing(
         first_log = tmp_path / "worker-a.log"
         killed = start_worker(project, worker_env, first, first_log)
         processes.append(killed)
-        written, orphaned = freeze_mid_batch(killed, client, group_id, first, first_log)
+        written, orphaned = freeze_mid_batch(killed, client, group_id, first, first_log, STREAM)
         os.kill(killed.pid, signal.SIGKILL)
         assert killed.wait(timeout=10) == -signal.SIGKILL
         assert BATCH_SIZE <= written < EVENTS and orphaned
-        assert pending_ids(client, first) == orphaned  # the dead worker's batch, unacked
+        assert pending_ids(client, STREAM, first) == orphaned  # the dead worker's batch, unacked
 
         second_log = tmp_path / "worker-b.log"
         takeover = start_worker(
@@ -210,10 +214,10 @@ async def test_a_killed_worker_mid_batch_loses_and_duplicates_nothing(
         assert set(counts) == expected  # every event, and nothing else
         assert len({uuid_ for uuid_, _, _ in stored}) == len(stored)  # no twin episode
         assert all(done for _, done, _ in stored)  # the episode cut off by the kill was finished
-        assert pending_ids(client, first) == []  # taken over by the other worker ...
-        assert pending_ids(client, second) == []  # ... which acked everything
+        assert pending_ids(client, STREAM, first) == []  # taken over by the other worker ...
+        assert pending_ids(client, STREAM, second) == []  # ... which acked everything
         assert set(orphaned).isdisjoint(e.decode() for e, _ in client.xrange(STREAM))
-        assert our_entries(client, group_id) == []
+        assert our_entries(client, STREAM, group_id) == []
         dead = [f for _, f in client.xrange(DLQ) if f.get(b"group", b"").decode() == group_id]
         assert dead == []
     finally:

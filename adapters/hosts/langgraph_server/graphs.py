@@ -77,7 +77,7 @@ def server_backends(resolved: Resolved, key: tuple[int, str, str]) -> Backends:
     found = _BACKENDS.get(key)
     if found is not None:
         return found
-    backends = backends_at(resolved.settings, resolved.url)
+    backends = backends_at(resolved.settings, resolved.url, resolved.project)
     _BACKENDS[key] = backends
     return backends
 
@@ -120,6 +120,7 @@ class Resolved:
     settings: Settings
     group_id: str
     url: str
+    project: Path
 
 
 _RESOLVED: dict[tuple[str, str], Resolved] = {}
@@ -139,7 +140,8 @@ def resolve(project_dir: str = "", data_dir: str = "") -> Resolved:
     overrides: dict[str, Any] = {"data_dir": Path(data_dir)} if data_dir else {}
     settings = Settings.load(project, **overrides)
     url = settings.redis.url or process_server_url(settings.resolved_data_dir())
-    found = Resolved(settings=settings, group_id=project_group_id(settings, project), url=url)
+    group_id = project_group_id(settings, project)
+    found = Resolved(settings=settings, group_id=group_id, url=url, project=project)
     _RESOLVED[(project_dir, data_dir)] = found
     return found
 

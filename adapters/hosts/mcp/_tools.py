@@ -405,7 +405,7 @@ class SessionTools:
         from plait.doctor import run_checks
 
         settings = self.settings or Settings.load(self.worktree)
-        checks = await run_checks(settings)
+        checks = await run_checks(settings, self.worktree)
         lines = [
             f"{check.component}: {check.status}{' (required)' if check.required else ''}"
             f" — {check.detail}"
