@@ -21,7 +21,7 @@ from plait.state.ports import (
     KnowledgeGraph,
     SessionLinks,
 )
-from plait.state.recall import RecallIndex, TextEmbedder
+from plait.state.recall import TextEmbedder, TurnSearch
 
 
 class Scheduler(Protocol):
@@ -83,7 +83,7 @@ class PlaitContext:
     knowledge: KnowledgeGraph | None = None
     project_dir: Path | None = None
     observations: ObservationRecall | None = None
-    recall: RecallIndex | None = None
+    recall: TurnSearch | None = None
     embedder: TextEmbedder | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep

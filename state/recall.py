@@ -146,8 +146,11 @@ class TextEmbedder(Protocol):
 
 
 @runtime_checkable
-class RecallIndex(Protocol):
-    """Every turn of every group, ranked for a query by words, vectors, time and neighbours."""
+class TurnSearch(Protocol):
+    """Every turn of every group, ranked for a query by words, vectors, time and neighbours.
+
+    What the graphs' nodes use: the drain adds turns, the recall nodes search them.
+    """
 
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
         """Index turns (idempotent by id); return how many were new."""
@@ -170,6 +173,23 @@ class RecallIndex(Protocol):
         """The newest turns of the given kinds (what a new session starts with), newest first."""
         ...
 
+    async def forget_turns(self, turn_ids: Sequence[str]) -> int:
+        """Remove turns (a forgotten memory); return how many were there."""
+        ...
+
+    async def stats(self) -> IndexStats:
+        """How much the index holds."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the file."""
+        ...
+
+
+@runtime_checkable
+class EmbeddingJobs(Protocol):
+    """The index's queue of texts waiting for their vectors (the background embeds them)."""
+
     async def pending_embeddings(self, limit: int) -> list[EmbeddingJob]:
         """Views whose vector is missing or stale, oldest first, at most ``limit``.
 
@@ -184,17 +204,10 @@ class RecallIndex(Protocol):
         """
         ...
 
-    async def forget_turns(self, turn_ids: Sequence[str]) -> int:
-        """Remove turns (a forgotten memory); return how many were there."""
-        ...
 
-    async def stats(self) -> IndexStats:
-        """How much the index holds."""
-        ...
-
-    async def aclose(self) -> None:
-        """Release the file."""
-        ...
+@runtime_checkable
+class RecallIndex(TurnSearch, EmbeddingJobs, Protocol):
+    """A recall index as a backend implements it: the turns and their embedding queue."""
 
 
 __all__ = [
@@ -203,7 +216,9 @@ __all__ = [
     "EmbeddingJob",
     "IndexStats",
     "IndexedTurn",
+    "EmbeddingJobs",
     "RecallIndex",
+    "TurnSearch",
     "TextEmbedder",
     "TurnHit",
     "indexed_turn",
