@@ -1,4 +1,4 @@
-"""``plait memory``: see and control the project's observations.
+"""``plait memory``: see and control the project's observations; ``plait forget``: captured events.
 
 ``list``, ``show ID``, ``search QUERY``, ``forget ID``, ``export`` and ``import FILE``, each with
 ``--json``. Export is JSONL, one observation a line, stable and sorted; ``--scope project`` leaves
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -27,7 +28,7 @@ from plait.cli._common import (
     load_settings,
 )
 from plait.cli._common import run as _run
-from plait.state.base.errors import PlaitError
+from plait.state.base.errors import PlaitError, UsageError
 
 if TYPE_CHECKING:
     from plait.observations import Observations
@@ -186,6 +187,72 @@ def memory_forget(
         print_json({**listing(forgotten), "action": "deleted"})
     else:
         console.print(f"forgot {forgotten.id}: {forgotten.title}", markup=False)
+
+
+@app.command("forget")
+def forget_captured(
+    session: Annotated[
+        str | None, typer.Option("--session", help="Every event of this session.")
+    ] = None,
+    before: Annotated[
+        str | None,
+        typer.Option("--before", help="Events before this date or time (ISO 8601, UTC if bare)."),
+    ] = None,
+    match: Annotated[
+        str | None, typer.Option("--match", help="Events that mention this text (any case).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would go; change nothing.")
+    ] = False,
+    project: ProjectOption = None,
+    data_dir: DataDirOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Forget captured events and every copy plait made of them.
+
+    Their queue entries, recall turns, graph episodes, the session's snapshot and envelopes.
+    Criteria combine; an observation is forgotten with ``plait memory forget ID``.
+    """
+    from plait.forgetting import Selection, describe, forget, select
+    from plait.memory import Memory
+
+    try:
+        selection = Selection(session=session, before=parsed_time(before), match=match or None)
+    except PlaitError as error:
+        fail(str(error), code=2)
+    settings = load_settings(project, data_dir)
+    directory = (project or Path.cwd()).resolve()
+
+    async def run() -> Any:
+        async with Memory.open(directory, settings=settings, start_background=False) as memory:
+            return await (select if dry_run else forget)(memory, selection)
+
+    try:
+        found = _run(run())
+    except PlaitError as error:
+        fail(str(error), code=2 if isinstance(error, UsageError) else 1)
+    lines = describe(found)
+    if json_output:
+        print_json({"dry_run": dry_run, "events": found.count, "lines": list(lines)})
+        return
+    for line in lines:
+        console.print(line, markup=False)
+    verb = "would forget" if dry_run else "forgot"
+    console.print(f"{verb} {found.count} event(s)", markup=False)
+
+
+def parsed_time(text: str | None) -> datetime | None:
+    """An ISO 8601 date or time (UTC when it names no zone), or exit 2 saying why."""
+    if text is None:
+        return None
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        fail(
+            f"--before {text!r}: not an ISO 8601 date or time (2026-11-01, 2026-11-01T12:00)",
+            code=2,
+        )
+    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
 
 
 @memory_app.command("export")

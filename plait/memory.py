@@ -14,6 +14,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from plait.adapters.backends.spool import FileSpool
 from plait.background import Background
 from plait.dispatch import Dispatch
+from plait.forgetting import session_roots
 from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
 from plait.nodes.observations import observation_thread
 from plait.nodes.sessions import find_root
@@ -56,7 +57,6 @@ if TYPE_CHECKING:
     from plait.state.observations import Observation
     from plait.sync import SyncMemory
 
-SESSION_PAGE = 200  # sessions read at a time when a forget reaches every session's copies
 PROJECT_SESSION = "project"
 RECALL_TIMEOUT_SECONDS = 30.0
 
@@ -122,7 +122,7 @@ class Memory:
         if self.background is not None:
             groups = [self.observations.group_of(observation.scope), self.observations.user_group]
             await self.background.forget_events(root, list(revisions), list(dict.fromkeys(groups)))
-        roots = await self._session_roots()
+        roots = await session_roots(store, self.group_id)
         keys = [
             project_cache_key(self.group_id),
             *(session_cache_key(self.group_id, r) for r in roots),
@@ -135,17 +135,6 @@ class Memory:
             cleaned = without_mentions(envelope, [observation.title])
             if cleaned != envelope or staged:
                 await store.stage_envelope(root_session, cleaned)
-
-    async def _session_roots(self) -> list[str]:
-        """Every root session the project's event log lists."""
-        roots: list[str] = []
-        while True:
-            page = await self.backends.store.list_sessions(
-                self.group_id, offset=len(roots), limit=SESSION_PAGE
-            )
-            roots += [seen.session_id for seen in page]
-            if len(page) < SESSION_PAGE:
-                return roots
 
     # -- opening and closing --------------------------------------------------------------------
     @classmethod

@@ -297,7 +297,26 @@ def _folded(text: str, collapse: bool) -> str:
     return " ".join(text.split()) if collapse else text
 
 
+FORGOTTEN = "(forgotten)"
+
+
+def forgotten(event: SessionEvent) -> SessionEvent:
+    """The event with its text gone: what a session log keeps of a forgotten event."""
+    return event.model_copy(
+        update={
+            "kind": EventKind.MESSAGE,
+            "summary": FORGOTTEN,
+            "body": "",
+            "refs": (),
+            "keywords": (),
+            "key": "",
+        }
+    )
+
+
 __all__ = [
+    "FORGOTTEN",
+    "forgotten",
     "BODY_MAX_BYTES",
     "PRIORITY_BY_KIND",
     "SUMMARY_MAX_CHARS",

@@ -139,6 +139,14 @@ class EventLog(Protocol):
         """How many events the session's log holds."""
         ...
 
+    async def forget_events(self, root_session_id: str, event_ids: Sequence[int]) -> int:
+        """Blank these events in the log (a person forgot them); how many there were.
+
+        Each keeps its place and id (readers that remember an id stay right); its text goes
+        (:func:`plait.state.events.forgotten`).
+        """
+        ...
+
     async def list_sessions(
         self, group_id: str, *, offset: int = 0, limit: int = 50
     ) -> list[SessionSeen]:
@@ -182,6 +190,10 @@ class EnvelopeStage(Protocol):
 
     async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
         """The envelopes the session's model calls received, newest first."""
+        ...
+
+    async def forget_received(self, root_session_id: str) -> None:
+        """Drop the record of what the session's model calls received (it held forgotten text)."""
         ...
 
 
@@ -245,8 +257,11 @@ class DrainQueue(Protocol):
         """
         ...
 
-    async def withdraw(self, root_session_id: str) -> int:
-        """Take the events of one root out of the queue, drained or not; how many there were."""
+    async def withdraw(self, root_session_id: str, event_ids: Sequence[int] | None = None) -> int:
+        """Take one root's events out of the queue, claimed or not; how many there were.
+
+        With ``event_ids`` only those events go.
+        """
         ...
 
     async def queue_depth(self) -> int:

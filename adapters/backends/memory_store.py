@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from plait.state.events import SessionEvent
+from plait.state.events import SessionEvent, forgotten
 from plait.state.ports import (
     ENVELOPES_KEPT,
     MEMBERS_MAX,
@@ -120,6 +120,16 @@ class InMemoryHotStore:
         """Length of the log."""
         return len(self._events.get(root_session_id, []))
 
+    async def forget_events(self, root_session_id: str, event_ids: Sequence[int]) -> int:
+        """Blank each event in its place."""
+        log = self._events.get(root_session_id, [])
+        found = 0
+        for event_id in set(event_ids):
+            if 0 < event_id <= len(log):
+                log[event_id - 1] = forgotten(log[event_id - 1])
+                found += 1
+        return found
+
     async def list_sessions(
         self, group_id: str, *, offset: int = 0, limit: int = 50
     ) -> list[SessionSeen]:
@@ -161,6 +171,10 @@ class InMemoryHotStore:
     async def received_envelopes(self, root_session_id: str) -> list[ReceivedEnvelope]:
         """The records, newest first."""
         return list(self._received.get(root_session_id, ()))
+
+    async def forget_received(self, root_session_id: str) -> None:
+        """Drop the records."""
+        self._received.pop(root_session_id, None)
 
     # -- cache ----------------------------------------------------------------------------------
     async def put_cache(self, key: str, value: str, ttl_seconds: int) -> None:
@@ -235,10 +249,15 @@ class InMemoryHotStore:
             if group_id in wanted
         ]
 
-    async def withdraw(self, root_session_id: str) -> int:
-        """Drop the root's entries, claimed or not."""
+    async def withdraw(self, root_session_id: str, event_ids: Sequence[int] | None = None) -> int:
+        """Drop the root's entries (of ``event_ids``), claimed or not."""
         queued = self._queue.items()
-        gone = [e for e, (_, event) in queued if event.root_session_id == root_session_id]
+        gone = [
+            e
+            for e, (_, event) in queued
+            if event.root_session_id == root_session_id
+            and (event_ids is None or event.id in event_ids)
+        ]
         for entry_id in gone:
             self._queue.pop(entry_id, None)
             self._pending.pop(entry_id, None)

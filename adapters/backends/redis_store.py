@@ -29,7 +29,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
 from plait.adapters.backends.redis_errors import redis_errors, translated
-from plait.state.events import SessionEvent
+from plait.state.events import SessionEvent, forgotten
 from plait.state.ports import (
     ENVELOPES_KEPT,
     MEMBERS_MAX,
@@ -179,6 +179,19 @@ class RedisHotStore:
         return int(await self.client.llen(self._key("s", root_session_id, "events")))
 
     @translated
+    async def forget_events(self, root_session_id: str, event_ids: Sequence[int]) -> int:
+        """LSET each event's place to its blanked form (positions are ids: they stay)."""
+        key = self._key("s", root_session_id, "events")
+        found = 0
+        for event_id in sorted(set(event_ids)):
+            raw = await self.client.lindex(key, event_id - 1) if event_id > 0 else None
+            if raw is None:
+                continue
+            await self.client.lset(key, event_id - 1, dump_event(forgotten(load_event(raw))))
+            found += 1
+        return found
+
+    @translated
     async def list_sessions(
         self, group_id: str, *, offset: int = 0, limit: int = 50
     ) -> list[SessionSeen]:
@@ -240,6 +253,11 @@ class RedisHotStore:
         """LRANGE of the records."""
         raw = await self.client.lrange(self._key("s", root_session_id, "received"), 0, -1)
         return [ReceivedEnvelope.model_validate_json(item) for item in raw]
+
+    @translated
+    async def forget_received(self, root_session_id: str) -> None:
+        """DEL the records."""
+        await self.client.delete(self._key("s", root_session_id, "received"))
 
     # -- cache ----------------------------------------------------------------------------------
     @translated
@@ -392,8 +410,8 @@ class RedisHotStore:
             await pipe.execute()
 
     @translated
-    async def withdraw(self, root_session_id: str) -> int:
-        """XRANGE the stream for the root's entries, then XACK and XDEL them.
+    async def withdraw(self, root_session_id: str, event_ids: Sequence[int] | None = None) -> int:
+        """XRANGE the stream for the root's entries (of ``event_ids``), then XACK and XDEL them.
 
         A forget is rare, and the stream holds only what is not drained yet.
         """
@@ -406,7 +424,8 @@ class RedisHotStore:
                 values = _fields(fields)
                 if "event" in values:
                     event = load_event(values["event"])
-                    if event.root_session_id == root_session_id:
+                    wanted = event_ids is None or event.id in event_ids
+                    if event.root_session_id == root_session_id and wanted:
                         gone.append(_decode(entry_id))
             if not page or len(page) < WITHDRAW_PAGE:
                 break

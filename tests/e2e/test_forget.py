@@ -131,3 +131,67 @@ async def test_an_updated_revision_stops_being_recalled(memory: Memory) -> None:
     texts = [hit.text for hit in await memory.search("queue broker quokka numbat")]
     assert any("numbat" in text for text in texts), texts
     assert not any("quokka" in text for text in texts), texts
+
+
+async def test_forgotten_captured_events_reach_no_model_and_no_person(
+    memory: Memory, redis_url: str, group_prefix: str
+) -> None:
+    """``plait forget --match``: the events, their recall turns and graph episodes, the
+    session's snapshot and envelopes; what was not asked for stays."""
+    await memory.user_turn("ses_cap", "We decided to keep invoices in the platypus store.")
+    await memory.user_turn("ses_cap", "We decided to lint with ruff, never flake8.")
+    assert memory.background is not None
+    await memory.background.drain()
+    query = "where do the invoices live platypus store"
+    assert "platypus" in await memory.envelope("ses_cap")
+    assert "platypus" in recalled(memory, redis_url, group_prefix, query)
+
+    dry = plait(memory, redis_url, group_prefix, "forget", "--match", "platypus", "--dry-run")
+    assert "would forget 2 event(s)" in dry and "platypus" in dry  # the prompt and the decision
+    assert "platypus" in await memory.envelope("ses_cap")  # a dry run changes nothing
+
+    done = plait(memory, redis_url, group_prefix, "forget", "--match", "PLATYPUS")
+    assert "forgot 2 event(s)" in done
+    await memory.background.drain()
+
+    store = memory.backends.store
+    envelope = await memory.envelope("ses_cap")
+    assert "platypus" not in envelope and "ruff" in envelope
+    assert not any(
+        "platypus" in f"{e.summary} {e.body}" for e in await store.read_events("ses_cap")
+    )
+    staged, _ = await store.take_envelope("ses_cap")
+    assert staged is not None and "platypus" not in staged
+    assert not any("platypus" in r.envelope for r in await store.received_envelopes("ses_cap"))
+    assert "platypus" not in await first_envelope(memory, "ses_new", query)
+    assert "platypus" not in recalled(memory, redis_url, group_prefix, query)
+    assert not any("platypus" in hit.text for hit in await memory.search(query))
+
+
+async def test_forget_a_whole_session_and_an_unknown_one(
+    memory: Memory, redis_url: str, group_prefix: str
+) -> None:
+    await memory.user_turn("ses_gone", "We decided to name the service wallaby.")
+    await memory.user_turn("ses_kept", "We decided to name the queue echidna.")
+    plait(memory, redis_url, group_prefix, "forget", "--session", "ses_gone")
+    assert "wallaby" not in await memory.envelope("ses_gone")
+    assert "echidna" in await memory.envelope("ses_kept")
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    env.update(PLAIT_REDIS__URL=redis_url, PLAIT_GRAPHITI__GROUP_ID_PREFIX=group_prefix)
+    data = str(memory.settings.resolved_data_dir())
+    for args, says in [
+        (["--session", "ses_nobody"], "no session 'ses_nobody'"),
+        (["--before", "last tuesday"], "not an ISO 8601 date"),
+        ([], "say what to forget"),
+    ]:
+        done = subprocess.run(
+            [PLAIT, "forget", *args, "--project", str(memory.project_dir), "--data-dir", data],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 2 and says in done.stderr, (args, done.stderr)
+        assert len(done.stderr.strip().splitlines()) == 1
+    assert "echidna" in await memory.envelope("ses_kept")  # a refused forget changes nothing

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,6 +33,7 @@ from plait.state.corpus import Corpus, IndexResult, private_body, utf8_len
 from plait.state.events import EventKind, SessionEvent
 
 if TYPE_CHECKING:
+    from plait.forgetting import Forgotten, Selection
     from plait.observations import Observations
 
 logger = redacted_logger("plait.mcp")
@@ -146,6 +148,7 @@ class SessionTools:
     corpus: Corpus
     settings: Settings | None = None
     observations: Observations | None = None
+    forgetting: Callable[[Selection, bool], Awaitable[Forgotten]] | None = None
     fetch_allow_hosts: tuple[str, ...] = ()
     budget: int = ANSWER_BUDGET_BYTES
     running: set[int] = field(default_factory=set)  # process groups of commands running now
@@ -399,6 +402,26 @@ class SessionTools:
             "calls: " + (", ".join(f"{k}={v}" for k, v in sorted(self.calls.items())) or "none")
         )
         return self.answered("session_stats", cut_bytes("\n".join(lines), self.budget))
+
+    async def forget(
+        self, *, session: str | None, before: str | None, match: str | None, dry_run: bool
+    ) -> str:
+        """``session_forget``: captured events and their copies (see :mod:`plait.forgetting`)."""
+        if self.forgetting is None:
+            raise UsageError("forgetting needs plait's memory behind this server")
+        from plait.forgetting import Selection, describe
+
+        try:
+            when = datetime.fromisoformat(before) if before else None
+        except ValueError:
+            raise UsageError(f"before {before!r}: not an ISO 8601 date or time") from None
+        if when is not None and when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        selection = Selection(session=session, before=when, match=match or None)
+        found = await self.forgetting(selection, dry_run)
+        verb = "would forget" if dry_run else "forgot"
+        lines = [*describe(found), f"{verb} {found.count} event(s)"]
+        return self.answered("session_forget", cut_bytes("\n".join(lines), self.budget))
 
     async def doctor(self) -> str:
         """``session_doctor``: plait's health checks and this server's own."""

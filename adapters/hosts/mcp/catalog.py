@@ -160,6 +160,17 @@ TOOLS: tuple[ToolSpec, ...] = (
         required=("id",),
     ),
     ToolSpec(
+        name="session_forget",
+        group=REPORTS,
+        description="Forget captured events: a session's, before an ISO date, or matching text.",
+        properties={
+            "session": _TEXT,
+            "before": _TEXT,
+            "match": _TEXT,
+            "dry_run": {"type": "boolean"},
+        },
+    ),
+    ToolSpec(
         name="memory_timeline",
         group=CURATE,
         description="Memories by time.",

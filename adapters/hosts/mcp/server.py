@@ -24,6 +24,7 @@ from plait.adapters.hosts.mcp.catalog import GROUPS, INSTRUCTIONS, list_as_catal
 from plait.adapters.hosts.mcp.memory_tools import register_memory_tools
 from plait.adapters.hosts.mcp.sandbox import stop_groups
 from plait.adapters.hosts.mcp.stdio import ToolAnswer
+from plait.forgetting import Forgotten, Selection, forget, select
 from plait.memory import Memory
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import PlaitError
@@ -159,7 +160,7 @@ def register_corpus(server: MCPServer[Any], tools: SessionTools, enabled: set[st
 
 
 def register_reports(server: MCPServer[Any], tools: SessionTools, enabled: set[str]) -> None:
-    """``session_stats`` and ``session_doctor``."""
+    """``session_stats``, ``session_doctor`` and, over a Memory, ``session_forget``."""
     tool = described(server, enabled)
 
     @tool
@@ -173,6 +174,20 @@ def register_reports(server: MCPServer[Any], tools: SessionTools, enabled: set[s
     async def session_doctor() -> str:
         """Health of plait's parts: hot tier, checkpointer, knowledge graph, providers, corpus."""
         return await tools.doctor()
+
+    if tools.forgetting is None:
+        return  # no memory behind these tools: nothing to forget
+
+    @tool
+    @refusing
+    async def session_forget(
+        session: Annotated[str | None, Field(description="Every event of this session.")] = None,
+        before: Annotated[str | None, Field(description="Events before (ISO 8601).")] = None,
+        match: Annotated[str | None, Field(description="Events mentioning this text.")] = None,
+        dry_run: Annotated[bool, Field(description="List what would go; change nothing.")] = False,
+    ) -> str:
+        """Forget captured events and every copy plait made of them."""
+        return await tools.forget(session=session, before=before, match=match, dry_run=dry_run)
 
 
 def session_tools(
@@ -197,8 +212,18 @@ def session_tools(
         corpus=open_corpus(data_dir, corpus),
         settings=settings,
         observations=memory.observations if isinstance(memory, Memory) else None,
+        forgetting=forgetting_of(memory) if isinstance(memory, Memory) else None,
         fetch_allow_hosts=tuple(settings.mcp.fetch_allow_hosts) if settings is not None else (),
     )
+
+
+def forgetting_of(memory: Memory) -> Callable[[Selection, bool], Awaitable[Forgotten]]:
+    """What ``session_forget`` runs over ``memory``: a forget, or with ``dry_run`` a look."""
+
+    async def run(selection: Selection, dry_run: bool) -> Forgotten:
+        return await (select if dry_run else forget)(memory, selection)
+
+    return run
 
 
 def server_over(

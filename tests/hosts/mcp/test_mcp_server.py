@@ -46,8 +46,8 @@ MEMORY_TOOLS = {
     "memory_session_summary",
     "memory_suggest_topic_key",
 }
-TOOLS = SESSION_TOOLS | MEMORY_TOOLS
-REPORT_TOOLS = {"session_stats", "session_doctor"}
+TOOLS = SESSION_TOOLS | MEMORY_TOOLS | {"session_forget"}  # session_forget: over a Memory
+REPORT_TOOLS = {"session_stats", "session_doctor", "session_forget"}
 MORE_TOOLS = {"session_execute_file", "session_batch_execute", "session_index"}
 DEFAULT_TOOLS = TOOLS - REPORT_TOOLS - MORE_TOOLS
 

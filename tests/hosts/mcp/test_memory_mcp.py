@@ -153,3 +153,22 @@ def test_the_catalog_lists_every_memory_tool_in_two_groups() -> None:
     assert {spec.name for spec in MEMORY_TOOL_SPECS} == set(TOOL_NAMES)
     core = [s.name for s in MEMORY_TOOL_SPECS if s.group == "memory"]
     assert core == ["memory_save", "memory_search", "memory_get", "memory_context"]
+
+
+async def test_session_forget_takes_captured_events_out_of_the_envelope(
+    memory: Memory, tmp_path: Path
+) -> None:
+    await memory.user_turn("ses_m", "We decided to host the docs on the quoll server.")
+    await memory.user_turn("ses_m", "We decided to build the docs with mkdocs.")
+    server = build_server(memory, worktree=tmp_path / "tree", data_dir=tmp_path / "data")
+    async with Client(server, mode="legacy") as client:
+        looked = await client.call_tool("session_forget", {"match": "quoll", "dry_run": True})
+        assert "quoll" in await memory.envelope("ses_m")
+        done = await client.call_tool("session_forget", {"match": "quoll"})
+        bad = await refusal(client, "session_forget", before="yesterday")
+        none = await refusal(client, "session_forget")
+    assert "would forget 2 event(s)" in looked.content[0].text  # type: ignore[union-attr]
+    assert "forgot 2 event(s)" in done.content[0].text  # type: ignore[union-attr]
+    assert "not an ISO 8601" in bad and "say what to forget" in none
+    envelope = await memory.envelope("ses_m")
+    assert "quoll" not in envelope and "mkdocs" in envelope
