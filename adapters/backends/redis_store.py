@@ -424,7 +424,8 @@ class RedisHotStore:
                 values = _fields(fields)
                 if "event" in values:
                     event = load_event(values["event"])
-                    wanted = event_ids is None or event.id in event_ids
+                    number = int(values["id"]) if values.get("id") else event.id
+                    wanted = event_ids is None or number in event_ids
                     if event.root_session_id == root_session_id and wanted:
                         gone.append(_decode(entry_id))
             if not page or len(page) < WITHDRAW_PAGE:

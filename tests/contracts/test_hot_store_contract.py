@@ -237,3 +237,23 @@ async def test_hot_store_appends_a_call_once(store: HotStore) -> None:
     assert [e.id for e in other_root] == [1] and [e.id for e in plain] == [3]
     assert [e.summary for e in await store.read_events("root")] == ["a", "b", "c"]
     assert [c.event.summary for c in await store.claim("w", count=10)] == ["a", "b", "c"]
+
+
+async def test_hot_store_forgets_events_in_place_and_withdraws_only_them(store: HotStore) -> None:
+    stored = await store.append_events(
+        "root", [event("keep a"), event("forget me"), event("keep b")], enqueue_group="g"
+    )
+    assert await store.withdraw("root", [stored[1].id]) == 1
+    queued = [entry.event.summary for entry in await store.peek(["g"], 10)]
+    assert queued == ["keep a", "keep b"]
+    assert await store.forget_events("root", [stored[1].id, 99]) == 1
+    after = await store.read_events("root")
+    assert [e.id for e in after] == [1, 2, 3]  # ids stay
+    assert [e.summary for e in after] == ["keep a", "(forgotten)", "keep b"]
+    assert after[1].body == "" and after[1].kind is EventKind.MESSAGE
+
+
+async def test_hot_store_forgets_what_model_calls_received(store: HotStore) -> None:
+    await store.log_envelope("root", "<session_memory>secret plan</session_memory>", "opencode")
+    await store.forget_received("root")
+    assert await store.received_envelopes("root") == []
