@@ -203,13 +203,13 @@ class Dispatch:
         self.failed(f"{what} failed: {answer.reason}" if failed else None)
 
     async def _within_timeout[T](self, work: Awaitable[T]) -> T:
-        """``work``, given at most ``hooks.timeout_ms``."""
-        timeout_ms = self.backends.settings.hooks.timeout_ms
+        """``work`` of a caller in this process, given at most ``hooks.in_process_timeout_ms``."""
+        timeout_ms = self.backends.settings.hooks.in_process_timeout_ms
         try:
             return await asyncio.wait_for(work, timeout_ms / 1000)
         except TimeoutError:
             raise BackendError(
-                f"it did not finish within {timeout_ms} ms (hooks.timeout_ms)"
+                f"it did not finish within {timeout_ms} ms (hooks.in_process_timeout_ms)"
             ) from None
 
     async def _handle(self, call: HostCall) -> HookOutput:

@@ -196,6 +196,15 @@ class HooksSettings(Section):
     """Hook-time behaviour."""
 
     timeout_ms: int = Field(default=250, ge=10, le=60_000, description="Fail open after this.")
+    in_process_timeout_ms: int = Field(
+        default=2000,
+        ge=10,
+        le=600_000,
+        description=(
+            "Fail open after this for callers in this process (LangChain, the Python API): no "
+            "plugin budget to meet; a turn that did not make it is sent again with the next call."
+        ),
+    )
     deny_web_fetch: bool = Field(
         default=False, description="Deny the host's web fetch tool (opt-in; default allows it)."
     )

@@ -35,7 +35,7 @@ async def open_memory(
             start_background=False,
             redis={"url": redis_url},
             graphiti={"group_id_prefix": group_prefix},
-            hooks={"timeout_ms": 20_000},
+            hooks={"timeout_ms": 20_000, "in_process_timeout_ms": 20_000},
             **settings,
         )
         opened.append(memory)
@@ -465,7 +465,7 @@ async def test_the_background_writes_the_summary_by_itself(
         tmp_path / "data",
         redis={"url": redis_url},
         graphiti={"group_id_prefix": group_prefix},
-        hooks={"timeout_ms": 20_000},
+        hooks={"timeout_ms": 20_000, "in_process_timeout_ms": 20_000},
     ) as memory:  # start_background: this process runs the loops, as plait serve does
         session = await work_a_session(memory)
         await session.idle()

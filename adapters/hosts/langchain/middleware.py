@@ -36,13 +36,14 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
+from plait.intake import Answer
 from plait.memory import Memory
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 from plait.state.envelope import for_message, strip_envelopes
 from plait.state.events import clean_text
-from plait.state.intents import CompactionSummary, Intent
+from plait.state.intents import CompactionSummary, HostCall, Intent, ModelCall, SessionTarget
 from plait.sync import SyncMemory
 
 if TYPE_CHECKING:
@@ -288,19 +289,34 @@ class SessionRecorder:
     async def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the messages not recorded before; return the envelope for the next call."""
         intents, recorded = await self._unrecorded(session_id, messages)
-        envelope = await self.memory.model_call(
-            session_id, query=latest_request(messages), observed=intents, host=LANGCHAIN
-        )
-        await self._save(session_id, recorded)
-        return envelope
+        query = latest_request(messages)
+        answer = await self._answer(session_id, [*intents, ModelCall(query=query)], recorded)
+        return answer.output.get("inject") or ""
 
     async def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
         """Record the messages not recorded before, without composing; return how many intents."""
         intents, recorded = await self._unrecorded(session_id, messages)
         if intents:
-            await self.memory.observe(session_id, intents, host=LANGCHAIN)
-        await self._save(session_id, recorded)
+            await self._answer(session_id, intents, recorded)
         return len(intents)
+
+    async def _answer(
+        self, session_id: str, intents: Sequence[Intent], recorded: RecordedMessages
+    ) -> Answer:
+        """Run the call; the messages count as recorded only once it went through.
+
+        A call that failed open (plait down, too slow) leaves them unrecorded: the next call
+        of the thread sends them again, in order, before its own.
+        """
+        call = HostCall(
+            host=LANGCHAIN, target=SessionTarget(session_id=session_id), payload=list(intents)
+        )
+        answer = await self.memory.dispatch.answer(call)
+        if answer.reason:
+            logger.warning("plait: recording skipped, sent again next call: %s", answer.reason)
+        else:
+            await self._save(session_id, recorded)
+        return answer
 
 
 # -- middleware -----------------------------------------------------------------------------------

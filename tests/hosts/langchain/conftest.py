@@ -12,7 +12,7 @@ from plait import Memory
 
 @pytest.fixture
 async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIterator[Memory]:
-    """A project's Memory with no background loops, on the suite's Redis, a 20 s hook timeout."""
+    """A project's Memory with no background loops, on the suite's Redis, 20 s hook timeouts."""
     project = tmp_path / "project"
     project.mkdir()
     async with Memory.open(
@@ -20,7 +20,7 @@ async def memory(tmp_path: Path, tmp_data_dir: Path, redis_url: str) -> AsyncIte
         tmp_data_dir,
         start_background=False,
         redis={"url": redis_url},
-        hooks={"timeout_ms": 20_000},
+        hooks={"timeout_ms": 20_000, "in_process_timeout_ms": 20_000},
     ) as opened:
         assert opened.degraded == []
         yield opened

@@ -280,3 +280,61 @@ def test_latest_request_skips_summaries_and_envelopes() -> None:
     ]
     assert latest_request(messages) == "fix the login bug"
     assert latest_request([AIMessage(content="alone")]) == ""
+
+
+async def test_no_turn_is_lost_when_recording_fails_open(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """26 turns; the hot tier refuses every third append. A turn whose recording failed open is
+    sent again with the thread's next call: every message is in the log once, in order."""
+    thread_id = f"thread-{uuid.uuid4().hex[:8]}"
+    turns = [f"Turn {n}: we decided to call module {n} the kiwi-{n} part." for n in range(26)]
+    model = ScriptedChatModel(
+        responses=[AIMessage(content=f"ok {n}", id=f"a{n}") for n in range(len(turns) + 1)]
+    )
+    agent = create_agent(model=model, tools=[], middleware=[SessionMemoryMiddleware(memory)])
+    store = memory.backends.store
+    append = store.append_events
+    calls = itertools.count()
+    refused = 0
+
+    async def flaky(*args: Any, **kwargs: Any) -> Any:
+        nonlocal refused
+        if next(calls) % 3 == 2:
+            refused += 1
+            raise ConnectionError("the hot tier dropped the connection")
+        return await append(*args, **kwargs)
+
+    monkeypatch.setattr(store, "append_events", flaky)
+    config = {"configurable": {"thread_id": thread_id}}
+    for text in turns:
+        await agent.ainvoke({"messages": [HumanMessage(content=text)]}, config)
+    monkeypatch.setattr(store, "append_events", append)
+    await agent.ainvoke({"messages": [HumanMessage(content="That is all.")]}, config)
+
+    assert refused >= 5
+    prompts = [
+        e.summary
+        for e in await store.read_events(thread_id, after_id=0, limit=10_000)
+        if e.kind is EventKind.PROMPT
+    ]
+    recorded = [p for p in prompts if p.startswith("Turn ")]
+    assert [p.split(":")[0] for p in recorded] == [t.split(":")[0] for t in turns]  # once, in order
+    assert "kiwi-25" in envelope_of(model.received[-1])
+
+
+async def test_a_five_megabyte_message_is_recorded_capped(memory: Memory) -> None:
+    thread_id = f"thread-{uuid.uuid4().hex[:8]}"
+    model = ScriptedChatModel(responses=[AIMessage(content="read it", id="big")])
+    agent = create_agent(model=model, tools=[], middleware=[SessionMemoryMiddleware(memory)])
+    huge = "We decided to keep the whole log. " + "x" * (5 * 1024 * 1024)
+    await agent.ainvoke(
+        {"messages": [HumanMessage(content=huge)]}, {"configurable": {"thread_id": thread_id}}
+    )
+    (prompt,) = [
+        e
+        for e in await memory.backends.store.read_events(thread_id, after_id=0, limit=100)
+        if e.kind is EventKind.PROMPT
+    ]
+    assert prompt.summary.startswith("We decided to keep the whole log")
+    assert len(prompt.body.encode()) <= 4096
