@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
 
+from plait import Memory
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
 
 # Tests assert behaviour, not speed: a hook that takes longer than the product's 250 ms on a busy
 # test machine must not fail open and turn a behaviour test into a timing test. A test of the
 # timeout itself sets its own.
 os.environ.setdefault("PLAIT_HOOKS__TIMEOUT_MS", "20000")
+os.environ.setdefault("PLAIT_HOOKS__IN_PROCESS_TIMEOUT_MS", "20000")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -88,3 +91,29 @@ async def async_redis(redis_url: str) -> AsyncIterator[object]:
     client = aioredis.Redis.from_url(redis_url)
     yield client
     await client.aclose()
+
+
+@pytest.fixture
+def open_memory(tmp_path: Path, redis_url: str, group_prefix: str) -> Callable[..., Any]:
+    """Opens a project's Memory (``tmp_path / project``, data in ``tmp_path / "data"``) on the
+    suite's server, with groups of its own and no background loops unless ``overrides`` say."""
+
+    def opening(project: str = "project", **overrides: Any) -> Any:
+        directory = tmp_path / project
+        directory.mkdir(exist_ok=True)
+        options: dict[str, Any] = {
+            "start_background": False,
+            "redis": {"url": redis_url},
+            "graphiti": {"group_id_prefix": group_prefix},
+            **overrides,
+        }
+        return Memory.open(directory, tmp_path / "data", **options)
+
+    return opening
+
+
+@pytest.fixture
+async def memory(open_memory: Callable[..., Any]) -> AsyncIterator[Memory]:
+    """A project's Memory on the suite's server (see ``open_memory``)."""
+    async with open_memory() as opened:
+        yield opened

@@ -13,8 +13,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,16 +26,9 @@ PLAIT = str(Path(sys.executable).parent / "plait")
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=True,  # the recall refresh a new session's first call waits for
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as opened:
+async def memory(open_memory: Callable[..., Any]) -> AsyncIterator[Memory]:
+    """The background runs: a new session's first call waits for its recall refresh."""
+    async with open_memory(start_background=True) as opened:
         yield opened
 
 

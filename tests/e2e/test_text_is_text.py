@@ -10,10 +10,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,20 +25,6 @@ from plait.langchain import SessionMemoryMiddleware
 PLAIT = str(Path(sys.executable).parent / "plait")
 LONE = "\ud800"
 TOKEN = "text-token"
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as opened:
-        yield opened
 
 
 async def test_langchain_turn_with_a_lone_surrogate_is_recorded(memory: Memory) -> None:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import stat
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +30,6 @@ from plait.adapters.hosts.http import (
 )
 
 TOKEN = "test-token-123"
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as opened:
-        yield opened
 
 
 async def sessions(memory: Memory) -> list[str]:

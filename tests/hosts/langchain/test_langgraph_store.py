@@ -5,8 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -21,16 +20,8 @@ from plait.adapters.hosts.langchain import PlaitStore
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    project = tmp_path / f"project-{uuid.uuid4().hex[:6]}"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},  # a user group of its own
-    ) as opened:
+async def memory(open_memory: Callable[..., Any]) -> AsyncIterator[Memory]:
+    async with open_memory(f"project-{uuid.uuid4().hex[:6]}") as opened:  # a user group of its own
         yield opened
 
 

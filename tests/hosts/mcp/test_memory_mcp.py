@@ -6,7 +6,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +43,8 @@ async def refusal(client: Client, tool: str, **arguments: Any) -> str:
 
 
 @pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    async with Memory.open(
-        tmp_path / "tree",
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as opened:
+async def memory(open_memory: Callable[..., Any]) -> AsyncIterator[Memory]:
+    async with open_memory("tree") as opened:
         yield opened
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,20 +21,6 @@ from plait.state.tokens import TokenRecord, Verdict
 
 TOKEN = "viewer-token"
 BASE = "http://127.0.0.1"
-
-
-@pytest.fixture
-async def memory(tmp_path: Path, redis_url: str, group_prefix: str) -> AsyncIterator[Memory]:
-    project = tmp_path / "project"
-    project.mkdir()
-    async with Memory.open(
-        project,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": group_prefix},
-    ) as opened:
-        yield opened
 
 
 @pytest.fixture
