@@ -406,13 +406,28 @@ class _Operations(BaseCheckpointSaver[str]):
 
     def __init__(
         self,
+        client: Any,
         *,
         prefix: str = DEFAULT_PREFIX,
         max_checkpoints_per_thread: int | None = None,
         ttl_seconds: int | None = None,
         serde: SerializerProtocol | None = None,
     ) -> None:
+        """Use an existing client (not ``decode_responses``); see ``from_conn_string``.
+
+        Args:
+            client: A ``redis.asyncio.Redis`` client (:class:`AsyncRedisSaver`) or a
+                ``redis.Redis`` one (:class:`RedisSaver`).
+            prefix: Prefix of every key.
+            max_checkpoints_per_thread: Keep only the newest N checkpoints per thread and
+                namespace (older ones and their writes are deleted on put).
+            ttl_seconds: Expire a thread's keys this long after its last write.
+            serde: The serializer (default: LangGraph's ``JsonPlusSerializer``).
+        """
+        _check_client(client)
         super().__init__(serde=serde)
+        self.client = client
+        self._shas: dict[str, str] = {}
         if max_checkpoints_per_thread is not None and max_checkpoints_per_thread < 1:
             raise ConfigError(
                 f"max_checkpoints_per_thread must be >= 1, got {max_checkpoints_per_thread!r}"
@@ -611,34 +626,7 @@ def _queue(pipe: Any, call: Call, shas: dict[str, str]) -> None:
 class AsyncRedisSaver(_Operations):
     """Async checkpointer on plain Redis (redis-py asyncio)."""
 
-    def __init__(
-        self,
-        client: aioredis.Redis,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        max_checkpoints_per_thread: int | None = None,
-        ttl_seconds: int | None = None,
-        serde: SerializerProtocol | None = None,
-    ) -> None:
-        """Use an existing client (not ``decode_responses``); see :meth:`from_conn_string`.
-
-        Args:
-            client: A ``redis.asyncio.Redis`` client.
-            prefix: Prefix of every key.
-            max_checkpoints_per_thread: Keep only the newest N checkpoints per thread and
-                namespace (older ones and their writes are deleted on put).
-            ttl_seconds: Expire a thread's keys this long after its last write.
-            serde: The serializer (default: LangGraph's ``JsonPlusSerializer``).
-        """
-        _check_client(client)
-        super().__init__(
-            prefix=prefix,
-            max_checkpoints_per_thread=max_checkpoints_per_thread,
-            ttl_seconds=ttl_seconds,
-            serde=serde,
-        )
-        self.client = client
-        self._shas: dict[str, str] = {}
+    client: aioredis.Redis
 
     @classmethod
     @asynccontextmanager
@@ -755,25 +743,7 @@ class AsyncRedisSaver(_Operations):
 class RedisSaver(_Operations):
     """Sync checkpointer (redis-py): the same keys and operations as :class:`AsyncRedisSaver`."""
 
-    def __init__(
-        self,
-        client: redis.Redis,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        max_checkpoints_per_thread: int | None = None,
-        ttl_seconds: int | None = None,
-        serde: SerializerProtocol | None = None,
-    ) -> None:
-        """Use an existing ``redis.Redis`` client; arguments as for :class:`AsyncRedisSaver`."""
-        _check_client(client)
-        super().__init__(
-            prefix=prefix,
-            max_checkpoints_per_thread=max_checkpoints_per_thread,
-            ttl_seconds=ttl_seconds,
-            serde=serde,
-        )
-        self.client = client
-        self._shas: dict[str, str] = {}
+    client: redis.Redis
 
     @classmethod
     @contextmanager
