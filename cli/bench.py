@@ -361,6 +361,35 @@ def bench_load_command(
         add_load_row(output, stamp(), render_load(report, label))
 
 
+@bench_app.command("faults")
+def bench_faults_command(
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run the faults whose name has this.")
+    ] = None,
+    output: OutputOption = Path("docs/benchmarks.md"),
+    write: Annotated[bool, typer.Option(help="Write the table to the benchmarks file.")] = True,
+) -> None:
+    """The fault matrix: serve killed, hot tier killed, hung, flapping, spool full."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.faults import (
+        FAULTS_HEAD,
+        FAULTS_TITLE,
+        fault_row,
+        faults_section,
+        run_faults,
+    )
+
+    try:
+        runs = run_faults(tuple(only or ()))
+    except PlaitError as error:
+        fail(str(error))
+    console.print(FAULTS_HEAD)
+    for fault, report in runs:
+        console.print(fault_row(fault, report), markup=False)
+    if write:
+        write_section(output, FAULTS_TITLE, faults_section(stamp(), runs))
+
+
 @bench_app.command("viewer")
 def bench_viewer_command(
     events: Annotated[int, typer.Option(help="Events of the big session.")] = 100_000,

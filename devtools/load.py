@@ -58,6 +58,9 @@ class LoadOptions:
     timeout_ms: int = 250
     pace_ms: int = 0
     kill_serve_after_s: float = 0.0
+    hang_s: float = 0.0  # SIGSTOP the hot tier's server this long (then SIGCONT), outage_after_s in
+    flaps: int = 0  # kill and restart an external Redis this many times, outage_s down each time
+    spool_max_bytes: int = 0  # the service's spool cap (a full disk, as the service sees it)
 
 
 @dataclass(kw_only=True)
@@ -85,6 +88,7 @@ class LoadReport:
     redis_killed: bool = False
     redis_back_s: float | None = None
     serve_killed: bool = False
+    serve_port_moved: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -203,15 +207,42 @@ def embedded_back(data: Path, killed: int) -> bool:
     return isinstance(pid, int) and pid != killed and embedded_url(data) is not None
 
 
+def hot_tier_pid(data: Path, external: ExternalRedis | None) -> int | None:
+    """The pid of the hot tier's server: the bench's external one, or the embedded one."""
+    if external is not None:
+        return external.process.pid if external.process is not None else None
+    pid = read_json(data / "falkordb" / "server.json").get("pid")
+    return pid if isinstance(pid, int) and pid_alive(pid) else None
+
+
 def outage(
     options: LoadOptions, data: Path, external: ExternalRedis | None, report: LoadReport
 ) -> threading.Thread:
-    """Kill the hot tier's Redis ``outage_after_s`` into the run (in a thread)."""
+    """The hot tier's fault, ``outage_after_s`` into the run (in a thread).
+
+    Killed (an external one is started again ``outage_s`` later, ``flaps`` times over), or hung
+    (SIGSTOP) for ``hang_s``.
+    """
 
     def act() -> None:
         time.sleep(options.outage_after_s)
         killed_at = time.monotonic()
+        if options.hang_s:
+            pid = hot_tier_pid(data, external)
+            if pid is not None:
+                os.kill(pid, signal.SIGSTOP)
+                time.sleep(options.hang_s)
+                os.kill(pid, signal.SIGCONT)
+                report.redis_killed = True
+                report.redis_back_s = time.monotonic() - killed_at
+            return
         if external is not None:
+            for _ in range(max(0, options.flaps - 1)):  # the flaps before the last outage
+                external.kill()
+                time.sleep(options.outage_s)
+                external.start()
+                time.sleep(options.outage_s)
+            killed_at = time.monotonic()
             external.kill()
             report.redis_killed = True
             time.sleep(options.outage_s)
@@ -325,6 +356,8 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
     project.mkdir()
     data.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    if options.spool_max_bytes:
+        env["PLAIT_SERVICE__SPOOL_MAX_BYTES"] = str(options.spool_max_bytes)
     external = ExternalRedis(root / "redis") if options.redis == "external" else None
     if external is not None:
         env["PLAIT_REDIS__URL"] = external.start()
@@ -333,18 +366,20 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
         url = service_url(data, project)
         token = (data / "token").read_text().strip()
         plugin = plugin_as_javascript(root / "plait.mjs", options.plugin)
-        killer = outage(options, data, external, report) if options.outage_s else None
+        faulty = options.outage_s or options.hang_s
+        killer = outage(options, data, external, report) if faulty else None
         restart = functools.partial(serve_process, options, project, data, env)
         crash = (
             serve_killer(options, served, restart, report) if options.kill_serve_after_s else None
         )
         result = drive(options, plugin, project, data, env, root / "result.json")
         if killer is not None:
-            killer.join(timeout=options.outage_s + 120)
+            killer.join(timeout=options.outage_s * max(1, 2 * options.flaps) + options.hang_s + 120)
         if crash is not None:
             crash.join(timeout=120)
-        url = current_url(data, project, url)
-        report.health = settle(url, token, options.settle_s)
+        moved = current_url(data, project, url)
+        report.serve_port_moved = moved != url
+        report.health = settle(moved, token, options.settle_s)
         read_driver_result(report, result)
         with reachable_redis(env, data) as redis_url:
             count_prompts(
@@ -427,6 +462,10 @@ def render_load(report: LoadReport, label: str = "") -> str:
         if report.redis_killed
         else "none"
     )
+    if report.redis_killed and float(options.get("hang_s", 0) or 0):
+        outage = f"{options['redis']} Redis hung {float(options['hang_s']):.0f} s (SIGSTOP)"
+    if report.redis_killed and int(options.get("flaps", 0) or 0) > 1:
+        outage += f", {options['flaps']} times"
     if report.serve_killed:
         killed = f"plait serve killed -9 {float(options['kill_serve_after_s']):.0f} s in"
         outage = killed if outage == "none" else f"{outage}; {killed}"

@@ -40,3 +40,23 @@ def test_load_through_plait_serve_killed_mid_run_stores_each_call_once() -> None
     report = run_load(options)
     assert report.serve_killed
     assert_every_prompt_once_in_order(report)
+
+
+def test_load_through_a_hung_hot_tier_loses_no_prompt() -> None:
+    """The hot tier stops answering (SIGSTOP) without closing a connection, then goes on."""
+    options = LoadOptions(sessions=10, hooks=10, hang_s=1.5, outage_after_s=0.5, pace_ms=100)
+    report = run_load(options)
+    assert report.redis_killed and report.redis_back_s is not None  # it was hung, and resumed
+    assert report.health["spool_pending"] == 0
+    assert_every_prompt_once_in_order(report)
+
+
+def test_load_with_the_spool_full_during_an_outage_loses_no_prompt() -> None:
+    """A spool that cannot take calls (a full disk, as the service sees it) answers 503: the
+    plugins keep the calls and deliver them once the hot tier is back."""
+    options = LoadOptions(
+        sessions=10, hooks=10, outage_s=1, outage_after_s=0.5, pace_ms=100, spool_max_bytes=4096
+    )
+    report = run_load(options)
+    assert report.redis_killed
+    assert_every_prompt_once_in_order(report)

@@ -1,0 +1,91 @@
+"""``plait bench faults``: the fault matrix, each fault one load run through the real plugin.
+
+Every run is :func:`plait.devtools.load.run_load` (a fresh project, ``plait serve`` as the plugin
+starts it, the real OpenCode plugin driven from Node) with one fault injected a second in:
+``plait serve`` killed with SIGKILL and started again (on a new port: the plugins must follow it),
+the hot tier killed (plait brings its embedded server back), the hot tier hung (SIGSTOP, then
+SIGCONT), an external Redis flapping (down and up three times), and the spool capped so small that
+the service refuses calls with 503 (what a full disk does to it; the plugins keep the calls in
+their outboxes). After each run the bench waits for the outboxes and the spool to empty and counts
+every prompt the plugins sent: stored, lost, stored twice, out of order, and how many model calls
+carried an envelope. Nothing here is a test: the table goes to ``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from plait.devtools.load import LoadOptions, LoadReport, run_load
+
+FAULTS_TITLE = "Faults"
+BASE = LoadOptions(sessions=20, hooks=30, pace_ms=100, outage_after_s=1.0, settle_s=120.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fault:
+    """One row of the matrix: what is done, as load options over :data:`BASE`."""
+
+    name: str
+    options: LoadOptions
+
+
+FAULTS = (
+    Fault(name="none", options=BASE),
+    Fault(
+        name="plait serve killed -9 and restarted (new port)",
+        options=replace(BASE, kill_serve_after_s=1.0),
+    ),
+    Fault(
+        name="hot tier killed (embedded: plait restarts it)", options=replace(BASE, outage_s=2.0)
+    ),
+    Fault(name="hot tier hung 3 s (SIGSTOP, SIGCONT)", options=replace(BASE, hang_s=3.0)),
+    Fault(
+        name="external Redis flapping: down 1 s, three times",
+        options=replace(BASE, redis="external", outage_s=1.0, flaps=3),
+    ),
+    Fault(
+        name="hot tier killed 2 s with the spool full (4 KB cap: 503, kept in the outbox)",
+        options=replace(BASE, outage_s=2.0, spool_max_bytes=4096),
+    ),
+)
+
+FAULTS_HEAD = (
+    "| fault | hooks | p99 ms | prompts sent | stored | lost | duplicates | "
+    "sessions out of order | transforms with envelope | settled s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def fault_row(fault: Fault, report: LoadReport) -> str:
+    """One markdown row."""
+    share = report.enveloped / report.transforms if report.transforms else 0.0
+    return (
+        f"| {fault.name} | {report.hooks} | {report.p99_ms:.0f} | {report.prompts_sent} | "
+        f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
+        f"{report.out_of_order_sessions} | {report.enveloped}/{report.transforms} "
+        f"({share:.0%}) | {report.settled_s:.1f} |"
+    )
+
+
+def run_faults(names: tuple[str, ...] = ()) -> list[tuple[Fault, LoadReport]]:
+    """Run the matrix (or the faults named); each fault's report."""
+    chosen = [f for f in FAULTS if not names or any(n in f.name for n in names)]
+    return [(fault, run_load(fault.options)) for fault in chosen]
+
+
+def faults_section(stamp: str, runs: list[tuple[Fault, LoadReport]]) -> str:
+    """The ``## Faults`` section of the benchmarks file."""
+    rows = "\n".join(fault_row(fault, report) for fault, report in runs)
+    base = BASE
+    return (
+        f"`uv run plait bench faults`: {base.sessions} OpenCode sessions × {base.hooks} hooks "
+        f"through the real plugin, {base.pace_ms} ms between a session's hooks, each fault "
+        f"{base.outage_after_s:.0f} s in; then the bench waits until the plugins' outboxes and "
+        "the service's spool are empty (settled s) and reads every session's log "
+        "(see `plait bench load`). Disk full is the service's spool cap: with no root here a "
+        "real full disk cannot be made; the ENOSPC path itself is covered by a test.\n\n"
+        f"{stamp}\n\n{FAULTS_HEAD}\n{rows}\n"
+    )
+
+
+__all__ = ["FAULTS", "FAULTS_TITLE", "Fault", "faults_section", "run_faults"]
