@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from plait.devtools.load import LoadOptions, LoadReport, run_load
 
 FAULTS_TITLE = "Faults"
-BASE = LoadOptions(sessions=20, hooks=30, pace_ms=100, outage_after_s=1.0, settle_s=120.0)
+BASE = LoadOptions(sessions=10, hooks=80, pace_ms=100, outage_after_s=1.0, settle_s=120.0)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,7 +35,7 @@ logger = redacted_logger("plait")
 PROBE_TIMEOUT_S = 1.0
 WATCH_INTERVAL_S = 1.0
 BACKOFF_BASE_S = 0.1
-BACKOFF_CAP_S = 5.0
+BACKOFF_CAP_S = 1.0  # a tier back is noticed within a probe and a second: envelopes resume
 
 Tick = Callable[[], Awaitable[object]]
 
