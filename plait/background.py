@@ -35,11 +35,12 @@ from plait.graphs.cache_refresh import RefreshGraph, build_cache_refresh_graph
 from plait.graphs.drain import DrainGraph, build_drain_graph
 from plait.nodes.memory_search import recall_groups, search_memory
 from plait.state.background import DrainState
-from plait.state.base.boundary import attempt, fail_open
+from plait.state.base.boundary import attempt, describe, fail_open, translate
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redacted_logger
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
+from plait.state.events import SessionEvent
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, event_uuid
@@ -69,6 +70,43 @@ class DrainReport:
     dead_lettered: int
     left_queued: bool
     drained: int = 0  # events taken off the queue (written, left out as chatter, or dead)
+
+
+class WatchedKnowledge:
+    """A knowledge graph whose failures the background remembers for ``degraded``.
+
+    Each call that fails sets :attr:`Background.knowledge_failure`; each that answers clears it.
+    """
+
+    def __init__(self, inner: KnowledgeGraph, background: Background) -> None:
+        """Watch ``inner`` for ``background``."""
+        self.inner = inner
+        self.background = background
+
+    async def _watched[T](self, work: Awaitable[T]) -> T:
+        try:
+            result = await work
+        except Exception as error:
+            self.background.knowledge_failure = describe(translate(error))
+            raise
+        self.background.knowledge_failure = None
+        return result
+
+    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
+        """Write events as episodes."""
+        return await self._watched(self.inner.write_episodes(group_id, events))
+
+    async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
+        """Search the groups."""
+        return await self._watched(self.inner.search(query, group_ids, limit))
+
+    async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
+        """Remove episodes."""
+        return await self._watched(self.inner.forget_episodes(group_id, episode_uuids))
+
+    async def aclose(self) -> None:
+        """Close the graph."""
+        await self.inner.aclose()
 
 
 class Background:
@@ -109,6 +147,7 @@ class Background:
         self._sleep = sleep
         self._knowledge_factory = knowledge_factory
         self._knowledge: KnowledgeGraph | None = None
+        self.knowledge_failure: str | None = None  # why the knowledge graph did not open
         self.recall = recall
         self.embedder = embedder if recall is not None else None
         self.embedded_total = 0  # vectors this process has computed and kept
@@ -203,10 +242,19 @@ class Background:
                 self._knowledge = None
 
     async def knowledge(self) -> KnowledgeGraph:
-        """The knowledge graph, opened on first use."""
+        """The knowledge graph, opened on first use.
+
+        Why it could not be opened is kept in :attr:`knowledge_failure` (``plait.Memory``'s
+        ``degraded`` says it) until it opens.
+        """
         async with self._knowledge_lock:
             if self._knowledge is None:
-                self._knowledge = await self._knowledge_factory()
+                try:
+                    opened = await self._knowledge_factory()
+                except Exception as error:
+                    self.knowledge_failure = describe(translate(error))
+                    raise
+                self._knowledge = opened
             return self._knowledge
 
     def _context(self, knowledge: KnowledgeGraph | None, group_id: str) -> PlaitContext:
@@ -214,7 +262,7 @@ class Background:
             self.store,
             settings=self.settings,
             group_id=group_id,
-            knowledge=knowledge,
+            knowledge=WatchedKnowledge(knowledge, self) if knowledge is not None else None,
             recall=self.recall,
             embedder=self.embedder,
             sleep=self._sleep,

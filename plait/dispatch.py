@@ -146,6 +146,9 @@ class Dispatch:
             found.append(f"{waiting} call(s) wait in the spool for the hot tier")
         # a failure from before the hot tier came back is over: health says ok again
         failed = self._failure and self._failure_at > self.supervisor.recovered_at
+        graph = self.background.knowledge_failure if self.background is not None else None
+        if graph:
+            found.append(f"knowledge graph unreachable: {graph}")
         return [*found, *([self._failure] if failed and self._failure else [])]
 
     def failed(self, failure: str | None) -> None:

@@ -10,8 +10,9 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -108,3 +109,17 @@ def test_redis_store_translates_client_errors() -> None:
 
     with pytest.raises(BackendUnavailable, match="Redis event count failed"):
         asyncio.run(refused())
+
+
+async def test_an_unreachable_knowledge_graph_shows_in_degraded(
+    open_memory: Callable[..., Any],
+) -> None:
+    """The hot tier answers, the graph's server does not: hooks go on, and ``degraded`` says why
+    once something needed the graph (a search), until it opens."""
+    async with open_memory(falkordb={"url": "redis://127.0.0.1:9"}) as memory:
+        assert memory.degraded == []
+        await memory.user_turn("kg-down", "We decided to keep the graph on its own server.")
+        hits = await memory.search("graph server")  # the recall index answers without it
+        assert isinstance(hits, list)
+        assert any("knowledge graph unreachable" in why for why in memory.degraded)
+        assert "graph on its own server" in await memory.envelope("kg-down")
