@@ -39,6 +39,7 @@ from plait import EventKind, Memory, SessionEvent
 from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.hosts.http import create_app
 from plait.adapters.hosts.mcp import build_server
+from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.state.base.redact import redact
 from plait.state.groups import user_group_id
@@ -413,7 +414,7 @@ async def test_no_secret_from_any_entry_point_is_stored_or_logged(
             Client(server, mode="legacy") as client,
         ):
             for number, probe in enumerate(PROBES):
-                await via_opencode_hooks(memory, probe)
+                await via_opencode_hooks(OpenCodeHooks(memory), probe)
                 await via_http_route(http, probe)
                 await via_memory_methods(memory, probe, number)
                 await via_mcp_tools(client, probe, number, web)

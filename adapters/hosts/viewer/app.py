@@ -277,7 +277,7 @@ async def dead_letter(request: Request) -> Response:
     await checked_form(request)
     if action not in ("replay", "drop"):
         raise ViewerError(404, "Not found", f"No action {action[:40]!r} on dead letters.")
-    store = memory_of(request).store
+    store = memory_of(request).backends.store
     if not any(letter.dead_id == dead_id for letter in await store.list_dead(limit=10_000)):
         raise ViewerError(404, "No such dead letter", f"No dead letter {dead_id[:80]!r}.")
     if action == "replay":
