@@ -440,7 +440,7 @@ def test_plugin_puts_envelope_into_compaction_request(plugin_scenario: PluginSce
 
 @e2e
 def test_plugin_starts_the_service_and_delivers_what_it_kept(
-    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path
+    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path, redis_url: str
 ):
     """No service at first: OpenCode goes on, the plugin starts one, and the first
     ``chat.message`` (sent before any service existed) arrives later through the outbox."""
@@ -450,7 +450,9 @@ def test_plugin_starts_the_service_and_delivers_what_it_kept(
     settings = {"dataDir": str(project.data_dir), "serve": [*serve_command, str(project.data_dir)]}
     (project.root / ".opencode" / "plait.json").write_text(json.dumps(settings))
     announced = service_file(project.data_dir, project.root)
-    env = {"PLAIT_NO_SPAWN": None, "PLAIT_DATA_DIR": None}
+    # the service the plugin starts uses the suite's server (no embedded one to start: a busy
+    # machine would spend the test's time on that)
+    env = {"PLAIT_NO_SPAWN": None, "PLAIT_DATA_DIR": None, "PLAIT_REDIS__URL": redis_url}
     try:
         first = project.run("First, with no service.", plait_url=None, token=None, env=env)
         assert provider.chat_requests(), "OpenCode did not go on without plait"
@@ -460,7 +462,7 @@ def test_plugin_starts_the_service_and_delivers_what_it_kept(
             time.sleep(0.1)
         assert announced.exists(), "the plugin did not start plait serve"
         project.run("Second.", session=first, plait_url=None, token=None, env=env)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (
             delivered(kept, calls) and "First, with no service." in read(calls)
         ):
