@@ -48,8 +48,8 @@ from plait.nodes.session_summary import (
     summary_title,
 )
 from plait.nodes.sessions import find_root
-from plait.state.base.boundary import attempt, fail_open, fail_open_sync
-from plait.state.base.errors import BackendError, PlaitError, UsageError
+from plait.state.base.boundary import fail_open, fail_open_sync
+from plait.state.base.errors import BackendError, UsageError
 from plait.state.base.redact import redact, redact_data
 from plait.state.base.settings import Settings
 from plait.state.groups import user_group_id
@@ -291,7 +291,6 @@ class Observations:
     # the knowledge graph, caches, staged envelopes): (observation, revisions, withdraw queued)
     forget_copies: ForgetCopies | None = None
     _snapshots: dict[str, _Snapshot] = field(default_factory=dict)
-    _unforgotten: list[tuple[Observation, range]] = field(default_factory=list)
 
     @property
     def user_group(self) -> str:
@@ -465,25 +464,8 @@ class Observations:
         """
         if drains(observation):
             await self.hot.enqueue(group, [observation_event(observation)])
-        if observation.revision > 1:
-            self._unforgotten.append((observation, range(1, observation.revision)))
-        await self.forget_replaced()
-
-    async def forget_replaced(self) -> None:
-        """Remove the copies of revisions an update replaced; what cannot go now waits.
-
-        An update is kept even when the knowledge graph does not answer: the old revision's
-        copies are removed at the next write (or the next try) instead, in this process.
-        """
-        if self.forget_copies is None:
-            return
-        waiting, self._unforgotten = self._unforgotten, []
-        for number, (observation, revisions) in enumerate(waiting):
-            failed = await attempt(self.forget_copies(observation, revisions, False))
-            if isinstance(failed, PlaitError):
-                logger.warning("plait: replaced revisions stay until the graph answers: %s", failed)
-                self._unforgotten = [*waiting[number:], *self._unforgotten]
-                return
+        if observation.revision > 1 and self.forget_copies is not None:
+            await self.forget_copies(observation, range(1, observation.revision), False)
 
     async def _supersede(self, group: str, old: Observation, by: str) -> bool:
         """Mark ``old`` superseded by ``by`` (best effort: a concurrent write wins)."""

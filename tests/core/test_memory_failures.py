@@ -123,31 +123,3 @@ async def test_an_unreachable_knowledge_graph_shows_in_degraded(
         assert isinstance(hits, list)
         assert any("knowledge graph unreachable" in why for why in memory.degraded)
         assert "graph on its own server" in await memory.envelope("kg-down")
-
-
-async def test_an_update_is_kept_when_the_knowledge_graph_is_down(
-    open_memory: Callable[..., Any],
-) -> None:
-    """Removing the replaced revision's graph copies needs the graph; the update does not wait
-    for it (the old copies go at the next write once the graph answers). A delete still refuses."""
-    from plait.observation_tools import MemoryToolbox
-
-    async with open_memory(falkordb={"url": "redis://127.0.0.1:9"}) as memory:
-        tools = MemoryToolbox(memory.observations, host="test")
-        saved = await tools.call(
-            "memory_save",
-            {"title": "Use the yak queue", "content": "What: yak", "type": "decision"},
-            "s",
-        )
-        updated = await tools.call(
-            "memory_update",
-            {"id": saved["id"], "title": "Use the emu queue", "content": "What: emu"},
-            "s",
-        )
-        assert "error" not in updated, updated
-        current = await memory.observations.get(saved["id"])
-        assert current.title == "Use the emu queue" and current.revision == 2
-        assert memory.observations._unforgotten  # waiting for the graph
-        with pytest.raises(BackendUnavailable, match="unreachable"):  # nothing forgotten, say so
-            await tools.call("memory_delete", {"id": saved["id"]}, "s")
-        assert (await memory.observations.get(saved["id"])).title == "Use the emu queue"
