@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from plait.cli import (  # noqa: F401 (they register commands)
     bench,
-    claude_code,
     core,
     dlq,
     history,
+    hosts,
     memory,
     opencode,
     service,

@@ -20,7 +20,8 @@ import grimp
 import pytest
 from support.layout import FOLDERS, ROOT, stage_installed_layout
 
-from plait.adapters.hosts.claude_code.hooks import EVENTS as CLAUDE_CODE_EVENTS
+from plait.adapters.hosts.claude_code import hooks as claude_code_hooks
+from plait.adapters.hosts.codex import hooks as codex_hooks
 from plait.adapters.hosts.opencode.hooks import EVENT_INTENTS, HOOK_NAMES
 
 # The one import that runs upward, declared in pyproject.toml with its reason.
@@ -137,17 +138,38 @@ def strings_in(path: Path) -> Iterator[str]:
             yield node.value
 
 
+def command_host_names() -> dict[str, set[str]]:
+    """Each command-hook host's own event names (that no other command host has), and under
+    ``command_hooks`` the event names their shared payload shape gives both (tool names are
+    left out: ``apply_patch`` or ``Bash`` are every agent's words)."""
+    hosts = {"claude_code": claude_code_hooks, "codex": codex_hooks}
+    names = {name: set(host.EVENTS) for name, host in hosts.items()}
+    shared = set.intersection(*(set(host.EVENTS) for host in hosts.values()))
+    own = {
+        name: {n for n in mine - shared if not any(n in names[o] for o in names if o != name)}
+        for name, mine in names.items()
+    }
+    return own | {"command_hooks": shared}
+
+
 def test_host_names_stay_in_their_host_adapter() -> None:
     opencode = {name for name in (*HOOK_NAMES, *EVENT_INTENTS) if "." in name}
     assert "chat.message" in opencode and "session.idle" in opencode
-    claude_code = {name for name in CLAUDE_CODE_EVENTS if len(name) > len("Stop")}
+    command_hosts = command_host_names()
+    assert "UserPromptSubmit" in command_hosts["command_hooks"]
     for module, path in product_files():
+        literals = {name for name in strings_in(path) if len(name) > len("Stop")}
         if not module.startswith("plait.adapters.hosts.opencode"):
-            leaked = opencode & set(strings_in(path))
+            leaked = opencode & literals
             assert not leaked, f"{module} names OpenCode's {sorted(leaked)}"
-        if not module.startswith("plait.adapters.hosts.claude_code"):
-            leaked = claude_code & set(strings_in(path))
-            assert not leaked, f"{module} names Claude Code's {sorted(leaked)}"
+        for host, names in command_hosts.items():
+            # the shared shape's events belong to it and to the hosts that use it
+            allowed = (
+                ("command_hooks", "claude_code", "codex") if host == "command_hooks" else (host,)
+            )
+            if not module.startswith(tuple(f"plait.adapters.hosts.{a}" for a in allowed)):
+                leaked = names & literals
+                assert not leaked, f"{module} names {host}'s {sorted(leaked)}"
         if not module.startswith("plait.adapters.hosts.langchain"):
             imports = [
                 node.module or ""

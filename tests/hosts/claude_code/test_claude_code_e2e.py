@@ -1,58 +1,35 @@
 """plait inside real Claude Code: ``claude -p`` headless, plait's hooks, a local mock model.
 
-The pinned ``@anthropic-ai/claude-code`` is installed from the npm registry once into
-``~/.cache/plait-tests/claude-code/<version>`` (``PLAIT_TEST_CACHE`` moves it). Claude Code runs
-offline against :class:`AnthropicMock` with a scratch ``HOME``; plait is installed in the project
-with ``plait claude-code install`` and ``plait serve`` runs as a real process over the test's
-embedded FalkorDB. Assertions are on what the model receives and what plait stored.
+The pinned ``@anthropic-ai/claude-code`` runs offline against :class:`AnthropicMock` with a
+scratch ``HOME``; plait is installed in the project with ``plait claude-code install`` and
+``plait serve`` runs as a real process over the test's embedded FalkorDB. Assertions are on
+what the model receives and what plait stored.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
 import signal
 import subprocess
-import sys
-import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.anthropic_mock import AnthropicMock
+from support.hosts import ENVELOPE, HostProject, npm_binary, wait_for
+from support.model_mocks import AnthropicMock
 
 from plait.adapters.hosts.claude_code.install import install_claude_code
-from plait.adapters.hosts.http.lifecycle import service_states, terminate
 
 CLAUDE_CODE_VERSION = "2.1.331"
 RUN_TIMEOUT_SECONDS = 120
-BIN = Path(sys.executable).parent
-ENVELOPE = re.compile(r"<session_memory.*?</session_memory>", re.DOTALL)
 pytestmark = [pytest.mark.claude_code, pytest.mark.slow]
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
-    """The pinned ``claude`` executable, installed with npm on first use."""
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        pytest.skip("Claude Code e2e needs node and npm on PATH")
-    base = os.environ.get("PLAIT_TEST_CACHE") or Path.home() / ".cache" / "plait-tests"
-    cache = Path(base) / "claude-code" / CLAUDE_CODE_VERSION
-    binary = cache / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        (cache / "package.json").write_text('{"private": true}\n')
-        package = f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
-        command = [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", package]
-        subprocess.run(command, cwd=cache, check=True)
-    version = subprocess.run([binary, "--version"], capture_output=True, text=True, check=True)
-    assert version.stdout.startswith(CLAUDE_CODE_VERSION)
-    return binary
+    """The pinned ``claude`` executable."""
+    return npm_binary("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, "claude")
 
 
 def reply(body: dict[str, Any]) -> str:
@@ -63,20 +40,14 @@ def reply(body: dict[str, Any]) -> str:
     return "Noted."
 
 
-class Project:
-    """A project with plait installed for Claude Code, its data dir and its environment."""
+class Project(HostProject):
+    """A project with plait installed for Claude Code."""
 
     def __init__(self, tmp_path: Path, redis_url: str, model_url: str, claude: Path) -> None:
-        self.root, self.data, self.home = (tmp_path / name for name in ("project", "data", "home"))
-        for folder in (self.root, self.data, self.home):
-            folder.mkdir()
+        super().__init__(tmp_path, redis_url)
         self.claude = claude
         install_claude_code(self.root, backup_dir=tmp_path / "backups")
-        keep = ("PATH", "LANG", "TERM")
-        self.env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("LC_")}
         self.env.update(
-            PATH=f"{BIN}{os.pathsep}{os.environ['PATH']}",
-            HOME=str(self.home),
             ANTHROPIC_BASE_URL=model_url,
             ANTHROPIC_API_KEY="sk-ant-test-key",
             DISABLE_TELEMETRY="1",
@@ -84,9 +55,6 @@ class Project:
             DISABLE_AUTOUPDATER="1",
             DISABLE_ERROR_REPORTING="1",
             IS_SANDBOX="1",
-            PLAIT_DATA_DIR=str(self.data),
-            PLAIT_REDIS__URL=redis_url,
-            PLAIT_GRAPHITI__GROUP_ID_PREFIX=f"t{uuid.uuid4().hex[:10]}",
         )
 
     def run(self, prompt: str, *more: str) -> dict[str, Any]:
@@ -105,33 +73,6 @@ class Project:
         assert done.returncode == 0, done.stdout + done.stderr
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
-
-    def serve(self) -> subprocess.Popen[bytes]:
-        """``plait serve`` for the project, answering."""
-        process = subprocess.Popen(
-            [str(BIN / "plait"), "serve", "--project", str(self.root)],
-            cwd=self.root,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        assert wait_for(lambda: any(s.running and s.url for s in service_states(self.data)))
-        return process
-
-    def stop_services(self) -> None:
-        """End every ``plait serve`` of the data dir (the hook client may have started one)."""
-        for state in service_states(self.data):
-            if state.running and state.pid is not None:
-                terminate(state.pid)
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 @pytest.fixture
@@ -186,14 +127,12 @@ def test_claude_code_carries_memory_across_runs_compaction_and_a_dead_service(
     # the summary names Postgres only: what was ruled out comes back through plait
     assert "SQLite" not in json.dumps(after[-1]["messages"][0]) and "SQLite" in envelopes(after[-1])
 
-    for state in service_states(project.data):
-        if state.pid is not None:
-            os.kill(state.pid, signal.SIGKILL)
+    project.kill_services(signal.SIGKILL)
     down = project.run("We also decided to queue jobs on Redis streams.", "--resume", session)
     assert down["session_id"] == session and not down.get("is_error")
-    assert wait_for(lambda: any(s.running and s.url for s in service_states(project.data)))
+    assert wait_for(project.serving)
     stored = project.run("What do we queue jobs on?", "--resume", session)
     assert not stored.get("is_error")
     assert "Redis streams" in envelopes(model.seen()[-1])
     project.stop_services()
-    assert not any(state.running for state in service_states(project.data))
+    assert not project.running()

@@ -1,0 +1,1 @@
+"""Codex: command hooks, install, doctor checks and past sessions."""

@@ -1,0 +1,106 @@
+"""``plait claude-code|codex install|uninstall``: the command-hook hosts' integrations.
+
+Each host's folder under ``adapters/hosts/`` has an ``install`` module with
+``install_<host>(project, global_=…)`` and ``uninstall_<host>(…)``; this module gives each a
+typer group with the two commands and says what changed and what happens next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from plait.cli._common import ProjectOption, app
+from plait.cli.opencode import changed_files, print_report
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostCommands:
+    """One host's ``install`` and ``uninstall``: names, where ``--global`` writes, next steps."""
+
+    command: str
+    label: str
+    module: str
+    function: str
+    user_files: str
+    next_steps: str
+
+    def run(self, install: bool, project: Path | None, global_: bool) -> None:
+        """Install or uninstall, and say what changed."""
+        installer = import_module(f"plait.adapters.hosts.{self.module}.install")
+        verb = "install" if install else "uninstall"
+        action = getattr(installer, f"{verb}_{self.function}")
+        directory = (project or Path.cwd()).resolve()
+        report = changed_files(action, directory, global_)
+        where = "for your user" if global_ else f"in {directory}"
+        said = "installed for" if install else "uninstalled from"
+        print_report(report, f"plait is {said} {self.label} {where}:")
+        if install:
+            typer.echo(self.next_steps)
+
+    def register(self) -> None:
+        """Add ``plait <command> install|uninstall`` to the CLI."""
+        group = typer.Typer(help=f"{self.label} integration.", no_args_is_help=True)
+        app.add_typer(group, name=self.command)
+        global_option = Annotated[
+            bool, typer.Option("--global", help=f"Your user settings ({self.user_files}).")
+        ]
+
+        def install(project: ProjectOption = None, global_: bool = False) -> None:
+            self.run(True, project, global_)
+
+        def uninstall(project: ProjectOption = None, global_: bool = False) -> None:
+            self.run(False, project, global_)
+
+        install.__doc__ = (
+            f"Add plait's hooks and MCP server to {self.label} (the project's files, or --global)."
+        )
+        uninstall.__doc__ = (
+            f"Remove what `plait {self.command} install` added (backups of changed files are kept)."
+        )
+        # the options are made here, per host: give typer the objects, not their names
+        for command in (install, uninstall):
+            command.__annotations__ = {"project": ProjectOption, "global_": global_option}
+        group.command("install")(install)
+        group.command("uninstall")(uninstall)
+
+
+CLAUDE_CODE = HostCommands(
+    command="claude-code",
+    label="Claude Code",
+    module="claude_code",
+    function="claude_code",
+    user_files="~/.claude",
+    next_steps="""\
+What happens next:
+  - Start Claude Code here as usual (`claude`). Each hook runs `plait-hook`, which starts
+    `plait serve` for this project on first use and answers within a second meanwhile.
+  - Session start and every prompt get plait's memory as context; tool results, compactions
+    and stops are recorded (kept on disk first when the service is down).
+  - Your past Claude Code sessions of this project: `plait import-history --host claude-code`.
+  - Check it with `plait doctor`; undo it with `plait claude-code uninstall`.""",
+)
+CODEX = HostCommands(
+    command="codex",
+    label="Codex",
+    module="codex",
+    function="codex",
+    user_files="$CODEX_HOME, else ~/.codex",
+    next_steps="""\
+What happens next:
+  - Start Codex here as usual (`codex`); plait's hooks are declared trusted in your
+    ~/.codex/config.toml. Each hook runs `plait-hook`, which starts `plait serve` for this
+    project on first use and answers within a second meanwhile.
+  - Session start and every prompt get plait's memory as context; tool results, compactions
+    and stops are recorded (kept on disk first when the service is down).
+  - Your past Codex sessions of this project: `plait import-history --host codex`.
+  - Check it with `plait doctor`; undo it with `plait codex uninstall`.""",
+)
+for host in (CLAUDE_CODE, CODEX):
+    host.register()
+
+__all__ = ["CLAUDE_CODE", "CODEX", "HostCommands"]

@@ -1,0 +1,147 @@
+"""plait inside real Codex: ``codex exec`` headless, plait's trusted hooks, a local mock model.
+
+The pinned ``@openai/codex`` runs offline against :class:`ResponsesMock` (a custom model
+provider in the scratch Codex home's ``config.toml``); plait is installed in the project with
+``plait codex install`` (the CLI, as a person runs it), which declares its hooks trusted: no ``--dangerously-bypass-hook-trust``
+here, so a wrong trust hash fails the test. ``plait serve`` runs as a real process over the
+test's embedded FalkorDB. Assertions are on what the model receives and what plait stored.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.hosts import BIN, ENVELOPE, HostProject, npm_binary, wait_for
+from support.model_mocks import ResponsesMock
+
+CODEX_VERSION = "0.169.0"
+RUN_TIMEOUT_SECONDS = 120
+pytestmark = [pytest.mark.codex, pytest.mark.slow]
+PROVIDER = """\
+# the test's model: a local mock of the Responses API (kept by plait's install)
+model = "mock-model"
+model_provider = "mock"
+
+[model_providers.mock]
+name = "mock"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+"""
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The pinned ``codex`` executable."""
+    return npm_binary("@openai/codex", CODEX_VERSION, "codex")
+
+
+def reply(body: dict[str, Any]) -> str:
+    """The scripted model: a summary when Codex compacts, else a short answer."""
+    if "summary" in json.dumps(body.get("input", [])[-1:]).lower():
+        return "We chose Postgres for the ledger."
+    return "Noted."
+
+
+class Project(HostProject):
+    """A project with plait installed for Codex, and Codex's home pointed at the mock."""
+
+    def __init__(self, tmp_path: Path, redis_url: str, model_url: str, codex: Path) -> None:
+        super().__init__(tmp_path, redis_url)
+        self.codex = codex
+        self.codex_home = self.home / ".codex"
+        self.codex_home.mkdir()
+        (self.codex_home / "config.toml").write_text(PROVIDER.format(url=model_url))
+        self.env.update(CODEX_HOME=str(self.codex_home), MOCK_API_KEY="sk-test-key")
+        # as a person would: the CLI, in the project, with this Codex home
+        command = [str(BIN / "plait"), "codex", "install"]
+        subprocess.run(command, cwd=self.root, env=self.env, check=True, capture_output=True)
+
+    def run(self, prompt: str, session: str = "", *config: str) -> list[dict[str, Any]]:
+        """One headless turn (going on with ``session``, if given); Codex's JSON events.
+
+        ``config``: ``key=value`` overrides of Codex's settings for this run.
+        """
+        command = [str(self.codex), "exec", "--json", "--skip-git-repo-check", "--trust"]
+        for setting in ("features.plugins=false", *config):
+            command += ["-c", setting]
+        command += ["resume", session, prompt] if session else [prompt]
+        done = subprocess.run(
+            command,
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_SECONDS,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def thread_of(events: list[dict[str, Any]]) -> str:
+    """The session id Codex reports for a run."""
+    return next(str(e["thread_id"]) for e in events if e.get("type") == "thread.started")
+
+
+@pytest.fixture
+def model() -> Iterator[ResponsesMock]:
+    with ResponsesMock(reply) as mock:
+        yield mock
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, redis_url: str, model: ResponsesMock, codex_bin: Path
+) -> Iterator[Project]:
+    made = Project(tmp_path, redis_url, model.url, codex_bin)
+    try:
+        yield made
+    finally:
+        made.stop_services()
+
+
+def envelopes(request: dict[str, Any]) -> str:
+    """The ``<session_memory>`` blocks plait's hooks put in one request."""
+    return "\n".join(ENVELOPE.findall(json.dumps(request.get("input", []))))
+
+
+def compacting(request: dict[str, Any]) -> bool:
+    """Whether a request is Codex asking for its compaction summary."""
+    return "COMPACTION" in json.dumps(request.get("input", [])[-1:])
+
+
+def test_codex_carries_memory_across_runs_compaction_and_a_dead_service(
+    project: Project, model: ResponsesMock
+) -> None:
+    project.serve()
+    session = thread_of(project.run("We decided to use Postgres for the ledger, never SQLite."))
+    assert any(envelopes(r) for r in model.seen()), "no envelope reached the model"
+    assert "memory_search" in json.dumps(model.seen()[0].get("tools")), "plait's MCP tools"
+
+    seen = len(model.seen())
+    again = project.run("Which database do we use for the ledger?", session)
+    assert thread_of(again) == session
+    assert any("Postgres" in envelopes(r) for r in model.seen()[seen:])
+
+    seen = len(model.seen())
+    project.run("And what did we rule out?", session, "model_auto_compact_token_limit=5")
+    after = model.seen()[seen:]
+    summarized = next(i for i, r in enumerate(after) if compacting(r))
+    resumed = after[summarized + 1]  # the first call on the compacted history
+    assert "SQLite" not in reply(after[summarized])  # the summary drops it: plait brings it back
+    assert "SQLite" in envelopes(resumed)
+
+    project.kill_services(signal.SIGKILL)
+    project.run("We also decided to queue jobs on Redis streams.", session)
+    assert wait_for(project.serving)
+    project.run("What do we queue jobs on?", session)
+    assert "Redis streams" in envelopes(model.seen()[-1])
+    project.stop_services()
+    assert not project.running()

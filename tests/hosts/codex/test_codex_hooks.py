@@ -1,0 +1,94 @@
+"""Codex's hook payloads (as Codex 0.169.0 sends them) → plait's intents, and plait's answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from plait.adapters.hosts.codex.hooks import COMMAND_HOST, EVENTS, NAME
+from plait.adapters.hosts.http.host_routes import COMMAND_HOSTS
+from plait.state.base.errors import InvalidHookPayload, UnknownHook
+from plait.state.intents import (
+    AssistantText,
+    CompactionAfter,
+    ModelCall,
+    SessionLifecycle,
+    ToolResult,
+    UserTurn,
+)
+
+SESSION = "01a21115-becb-7783-a9c1-a679a85c6c43"
+
+
+def payload(event: str, **fields: Any) -> dict[str, Any]:
+    """A payload with what Codex sends on every event."""
+    common = {
+        "session_id": SESSION,
+        "turn_id": "01a21115-bee6-7df3-b97e-caf480368364",
+        "transcript_path": "/home/u/.codex/sessions/2026/11/25/rollout.jsonl",
+        "cwd": "/work/project",
+        "model": "gpt-5",
+        "permission_mode": "bypassPermissions",
+    }
+    return common | {"hook_event_name": event} | fields
+
+
+def test_the_service_takes_codex_calls() -> None:
+    assert COMMAND_HOSTS[NAME] is COMMAND_HOST
+
+
+def test_a_prompt_is_recorded_and_asks_for_the_envelope() -> None:
+    call = COMMAND_HOST.call(
+        "UserPromptSubmit", payload("UserPromptSubmit", prompt="Use Postgres"), "c1"
+    )
+    assert call.durable and call.call_id == "c1" and call.target.session_id == SESSION
+    assert call.payload == (UserTurn(text="Use Postgres"), ModelCall(query="Use Postgres"))
+    assert call.replay == {"event": "UserPromptSubmit", "payload": call.replay["payload"]}
+
+
+def test_a_shell_call_keeps_its_output_and_a_patch_names_its_files() -> None:
+    shell = payload(
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "pytest -q"},
+        tool_response="3 passed\n",
+        tool_use_id="call_1",
+    )
+    (result,) = COMMAND_HOST.call("PostToolUse", shell, "").payload
+    assert isinstance(result, ToolResult) and (result.tool, result.output) == ("bash", "3 passed\n")
+    patch = "*** Begin Patch\n*** Update File: src/ledger.py\n@@\n-a\n+b\n*** Add File: b.py\n+x\n"
+    edit = payload("PreToolUse", tool_name="apply_patch", tool_input={"input": patch})
+    call = COMMAND_HOST.call("PreToolUse", edit, "")
+    assert call.target.files == ("src/ledger.py", "b.py") and not call.durable
+
+
+def test_compaction_and_stops() -> None:
+    start = COMMAND_HOST.call("SessionStart", payload("SessionStart", source="compact"), "")
+    assert start.payload == (CompactionAfter(), ModelCall())
+    stop = payload("Stop", stop_hook_active=False, last_assistant_message="Done.")
+    assert COMMAND_HOST.call("Stop", stop, "").payload == (
+        AssistantText(text="Done."),
+        SessionLifecycle(phase="idle"),
+    )
+    sub = COMMAND_HOST.call("SubagentStop", payload("SubagentStop", agent_id="a1"), "")
+    assert sub.target.parent_id == SESSION and sub.target.session_id.startswith(SESSION)
+
+
+def test_bad_calls_are_refused_with_the_reason() -> None:
+    with pytest.raises(UnknownHook, match="Codex"):
+        COMMAND_HOST.call("Notification", payload("Notification"), "")
+    with pytest.raises(InvalidHookPayload, match="session_id"):
+        COMMAND_HOST.call("UserPromptSubmit", {"prompt": "hi"}, "")
+    assert set(EVENTS) >= {"SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact"}
+
+
+def test_answers_are_context_where_codex_reads_it() -> None:
+    inject = {"inject": "<session_memory>x</session_memory>"}
+    for event in ("SessionStart", "UserPromptSubmit", "PostToolUse"):
+        answer = COMMAND_HOST.answer(event, {}, inject)
+        assert answer == {
+            "hookSpecificOutput": {"hookEventName": event, "additionalContext": inject["inject"]}
+        }
+    assert COMMAND_HOST.answer("Stop", {}, inject) == {}
+    assert COMMAND_HOST.answer("UserPromptSubmit", {}, {}) == {}
