@@ -32,10 +32,11 @@ def doctor(
 
     Hot tier, checkpointer, knowledge graph, LLM, embedder, the drain queue and dead letters;
     then the OpenCode plugin, its MCP entry, the project's service and the plugin's outbox;
-    then Claude Code's and Codex's hooks and MCP entries.
+    then Claude Code's, Codex's and Gemini CLI's hooks and MCP entries.
     """
     from plait.adapters.hosts.claude_code.health import claude_code_checks
     from plait.adapters.hosts.codex.health import codex_checks
+    from plait.adapters.hosts.gemini.health import gemini_checks
     from plait.adapters.hosts.http.lifecycle import service_states
     from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
@@ -48,6 +49,7 @@ def doctor(
     checks += opencode_checks(settings.resolved_data_dir(), directory)
     checks += claude_code_checks(directory)
     checks += codex_checks(directory)
+    checks += gemini_checks(directory)
     if json_output:
         typer.echo(json.dumps({"checks": [c.as_dict() for c in checks]}, indent=2))
     else:

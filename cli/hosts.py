@@ -1,4 +1,4 @@
-"""``plait claude-code|codex install|uninstall``: the command-hook hosts' integrations.
+"""``plait claude-code|codex|gemini install|uninstall``: the command-hook hosts' integrations.
 
 Each host's folder under ``adapters/hosts/`` has an ``install`` module with
 ``install_<host>(project, global_=…)`` and ``uninstall_<host>(…)``; this module gives each a
@@ -100,7 +100,22 @@ What happens next:
   - Your past Codex sessions of this project: `plait import-history --host codex`.
   - Check it with `plait doctor`; undo it with `plait codex uninstall`.""",
 )
-for host in (CLAUDE_CODE, CODEX):
+GEMINI = HostCommands(
+    command="gemini",
+    label="Gemini CLI",
+    module="gemini",
+    function="gemini",
+    user_files="~/.gemini: always, as Gemini CLI runs hooks only from a user's extensions",
+    next_steps="""\
+What happens next:
+  - Start Gemini CLI here as usual (`gemini`). plait is an extension of yours
+    (~/.gemini/extensions/plait); each hook runs `plait-hook`, which starts `plait serve`
+    for the project it runs in on first use and answers within a second meanwhile.
+  - Session start, every prompt and every tool result get plait's memory as context; prompts,
+    tool results and answers are recorded (kept on disk first when the service is down).
+  - Check it with `plait doctor`; undo it with `plait gemini uninstall`.""",
+)
+for host in (CLAUDE_CODE, CODEX, GEMINI):
     host.register()
 
-__all__ = ["CLAUDE_CODE", "CODEX", "HostCommands"]
+__all__ = ["CLAUDE_CODE", "CODEX", "GEMINI", "HostCommands"]

@@ -76,12 +76,6 @@ def session_start(payload: Mapping[str, Any]) -> list[Intent]:
     return [SessionLifecycle(phase="created"), ModelCall()]
 
 
-def prompt(payload: Mapping[str, Any]) -> list[Intent]:
-    """The user's prompt: recorded, and the envelope for the model call it starts."""
-    text = as_text(payload.get("prompt", ""), OUTPUT_MAX)
-    return [UserTurn(text=text), ModelCall(query=text)]
-
-
 def tool_name(payload: Mapping[str, Any], tools: Mapping[str, str]) -> str:
     """Plait's name for the payload's tool (one the host does not name keeps its own)."""
     name = require_str(payload.get("tool_name"), "tool_name")
@@ -90,7 +84,8 @@ def tool_name(payload: Mapping[str, Any], tools: Mapping[str, str]) -> str:
 
 def tool_output(fields: Mapping[str, Any]) -> str:
     """The text of a structured tool response (a shell's stdout and stderr, else its JSON)."""
-    parts = [fields.get(key) for key in ("stdout", "stderr", "error", "content", "output")]
+    keys = ("stdout", "stderr", "error", "content", "output", "llmContent")
+    parts = [fields.get(key) for key in keys]
     text = "\n".join(part for part in parts if isinstance(part, str) and part)
     return text or json.dumps(fields, default=str)[:OUTPUT_MAX]
 
@@ -107,8 +102,13 @@ def compact_after(payload: Mapping[str, Any]) -> list[Intent]:
 
 
 def stopped(payload: Mapping[str, Any]) -> list[Intent]:
-    """The agent (or a subagent) finished its turn: its last words, and the session goes idle."""
-    last = as_text(payload.get("last_assistant_message", ""), OUTPUT_MAX)
+    """The agent (or a subagent) finished its turn: its last words, and the session goes idle.
+
+    The last words are ``last_assistant_message`` (Claude Code, Codex) or ``prompt_response``
+    (Gemini CLI).
+    """
+    said_last = payload.get("last_assistant_message", payload.get("prompt_response", ""))
+    last = as_text(said_last, OUTPUT_MAX)
     said: list[Intent] = [AssistantText(text=last)] if last else []
     return [*said, SessionLifecycle(phase="idle")]
 
@@ -119,38 +119,75 @@ def ended(payload: Mapping[str, Any]) -> list[Intent]:
 
 
 # -- one host -------------------------------------------------------------------------------------
+# The events Claude Code introduced and Codex follows, by kind.
+CLAUDE_STYLE_EVENTS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "prompt",
+    "PreToolUse": "tool_before",
+    "PostToolUse": "tool_after",
+    "PreCompact": "compact_before",
+    "PostCompact": "compact_after",
+    "Stop": "stopped",
+    "SubagentStop": "stopped",
+    "SessionEnd": "ended",
+}
+# What each event of a host means, by kind (a host maps its event names to these).
+KINDS = (
+    "session_start",
+    "prompt",
+    "tool_before",
+    "tool_after",
+    "compact_before",
+    "compact_after",
+    "stopped",
+    "ended",
+)
+
+
 @dataclass(frozen=True, kw_only=True)
 class CommandHooks:
     """One command-hook host: its events, tools, recording events and the answers it reads.
 
-    ``events``: beyond the shared ones, or in their place (an event mapped to a reader).
+    ``events``: the host's event names, each mapped to what it means (one of :data:`KINDS`).
     ``tools``: the host's tool names as plait names them. ``keep``: events whose calls record
     (installed with ``--keep``, spooled, never lost). ``injecting``: events whose answer the
     host reads as context; ``caps``: the most characters of context an event takes.
+    ``prompt_of``: the user's words in a prompt payload (a host that folds its own injected
+    context into the prompt takes it out here). ``deny``: a denied tool call as the host reads
+    it.
     """
 
     name: str
     label: str
+    events: Mapping[str, str]
     tools: Mapping[str, str]
     keep: frozenset[str]
     injecting: frozenset[str]
-    events: Mapping[str, Reader] = field(default_factory=dict)
     caps: Mapping[str, int] = field(default_factory=dict)
+    prompt_of: Callable[[Mapping[str, Any]], Any] = field(default=lambda p: p.get("prompt", ""))
+    deny: Callable[[str, str], dict[str, Any]] | None = None
 
-    def __post_init__(self) -> None:
-        shared: dict[str, Reader] = {
-            "SessionStart": session_start,
-            "UserPromptSubmit": prompt,
-            "PreToolUse": self.tool_before,
-            "PostToolUse": self.tool_after,
-            "PreCompact": compact_before,
-            "PostCompact": compact_after,
-            "Stop": stopped,
-            "SessionEnd": ended,
+    @cached_property
+    def readers(self) -> dict[str, Reader]:
+        """Each event's reader: the host's event name → its intents."""
+        kinds: dict[str, Reader] = {
+            "session_start": session_start,
+            "prompt": self.prompt,
+            "tool_before": self.tool_before,
+            "tool_after": self.tool_after,
+            "compact_before": compact_before,
+            "compact_after": compact_after,
+            "stopped": stopped,
+            "ended": ended,
         }
-        object.__setattr__(self, "events", shared | dict(self.events))
+        return {event: kinds[kind] for event, kind in self.events.items()}
 
     # -- reading ------------------------------------------------------------------------------
+    def prompt(self, payload: Mapping[str, Any]) -> list[Intent]:
+        """The user's prompt: recorded, and the envelope for the model call it starts."""
+        text = as_text(self.prompt_of(payload), OUTPUT_MAX)
+        return [UserTurn(text=text), ModelCall(query=text)]
+
     def tool_before(self, payload: Mapping[str, Any]) -> list[Intent]:
         """A tool call about to run."""
         return [ToolCall(tool=tool_name(payload, self.tools), args=obj(payload.get("tool_input")))]
@@ -160,7 +197,8 @@ class CommandHooks:
         response = payload.get("tool_response")
         fields = obj(response)
         output = response if isinstance(response, str) else tool_output(fields)
-        failed = fields.get("is_error") is True or fields.get("interrupted") is True
+        failed = any(fields.get(key) is True for key in ("is_error", "interrupted"))
+        failed = failed or bool(fields.get("error"))
         exit_code = fields.get("exit_code", fields.get("exitCode"))
         if not isinstance(exit_code, int) or isinstance(exit_code, bool):
             exit_code = 1 if failed else None
@@ -174,7 +212,7 @@ class CommandHooks:
 
     def intents_of(self, event: str, payload: Mapping[str, Any]) -> list[Intent]:
         """The intents of one call. Raises ``InvalidHookPayload`` naming a bad field."""
-        return self.events[event](payload)
+        return self.readers[event](payload)
 
     def host_call(self, event: str, payload: Any, call_id: str = "") -> HostCall:
         """A validated call; one that records is read in full here (refused, not kept).
@@ -182,7 +220,7 @@ class CommandHooks:
         Raises ``UnknownHook`` for an event plait does not take, ``InvalidHookPayload`` naming
         the field for a payload it cannot use (a missing ``session_id``).
         """
-        if event not in self.events:
+        if event not in self.readers:
             takes = ", ".join(self.events)
             raise UnknownHook(f"unknown {self.label} event {event!r}; plait takes {takes}")
         fields = mapping(payload, "payload")
@@ -212,8 +250,9 @@ class CommandHooks:
         A tool policy that denies becomes the host's ``permissionDecision``; a nudge, context.
         """
         policy = output.get("policy")
-        if event == "PreToolUse" and policy is not None and policy.action != "allow":
-            return tool_policy(policy.action, policy.message)
+        before_tool = self.events.get(event) == "tool_before"
+        if before_tool and policy is not None and policy.action != "allow":
+            return (self.deny or tool_policy)(policy.action, policy.message)
         inject = output.get("inject")
         if event not in self.injecting or not inject:
             return {}
@@ -239,12 +278,13 @@ def tool_policy(action: str, message: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "CLAUDE_STYLE_EVENTS",
+    "KINDS",
     "SUBAGENT_SEPARATOR",
     "CommandHooks",
     "compact_after",
     "compact_before",
     "ended",
-    "prompt",
     "session_start",
     "stopped",
     "target_of",

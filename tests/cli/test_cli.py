@@ -39,8 +39,9 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
         "opencode",
         "claude-code",
         "codex",
+        "gemini",
     }
-    healthy = set(checks) - {"opencode", "claude-code", "codex"}
+    healthy = set(checks) - {"opencode", "claude-code", "codex", "gemini"}
     assert all(checks[part]["status"] == "ok" for part in healthy)
     assert "embedded FalkorDB" in checks["hot tier"]["detail"]
     assert "not installed" in checks["opencode"]["detail"]  # said, but no failure

@@ -22,6 +22,7 @@ from support.layout import FOLDERS, ROOT, stage_installed_layout
 
 from plait.adapters.hosts.claude_code import hooks as claude_code_hooks
 from plait.adapters.hosts.codex import hooks as codex_hooks
+from plait.adapters.hosts.gemini import hooks as gemini_hooks
 from plait.adapters.hosts.opencode.hooks import EVENT_INTENTS, HOOK_NAMES
 
 # The one import that runs upward, declared in pyproject.toml with its reason.
@@ -138,38 +139,35 @@ def strings_in(path: Path) -> Iterator[str]:
             yield node.value
 
 
-def command_host_names() -> dict[str, set[str]]:
-    """Each command-hook host's own event names (that no other command host has), and under
-    ``command_hooks`` the event names their shared payload shape gives both (tool names are
-    left out: ``apply_patch`` or ``Bash`` are every agent's words)."""
-    hosts = {"claude_code": claude_code_hooks, "codex": codex_hooks}
-    names = {name: set(host.EVENTS) for name, host in hosts.items()}
-    shared = set.intersection(*(set(host.EVENTS) for host in hosts.values()))
-    own = {
-        name: {n for n in mine - shared if not any(n in names[o] for o in names if o != name)}
-        for name, mine in names.items()
-    }
-    return own | {"command_hooks": shared}
+def command_host_owners() -> dict[str, set[str]]:
+    """Each command-hook host event name → the host folders that take it (tool names are left
+    out: ``apply_patch`` or ``Bash`` are every agent's words)."""
+    hosts = {"claude_code": claude_code_hooks, "codex": codex_hooks, "gemini": gemini_hooks}
+    owners: dict[str, set[str]] = {}
+    for name, host in hosts.items():
+        for event in host.EVENTS:
+            owners.setdefault(event, set()).add(name)
+    return owners
 
 
 def test_host_names_stay_in_their_host_adapter() -> None:
     opencode = {name for name in (*HOOK_NAMES, *EVENT_INTENTS) if "." in name}
     assert "chat.message" in opencode and "session.idle" in opencode
-    command_hosts = command_host_names()
-    assert "UserPromptSubmit" in command_hosts["command_hooks"]
+    owners = command_host_owners()
+    assert owners["UserPromptSubmit"] == {"claude_code", "codex"} and owners["BeforeAgent"] == {
+        "gemini"
+    }
     for module, path in product_files():
         literals = {name for name in strings_in(path) if len(name) > len("Stop")}
         if not module.startswith("plait.adapters.hosts.opencode"):
             leaked = opencode & literals
             assert not leaked, f"{module} names OpenCode's {sorted(leaked)}"
-        for host, names in command_hosts.items():
-            # the shared shape's events belong to it and to the hosts that use it
-            allowed = (
-                ("command_hooks", "claude_code", "codex") if host == "command_hooks" else (host,)
+        for event in literals & set(owners):
+            # a host's event names live in its folder (the shared payload shape's, also there)
+            allowed = ("command_hooks", *owners[event])
+            assert module.startswith(tuple(f"plait.adapters.hosts.{a}" for a in allowed)), (
+                f"{module} names {sorted(owners[event])}'s {event}"
             )
-            if not module.startswith(tuple(f"plait.adapters.hosts.{a}" for a in allowed)):
-                leaked = names & literals
-                assert not leaked, f"{module} names {host}'s {sorted(leaked)}"
         if not module.startswith("plait.adapters.hosts.langchain"):
             imports = [
                 node.module or ""

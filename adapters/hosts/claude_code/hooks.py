@@ -9,7 +9,7 @@ context is cut by Claude Code near 10,000 characters: plait stays under it.
 
 from __future__ import annotations
 
-from plait.adapters.hosts.command_hooks import CommandHooks, prompt, stopped
+from plait.adapters.hosts.command_hooks import CLAUDE_STYLE_EVENTS, CommandHooks, stopped
 
 NAME = "claude-code"
 SESSION_START_MAX = 9500
@@ -33,15 +33,15 @@ TOOLS = {
 HOOKS = CommandHooks(
     name=NAME,
     label="Claude Code",
+    events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
     keep=frozenset(
         {"UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStop"}
     ),
     injecting=frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}),
-    events={"SubagentStop": stopped},
     caps={"SessionStart": SESSION_START_MAX},
 )
-EVENTS = HOOKS.events
+EVENTS = HOOKS.readers
 KEEP_EVENTS = HOOKS.keep
 CLAUDE_CODE = HOOKS.adapter
 COMMAND_HOST = HOOKS.wire
@@ -49,6 +49,7 @@ answer = HOOKS.answer
 host_call = HOOKS.host_call
 intents_of = HOOKS.intents_of
 rebuild = HOOKS.rebuild
+prompt = HOOKS.prompt
 tool_after = HOOKS.tool_after
 
 __all__ = [

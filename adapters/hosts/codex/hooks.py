@@ -11,7 +11,7 @@ earlier prompts' context is gone, so memory comes back through SessionStart ``co
 
 from __future__ import annotations
 
-from plait.adapters.hosts.command_hooks import CommandHooks, stopped
+from plait.adapters.hosts.command_hooks import CLAUDE_STYLE_EVENTS, CommandHooks
 
 NAME = "codex"
 # Codex's tool names, as plait names tools (an MCP tool, ``mcp__server__tool``, keeps its own).
@@ -40,14 +40,14 @@ LABELS = {
 HOOKS = CommandHooks(
     name=NAME,
     label="Codex",
+    events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
     keep=frozenset(
         {"UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStop"}
     ),
     injecting=frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}),
-    events={"SubagentStop": stopped},
 )
-EVENTS = HOOKS.events
+EVENTS = HOOKS.readers
 KEEP_EVENTS = HOOKS.keep
 COMMAND_HOST = HOOKS.wire
 

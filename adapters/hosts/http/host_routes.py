@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.hosts.claude_code.hooks import COMMAND_HOST as CLAUDE_CODE
 from plait.adapters.hosts.codex.hooks import COMMAND_HOST as CODEX
+from plait.adapters.hosts.gemini.hooks import COMMAND_HOST as GEMINI
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
@@ -36,7 +37,9 @@ from plait.adapters.hosts.http.answers import (
 if TYPE_CHECKING:
     from plait.memory import Memory
 
-COMMAND_HOSTS: dict[str, HostWire] = {host.adapter.name: host for host in (CLAUDE_CODE, CODEX)}
+COMMAND_HOSTS: dict[str, HostWire] = {
+    host.adapter.name: host for host in (CLAUDE_CODE, CODEX, GEMINI)
+}
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"description": "A body that is no request."},
     404: {"description": "Unknown host or event."},
@@ -49,7 +52,9 @@ class HostRequest(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    host: str = Field(description="The host's name (``claude-code``, ``codex``).", max_length=100)
+    host: str = Field(
+        description="The host's name (``claude-code``, ``codex``, ``gemini``).", max_length=100
+    )
     event: str = Field(description="The host's event name (``SessionStart``).", max_length=100)
     payload: Any = Field(description="The JSON the host gave the hook, as it came.")
     call_id: str = Field(default="", max_length=CALL_ID_MAX, description="Recorded once.")

@@ -1,0 +1,1 @@
+"""Gemini CLI: command hooks from an extension, its install and doctor checks."""

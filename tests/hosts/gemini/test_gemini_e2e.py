@@ -1,0 +1,115 @@
+"""plait inside real Gemini CLI: ``gemini -p`` headless, plait's extension, a local mock model.
+
+The pinned ``@google/gemini-cli`` runs offline against :class:`GeminiMock` with a scratch
+``HOME``; plait is installed with ``plait gemini install`` (the CLI, as a person runs it) and
+``plait serve`` runs as a real process over the test's embedded FalkorDB. Gemini CLI escapes
+the context hooks add (``&lt;session_memory&gt;``): the assertions read it unescaped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.hosts import BIN, ENVELOPE, HostProject, npm_binary, wait_for
+from support.model_mocks import GeminiMock
+
+GEMINI_VERSION = "0.61.0"
+RUN_TIMEOUT_SECONDS = 120
+pytestmark = [pytest.mark.gemini, pytest.mark.slow]
+SETTINGS = """{
+  // the test's Gemini CLI: an API key (the mock's), nothing sent anywhere; kept by plait
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+  "privacy": {"usageStatisticsEnabled": false},
+  "telemetry": {"enabled": false}
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The pinned ``gemini`` executable."""
+    return npm_binary("@google/gemini-cli", GEMINI_VERSION, "gemini")
+
+
+class Project(HostProject):
+    """A project, and plait installed as the scratch user's Gemini CLI extension."""
+
+    def __init__(self, tmp_path: Path, redis_url: str, model_url: str, gemini: Path) -> None:
+        super().__init__(tmp_path, redis_url)
+        self.gemini = gemini
+        (self.home / ".gemini").mkdir()
+        (self.home / ".gemini" / "settings.json").write_text(SETTINGS)
+        self.env.update(GOOGLE_GEMINI_BASE_URL=model_url, GEMINI_API_KEY="test-key")
+        command = [str(BIN / "plait"), "gemini", "install"]
+        subprocess.run(command, cwd=self.root, env=self.env, check=True, capture_output=True)
+
+    def run(self, prompt: str, *more: str) -> dict[str, Any]:
+        """One headless turn; Gemini CLI's JSON result."""
+        command = [str(self.gemini), "-p", prompt, "--yolo", "--skip-trust", *more]
+        command += ["--output-format", "json"]
+        done = subprocess.run(
+            command,
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_SECONDS,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{") :])
+        return result
+
+
+@pytest.fixture
+def model() -> Iterator[GeminiMock]:
+    with GeminiMock(lambda body: "Noted.") as mock:
+        yield mock
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, redis_url: str, model: GeminiMock, gemini_bin: Path
+) -> Iterator[Project]:
+    made = Project(tmp_path, redis_url, model.url, gemini_bin)
+    try:
+        yield made
+    finally:
+        made.stop_services()
+
+
+def envelopes(request: dict[str, Any]) -> str:
+    """The ``<session_memory>`` blocks plait's hooks put in one request, unescaped."""
+    contents = html.unescape(json.dumps(request.get("contents", [])).replace('\\"', '"'))
+    return "\n".join(ENVELOPE.findall(contents))
+
+
+def test_gemini_carries_memory_across_runs_and_a_dead_service(
+    project: Project, model: GeminiMock
+) -> None:
+    project.serve()
+    project.run("We decided to use Postgres for the ledger, never SQLite.")
+    assert any(envelopes(r) for r in model.seen()), "no envelope reached the model"
+    assert "memory_search" in json.dumps(model.seen()[0].get("tools")), "plait's MCP tools"
+
+    seen = len(model.seen())
+    project.run("Which database do we use for the ledger?", "--resume", "latest")
+    assert any("Postgres" in envelopes(r) for r in model.seen()[seen:])
+    # the prompt Gemini CLI folded SessionStart's context into was recorded without it
+    assert not any("hook_context" in envelopes(r) for r in model.seen())
+
+    project.kill_services(signal.SIGKILL)
+    project.run("We also decided to queue jobs on Redis streams.", "--resume", "latest")
+    assert wait_for(project.serving)
+    project.run("What do we queue jobs on?", "--resume", "latest")
+    assert "Redis streams" in envelopes(model.seen()[-1])
+    project.stop_services()
+    assert not project.running()
