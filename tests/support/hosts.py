@@ -72,6 +72,20 @@ class HostProject:
             PLAIT_GRAPHITI__GROUP_ID_PREFIX=f"t{uuid.uuid4().hex[:10]}",
         )
 
+    def execute(self, command: list[str], timeout: float = 120) -> str:
+        """Run a host's headless turn in the project (it must succeed); its standard output."""
+        done = subprocess.run(
+            command,
+            cwd=self.root,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
     def serve(self) -> subprocess.Popen[bytes]:
         """``plait serve`` for the project, answering."""
         process = subprocess.Popen(

@@ -14,9 +14,11 @@ from typing import Any
 from plait.adapters.hosts.claude_code.hooks import EVENTS
 from plait.adapters.hosts.claude_code.install import HOOK_COMMAND, MCP_KEY, is_plaits, paths_for
 from plait.adapters.hosts.opencode import jsonc
-from plait.adapters.hosts.opencode.health import check
+from plait.adapters.hosts.opencode.health import check, mcp_entry_check
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
+
+BOTH = ".mcp.json and ~/.claude.json"
 
 
 def read_object(path: Path) -> dict[str, Any]:
@@ -55,20 +57,6 @@ def hooks_check(project: dict[str, set[str]]) -> Check:
     return check("claude-code hooks", "ok", f"{len(EVENTS)} events ({scopes[0]})", True)
 
 
-def mcp_check(entries: list[dict[str, Any]]) -> Check:
-    """The MCP entry: there, once, its command found."""
-    if not entries:
-        return check("claude-code mcp", "unavailable", "no mcpServers.plait: install", True)
-    program = str(entries[0].get("command", ""))
-    if not shutil.which(program):
-        detail = f"Claude Code cannot find {program!r} on PATH: uv tool install plait"
-        return check("claude-code mcp", "unavailable", detail, True)
-    if len(entries) > 1:
-        detail = "mcpServers.plait is in both .mcp.json and ~/.claude.json"
-        return check("claude-code mcp", "degraded", detail, False)
-    return check("claude-code mcp", "ok", f"{program} mcp", True)
-
-
 def claude_code_checks(project_dir: Path) -> list[Check]:
     """Every check of the Claude Code integration for a project."""
     events: dict[str, set[str]] = {}
@@ -84,7 +72,7 @@ def claude_code_checks(project_dir: Path) -> list[Check]:
         return [check("claude-code", "unavailable", detail, False)]
     if not any(events.values()):
         return [check("claude-code hooks", "unavailable", "no hooks: install", True)]
-    return [hooks_check(events), mcp_check(entries)]
+    return [hooks_check(events), mcp_entry_check("claude-code mcp", entries, "Claude Code", BOTH)]
 
 
 __all__ = ["claude_code_checks"]

@@ -24,7 +24,7 @@ from plait.adapters.hosts.opencode.install import (
     Backups,
     InstallReport,
     change,
-    plait_on_path,
+    note_path,
     read_text,
     resolved_data_dir,
 )
@@ -146,11 +146,8 @@ def run(
     apply(settings, with_hooks, install, hooks_what, backups)
     mcp_what = "mcpServers.plait: plait's MCP tools (`plait mcp`)" if install else "removed"
     apply(servers, with_server, install, mcp_what, backups)
-    if install and plait_on_path() is None:
-        report.notes.append(
-            "`plait` and `plait-hook` are not on your PATH, so Claude Code cannot run them: "
-            "install plait as a tool (`uv tool install plait`)"
-        )
+    if install:
+        note_path(report, "Claude Code")
     return report
 
 

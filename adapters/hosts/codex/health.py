@@ -24,7 +24,7 @@ from plait.adapters.hosts.codex.install import (
     project_trusted,
     read_toml,
 )
-from plait.adapters.hosts.opencode.health import check
+from plait.adapters.hosts.opencode.health import check, mcp_entry_check
 from plait.adapters.hosts.opencode.install import read_text
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
@@ -96,22 +96,6 @@ def hooks_check(project: Path, scopes: dict[str, set[str]]) -> Check:
     return check("codex hooks", "ok", f"{len(EVENTS)} events, trusted ({scope})", True)
 
 
-def mcp_check(entries: list[dict[str, Any]]) -> Check:
-    """The MCP entry: there, once, its command found."""
-    if not entries:
-        return check(
-            "codex mcp", "unavailable", "no [mcp_servers.plait]: plait codex install", True
-        )
-    program = str(entries[0].get("command", ""))
-    if not shutil.which(program):
-        detail = f"Codex cannot find {program!r} on PATH: uv tool install plait"
-        return check("codex mcp", "unavailable", detail, True)
-    if len(entries) > 1:
-        detail = "[mcp_servers.plait] is in both the project's and your config.toml"
-        return check("codex mcp", "degraded", detail, False)
-    return check("codex mcp", "ok", f"{program} mcp", True)
-
-
 def codex_checks(project_dir: Path) -> list[Check]:
     """Every check of the Codex integration for a project."""
     project = project_dir.resolve()
@@ -128,7 +112,8 @@ def codex_checks(project_dir: Path) -> list[Check]:
         return [check("codex", "unavailable", detail, False)]
     if not any(scopes.values()):
         return [check("codex hooks", "unavailable", "no hooks: plait codex install", True)]
-    return [hooks_check(project, scopes), mcp_check(entries)]
+    both = "the project's and your config.toml"
+    return [hooks_check(project, scopes), mcp_entry_check("codex mcp", entries, "Codex", both)]
 
 
 __all__ = ["codex_checks"]

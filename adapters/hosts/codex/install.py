@@ -39,7 +39,7 @@ from plait.adapters.hosts.opencode.install import (
     Backups,
     InstallReport,
     change,
-    plait_on_path,
+    note_path,
     read_text,
     resolved_data_dir,
 )
@@ -357,11 +357,8 @@ def run(
             "Codex reads a project's .codex/ only once you trust the project: answer yes when "
             "codex asks, or run `codex exec --trust` here once (or install with --global)"
         )
-    if install and plait_on_path() is None:
-        report.notes.append(
-            "`plait` and `plait-hook` are not on your PATH, so Codex cannot run them: "
-            "install plait as a tool (`uv tool install plait`)"
-        )
+    if install:
+        note_path(report, "Codex")
     return report
 
 

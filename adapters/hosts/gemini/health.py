@@ -21,7 +21,7 @@ from plait.adapters.hosts.gemini.install import (
     hooks_enabled,
     settings_path,
 )
-from plait.adapters.hosts.opencode.health import check
+from plait.adapters.hosts.opencode.health import check, mcp_entry_check
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
 
@@ -78,13 +78,8 @@ def gemini_checks(project_dir: Path) -> list[Check]:
         hooks = check("gemini hooks", "ok", f"{len(EVENTS)} events (extension plait)", True)
     servers = read_json(folder / "gemini-extension.json").get("mcpServers")
     entry = servers.get(MCP_KEY) if isinstance(servers, dict) else None
-    if not isinstance(entry, dict):
-        mcp = check("gemini mcp", "unavailable", "no mcpServers.plait: plait gemini install", True)
-    elif not shutil.which(str(entry.get("command", ""))):
-        detail = f"Gemini CLI cannot find {entry.get('command')!r} on PATH: uv tool install plait"
-        mcp = check("gemini mcp", "unavailable", detail, True)
-    else:
-        mcp = check("gemini mcp", "ok", f"{entry['command']} mcp", True)
+    entries = [entry] if isinstance(entry, dict) else []
+    mcp = mcp_entry_check("gemini mcp", entries, "Gemini CLI", "")
     return [hooks, mcp]
 
 

@@ -31,7 +31,7 @@ from plait.adapters.hosts.opencode.install import (
     Backups,
     InstallReport,
     change,
-    plait_on_path,
+    note_path,
     read_text,
     resolved_data_dir,
 )
@@ -142,11 +142,7 @@ def install_gemini(
             "Gemini CLI runs hooks only from extensions, which are per user: plait is installed "
             "for your user and serves each project from the folder Gemini CLI runs in"
         )
-    if plait_on_path() is None:
-        report.notes.append(
-            "`plait` and `plait-hook` are not on your PATH, so Gemini CLI cannot run them: "
-            "install plait as a tool (`uv tool install plait`)"
-        )
+    note_path(report, "Gemini CLI")
     return report
 
 

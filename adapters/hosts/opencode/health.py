@@ -38,6 +38,23 @@ def check(component: str, status: str, detail: str, required: bool) -> Check:
     )
 
 
+def mcp_entry_check(component: str, entries: list[dict[str, Any]], host: str, both: str) -> Check:
+    """A command-hook host's MCP entry: there, once, its command found through PATH.
+
+    ``both``: the two places a second entry would be in.
+    """
+    if not entries:
+        detail = f"no plait MCP entry: plait {component.split()[0]} install"
+        return check(component, "unavailable", detail, True)
+    program = str(entries[0].get("command", ""))
+    if not shutil.which(program):
+        detail = f"{host} cannot find {program!r} on PATH: uv tool install plait"
+        return check(component, "unavailable", detail, True)
+    if len(entries) > 1:
+        return check(component, "degraded", f"plait's MCP entry is in both {both}", False)
+    return check(component, "ok", f"{program} mcp", True)
+
+
 def installed_at(project_dir: Path) -> tuple[str, Path | None, dict[str, Any] | None]:
     """Where plait is installed for OpenCode (project, else global): plugin and MCP entry."""
     for scope, global_ in (("project", False), ("global", True)):

@@ -86,6 +86,15 @@ def plait_on_path() -> str | None:
     return shutil.which("plait")
 
 
+def note_path(report: InstallReport, host: str) -> None:
+    """Say so when a command-hook host could not run ``plait`` and ``plait-hook`` (not on PATH)."""
+    if plait_on_path() is None:
+        report.notes.append(
+            f"`plait` and `plait-hook` are not on your PATH, so {host} cannot run them: "
+            "install plait as a tool (`uv tool install plait`)"
+        )
+
+
 def user_config_dir() -> Path:
     """OpenCode's user config dir."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")

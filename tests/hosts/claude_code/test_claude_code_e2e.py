@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,17 +60,8 @@ class Project(HostProject):
         """One headless turn; Claude Code's JSON result."""
         command = [str(self.claude), "-p", prompt, "--dangerously-skip-permissions", *more]
         command += ["--output-format", "json"]
-        done = subprocess.run(
-            command,
-            cwd=self.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_SECONDS,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        out = self.execute(command, RUN_TIMEOUT_SECONDS)
+        result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
         return result
 
 

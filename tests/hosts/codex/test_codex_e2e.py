@@ -72,17 +72,8 @@ class Project(HostProject):
         for setting in ("features.plugins=false", *config):
             command += ["-c", setting]
         command += ["resume", session, prompt] if session else [prompt]
-        done = subprocess.run(
-            command,
-            cwd=self.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_SECONDS,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        out = self.execute(command, RUN_TIMEOUT_SECONDS)
+        return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
 def thread_of(events: list[dict[str, Any]]) -> str:

@@ -55,17 +55,8 @@ class Project(HostProject):
         """One headless turn; Gemini CLI's JSON result."""
         command = [str(self.gemini), "-p", prompt, "--yolo", "--skip-trust", *more]
         command += ["--output-format", "json"]
-        done = subprocess.run(
-            command,
-            cwd=self.root,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=RUN_TIMEOUT_SECONDS,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        result: dict[str, Any] = json.loads(done.stdout[done.stdout.index("{") :])
+        out = self.execute(command, RUN_TIMEOUT_SECONDS)
+        result: dict[str, Any] = json.loads(out[out.index("{") :])
         return result
 
 

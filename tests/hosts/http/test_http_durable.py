@@ -318,7 +318,9 @@ async def test_a_call_of_a_host_not_served_here_is_dead_lettered_not_parked_for_
         dead = memory.dispatch.intake.dead.list_dead_calls()
         assert memory.dispatch.intake.stats().pending == 0
     assert [(d.call_id, d.host) for d in dead] == [("x1", "nohost")]
-    assert "no host 'nohost' is served here (claude-code, codex, gemini, opencode)" in dead[0].reason
+    assert (
+        "no host 'nohost' is served here (claude-code, codex, gemini, opencode)" in dead[0].reason
+    )
 
 
 async def test_health_is_ok_again_once_the_hot_tier_is_back(
