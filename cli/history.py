@@ -31,17 +31,23 @@ if TYPE_CHECKING:
     from plait.memory import Memory
     from plait.state.history import HistoryReader, Skipped
 
-Host = Literal["opencode", "claude-code"]
+Host = Literal["opencode", "claude-code", "codex", "gemini"]
 SKIPPED_SHOWN = 20
 
 
 def reader_for(host: Host, project_dir: Path, source: Path | None) -> HistoryReader:
     """The reader of ``host``'s records for the project (``source``: where they are kept)."""
     from plait.adapters.hosts.claude_code.history import ClaudeCodeHistory, transcripts_dir
+    from plait.adapters.hosts.codex.history import CodexHistory, sessions_dir
+    from plait.adapters.hosts.gemini.history import GeminiHistory, chats_dir
     from plait.adapters.hosts.opencode.history import OpenCodeHistory, opencode_database
 
     if host == "claude-code":
         return ClaudeCodeHistory(folder=source or transcripts_dir(project_dir))
+    if host == "codex":
+        return CodexHistory(folder=source or sessions_dir(), project_dir=project_dir)
+    if host == "gemini":
+        return GeminiHistory(folder=source or chats_dir(project_dir))
     return OpenCodeHistory(database=source or opencode_database(), project_dir=project_dir)
 
 
