@@ -225,7 +225,7 @@ def bench_hooks_command(
     rounds: Annotated[int, typer.Option(min=2, help="Hook processes per event.")] = 100,
     output: OutputOption = Path("docs/benchmarks.md"),
 ) -> None:
-    """Wall time of each Claude Code hook through plait-hook, process start included."""
+    """Wall time of each command-hook host's hooks through plait-hook, process start included."""
     import os
 
     from plait.devtools.bench import stamp, timing_table, write_section
@@ -236,15 +236,16 @@ def bench_hooks_command(
     load = f"Load average {before:.1f} when it started, {os.getloadavg()[0]:.1f} when it ended."
     body = (
         f"{stamp()} {load}\n\n`uv run plait bench hooks --rounds {rounds}`: each sample is one "
-        "`plait-hook claude-code EVENT` process, fed a Claude Code payload on stdin and timed "
+        "`plait-hook HOST EVENT` process (Claude Code, Codex, Gemini CLI), fed that host's "
+        "payload shape on stdin and timed "
         "from spawn to exit (process start included), against a real `plait serve` of a "
         "scratch project on the embedded FalkorDB; 5 warm-up processes per row are not "
-        "counted. The last row has no service: the client answers without memory and spools "
-        "the prompt (redacted) for the service to replay. Targets (issue #25): p50 <= 40 ms, "
-        "p99 <= 120 ms with the service up.\n\n"
+        "counted. Each host's last row has no service: the client answers without memory and "
+        "spools the prompt (redacted) for the service to replay. Targets (issue #25): "
+        "p50 <= 40 ms, p99 <= 120 ms with the service up.\n\n"
         f"{table}\n"
     )
-    write_section(output, "Hook latency (Claude Code)", body)
+    write_section(output, "Hook latency (Claude Code, Codex, Gemini CLI)", body)
     console.print(table)
 
 
