@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from plait.nodes.tool_outcome import patch_files
 from plait.state.snapshot import Item, Snapshot
 
 FILE_MEMORY_MAX = 1024
@@ -27,6 +28,8 @@ def touched_files(tool: str, args: Mapping[str, Any]) -> list[str]:
     if tool not in ACTING_TOOLS:
         return []
     named = [args[key] for key in PATH_KEYS if isinstance(args.get(key), str) and args[key]]
+    if tool == "patch":
+        named += [touch.path for touch in patch_files(args)]
     command = args.get("command")
     if tool == "bash" and isinstance(command, str):
         named += FILE_WORD.findall(command)

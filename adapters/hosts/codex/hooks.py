@@ -18,7 +18,7 @@ NAME = "codex"
 TOOLS = {
     "Bash": "bash",
     "exec_command": "bash",
-    "apply_patch": "edit",
+    "apply_patch": "patch",
     "Edit": "edit",
     "Write": "write",
     "Read": "read",

@@ -7,25 +7,18 @@ The client runs as the host runs it (a process per hook, JSON on stdin); the ser
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import stat
-import sys
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.command_hooks import run_hook, running
 
 from plait import Memory
 from plait.adapters.hosts.claude_code.hooks import host_call
-from plait.adapters.hosts.http.service import read_service_file, serve
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.intents import CompactionAfter, ModelCall, SessionTarget, ToolResult, UserTurn
-
-HOOK = [sys.executable, "-m", "plait.adapters.hosts.hook_client"]
 
 
 @pytest.fixture
@@ -33,60 +26,17 @@ def session() -> str:
     return f"cc-{uuid.uuid4()}"
 
 
-def env_for(data: Path) -> dict[str, str]:
-    """The hook's environment: plait's data dir, no inherited service address."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PLAIT_URL", "PLAIT_TOKEN")}
-    return env | {"PLAIT_DATA_DIR": str(data), "PLAIT_SERVE_COMMAND": "true"}
-
-
 async def hook(
     project: Path, data: Path, event: str, stdin: bytes | dict[str, Any], keep: bool = False
 ) -> tuple[int, dict[str, Any], str]:
-    """Run ``plait-hook claude-code EVENT`` as Claude Code would; exit code, stdout JSON, stderr."""
-    raw = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
-    args = [*HOOK, "claude-code", event, *(["--keep"] if keep else [])]
-    process = await asyncio.create_subprocess_exec(
-        *args,
-        cwd=project,
-        env=env_for(data),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate(raw)
-    answer = json.loads(out) if out.strip() else {}
-    return process.returncode or 0, answer, err.decode()
+    """Run ``plait-hook claude-code EVENT`` as Claude Code would."""
+    return await run_hook("claude-code", project, data, event, stdin, keep)
 
 
 def payload(session: str, event: str, **fields: Any) -> dict[str, Any]:
     """A Claude Code hook payload with the fields every event carries."""
     common = {"session_id": session, "transcript_path": "/dev/null", "cwd": "."}
     return common | {"hook_event_name": event} | fields
-
-
-@asynccontextmanager
-async def running(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
-    """A real ``serve`` for the project on a loopback port, announced in the data dir."""
-    project, data = tmp_path / "project", tmp_path / "data"
-    project.mkdir(exist_ok=True)
-    async with Memory.open(
-        project,
-        data,
-        start_background=False,
-        redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-    ) as memory:
-        task = asyncio.create_task(serve(memory, data_dir=data, project_dir=project))
-        for _ in range(200):
-            if read_service_file(data, project) is not None:
-                break
-            await asyncio.sleep(0.05)
-        try:
-            yield memory
-        finally:
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
 
 
 async def kinds(memory: Memory, session: str) -> list[str]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.command_hooks import run_hook, running
 
 from plait.adapters.hosts.codex.hooks import COMMAND_HOST, EVENTS, NAME
 from plait.adapters.hosts.http.host_routes import COMMAND_HOSTS
@@ -18,7 +21,7 @@ from plait.state.intents import (
     UserTurn,
 )
 
-SESSION = "01a21115-becb-7783-a9c1-a679a85c6c43"
+SESSION = f"codex-{uuid.uuid4()}"
 
 
 def payload(event: str, **fields: Any) -> dict[str, Any]:
@@ -92,3 +95,27 @@ def test_answers_are_context_where_codex_reads_it() -> None:
         }
     assert COMMAND_HOST.answer("Stop", {}, inject) == {}
     assert COMMAND_HOST.answer("UserPromptSubmit", {}, {}) == {}
+
+
+# -- through the client and the service -----------------------------------------------------
+async def test_a_codex_patch_recalls_what_the_session_knows_of_its_file(
+    tmp_path: Path, redis_url: str
+) -> None:
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        said = "We decided that src/ledger.py keeps amounts in integer cents, never floats."
+        prompt = payload("UserPromptSubmit", prompt=said)
+        assert (await run_hook("codex", project, data, "UserPromptSubmit", prompt, True))[0] == 0
+        kinds = [e.kind for e in await memory.backends.store.read_events(SESSION)]
+        assert "prompt" in kinds
+
+        def patch(path: str) -> dict[str, Any]:
+            text = f"*** Begin Patch\n*** Update File: {path}\n@@\n-a\n+b\n*** End Patch\n"
+            return payload("PreToolUse", tool_name="apply_patch", tool_input={"input": text})
+
+        _, answer, _ = await run_hook("codex", project, data, "PreToolUse", patch("src/ledger.py"))
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith('<file_memory path="src/ledger.py">') and "cents" in context
+        assert (await run_hook("codex", project, data, "PreToolUse", patch("src/other.py")))[
+            1
+        ] == {}
