@@ -6,8 +6,9 @@ can be retried from: their entries still waiting in the drain queue, their turns
 index and episodes in the knowledge graph (a graph that does not answer stops the forget here,
 with nothing in the logs touched: run it again), then the events themselves (blanked in place:
 :func:`plait.state.events.forgotten`), the session's snapshot (folded again from what remains),
-the record of envelopes its model calls received, its staged envelope (composed again) and the
-recall caches. A new session's first envelope and ``plait recall`` no longer carry them.
+the record of envelopes its model calls received, its staged envelope (composed again), the
+recall caches and the project's standby answers (:mod:`plait.state.base.standby`). A new
+session's first envelope and ``plait recall`` no longer carry them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING
 from plait.dispatch import thread_config
 from plait.nodes.hooks import envelope_for, project_cache_key, session_cache_key
 from plait.state.base.errors import UsageError
+from plait.state.base.standby import drop_answers
 from plait.state.events import FORGOTTEN, SessionEvent
+from plait.state.groups import project_key
 from plait.state.snapshot import fold_snapshot
 
 if TYPE_CHECKING:
@@ -122,6 +125,7 @@ async def forget(memory: Memory, selection: Selection) -> Forgotten:
     if found.events:
         keys = [session_cache_key(memory.group_id, root) for root in found.events]
         await store.drop_cache([project_cache_key(memory.group_id), *keys])
+        drop_answers(str(memory.settings.resolved_data_dir()), project_key(memory.project_dir))
     return found
 
 

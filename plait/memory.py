@@ -22,9 +22,11 @@ from plait.observations import open_observations
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import Settings
+from plait.state.base.standby import drop_answers
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.envelope import without_mentions
 from plait.state.events import EventKind, MemoryKind, SessionEvent
+from plait.state.groups import project_key
 from plait.state.hooks import HookOutput, ToolPolicy
 from plait.state.intents import (
     CompactionAfter,
@@ -128,6 +130,7 @@ class Memory:
             *(session_cache_key(self.group_id, r) for r in roots),
         ]
         await store.drop_cache(keys)
+        drop_answers(str(self.settings.resolved_data_dir()), project_key(self.project_dir))
         for root_session in roots:
             envelope, staged = await store.take_envelope(root_session)
             if envelope is None:

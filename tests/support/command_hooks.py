@@ -52,16 +52,22 @@ async def run_hook(
 
 
 @asynccontextmanager
-async def running(tmp_path: Path, redis_url: str) -> AsyncIterator[Memory]:
-    """A real ``serve`` for ``tmp_path/project`` on a loopback port, announced in ``…/data``."""
+async def running(
+    tmp_path: Path, redis_url: str, *, background: bool = False
+) -> AsyncIterator[Memory]:
+    """A real ``serve`` for ``tmp_path/project`` on a loopback port, announced in ``…/data``.
+
+    ``background``: with the drain and the recall caches (a new session's long-term memory).
+    """
     project, data = tmp_path / "project", tmp_path / "data"
     project.mkdir(exist_ok=True)
     async with Memory.open(
         project,
         data,
-        start_background=False,
+        start_background=background,
         redis={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+        # one group per test folder: a second service of the same test sees the same memory
+        graphiti={"group_id_prefix": f"t{uuid.uuid5(uuid.NAMESPACE_URL, str(tmp_path)).hex[:10]}"},
     ) as memory:
         task = asyncio.create_task(serve(memory, data_dir=data, project_dir=project))
         for _ in range(200):

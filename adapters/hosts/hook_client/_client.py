@@ -15,6 +15,8 @@ import socket
 import sys
 import time
 
+from plait.state.base.standby import standby_answer
+
 # typing, dataclasses, pathlib and secrets are left out: they would double the start time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -251,13 +253,22 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
             reply = post(*address, body)
     if reply is None:
         note = start_service(data, key, project)
-        return b"", keep_locally(call, data, key, note)
+        return standby(call, data, key), keep_locally(call, data, key, note)
     if reply.status == 200:
         return reply.body, ""
     detail = reply.body.decode("utf-8", "replace")[:300].replace("\n", " ")
     if reply.status == 503:
-        return b"", keep_locally(call, data, key, f"plait did not keep the call: {detail}")
+        note = f"plait did not keep the call: {detail}"
+        return standby(call, data, key), keep_locally(call, data, key, note)
     return b"", f"plait refused the {call.event} call ({reply.status}): {detail}"
+
+
+def standby(call: HookCall, data: str, key: str) -> bytes:
+    """The memory the service last gave this session (else the project) for this event."""
+    session = call.payload.get("session_id") if isinstance(call.payload, dict) else None
+    if not isinstance(session, str) or not session:
+        return b""
+    return standby_answer(data, key, call.host, session, call.event)
 
 
 def keep_locally(call: HookCall, data: str, key: str, why: str) -> str:

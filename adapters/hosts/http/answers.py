@@ -17,6 +17,7 @@ same way, in :func:`answer_call`:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
@@ -131,8 +132,17 @@ def refuse(
     return error_response(422, "invalid_hook_payload", str(error), field, dead_id)
 
 
+# told of each answer the host got: the call, the host's event and the body
+Answered = Callable[["HostCall", str, bytes], None]
+
+
 async def answer_call(
-    memory: Memory, host: HostWire, event: str, payload: Any, call_id: str = ""
+    memory: Memory,
+    host: HostWire,
+    event: str,
+    payload: Any,
+    call_id: str = "",
+    answered: Answered | None = None,
 ) -> Response:
     """Read, run and answer one host call (see the module)."""
     try:
@@ -140,11 +150,15 @@ async def answer_call(
         answer = await memory.dispatch.answer(call)
     except UsageError as error:
         return refuse(memory, host, event, payload, call_id, error)
-    return respond(call, answer, host.answer(event, payload, answer.output))
+    response = respond(call, answer, host.answer(event, payload, answer.output))
+    if answered is not None and response.status_code == 200:
+        answered(call, event, bytes(response.body))
+    return response
 
 
 __all__ = [
     "CALL_ID_MAX",
+    "Answered",
     "KEPT_HEADER",
     "NOT_KEPT",
     "REASON_HEADER",

@@ -15,6 +15,7 @@ JSON the host reads on the hook's stdout:
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -27,16 +28,22 @@ from plait.adapters.hosts.gemini.hooks import COMMAND_HOST as GEMINI
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
+    Answered,
     answer_call,
     error_detail,
     error_field,
     error_response,
     read_json,
 )
+from plait.state.base.standby import keep_answer
+from plait.state.groups import project_key
+from plait.state.intents import SessionLifecycle, SessionTarget
 
 if TYPE_CHECKING:
     from plait.memory import Memory
+    from plait.state.intents import HostCall
 
+LOG = logging.getLogger(__name__)
 COMMAND_HOSTS: dict[str, HostWire] = {
     host.adapter.name: host for host in (CLAUDE_CODE, CODEX, GEMINI)
 }
@@ -70,19 +77,43 @@ def read_host_request(body: bytes) -> HostRequest | Response:
         return error_response(400, "bad_request", f"Invalid JSON: {error}", "body")
 
 
-async def run_host_call(memory: Memory, request: HostRequest) -> Response:
+def standby_keeper(memory: Memory) -> Answered:
+    """What keeps each answer as the session's standby answer (a new session's: the project's).
+
+    The hook client gives it while no service runs (:mod:`plait.state.base.standby`).
+    """
+    data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
+
+    def keep(call: HostCall, event: str, body: bytes) -> None:
+        if not isinstance(call.target, SessionTarget):
+            return
+        root = call.target.parent_id or call.target.session_id
+        new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
+        try:
+            keep_answer(data, key, call.host.name, root, event, body, project_wide=new)
+        except OSError as error:  # the answer went out; only its standby copy is missing
+            LOG.warning("standby answer not kept: %s", error)
+
+    return keep
+
+
+async def run_host_call(
+    memory: Memory, request: HostRequest, answered: Answered | None = None
+) -> Response:
     """Read, run and answer one call (see the module for the verdicts)."""
     host = COMMAND_HOSTS.get(request.host)
     if host is None:
         known = ", ".join(COMMAND_HOSTS)
         return error_response(404, "unknown_host", f"unknown host {request.host!r}; {known}")
-    return await answer_call(memory, host, request.event, request.payload, request.call_id)
+    event, payload, call_id = request.event, request.payload, request.call_id
+    return await answer_call(memory, host, event, payload, call_id, answered)
 
 
 def add_host_routes(app: FastAPI, memory: Memory) -> None:
     """Attach ``POST /v1/host`` and declare the command hosts' calls rebuildable (spool)."""
     for host in COMMAND_HOSTS.values():
         memory.dispatch.serve(host.adapter)
+    keep = standby_keeper(memory)
 
     @app.post(
         "/v1/host",
@@ -95,7 +126,7 @@ def add_host_routes(app: FastAPI, memory: Memory) -> None:
         parsed = read_host_request(await request.body())
         if isinstance(parsed, Response):
             return parsed
-        return await run_host_call(memory, parsed)
+        return await run_host_call(memory, parsed, keep)
 
 
 __all__ = ["COMMAND_HOSTS", "HostRequest", "add_host_routes", "run_host_call"]

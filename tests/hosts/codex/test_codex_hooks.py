@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import stat
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from support.command_hooks import run_hook, running
 
 from plait.adapters.hosts.codex.hooks import COMMAND_HOST, EVENTS, NAME
 from plait.adapters.hosts.http.host_routes import COMMAND_HOSTS
+from plait.forgetting import Selection, forget
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.intents import (
     AssistantText,
@@ -20,6 +23,7 @@ from plait.state.intents import (
     ToolResult,
     UserTurn,
 )
+from plait.state.observations import ObservationDraft
 
 SESSION = f"codex-{uuid.uuid4()}"
 
@@ -119,3 +123,39 @@ async def test_a_codex_patch_recalls_what_the_session_knows_of_its_file(
         assert (await run_hook("codex", project, data, "PreToolUse", patch("src/other.py")))[
             1
         ] == {}
+
+
+async def test_with_no_service_the_last_answers_stand_in_until_something_is_forgotten(
+    tmp_path: Path, redis_url: str
+) -> None:
+    project, data = tmp_path / "project", tmp_path / "data"
+    said = payload("UserPromptSubmit", prompt="We decided to keep the ledger in Postgres.")
+
+    def start() -> dict[str, Any]:
+        return payload("SessionStart") | {"session_id": f"codex-{uuid.uuid4()}"}
+
+    async with running(tmp_path, redis_url, background=True) as memory:
+        await run_hook("codex", project, data, "SessionStart", payload("SessionStart"))
+        await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+        _, live, _ = await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+        assert "Postgres" in live["hookSpecificOutput"]["additionalContext"]
+        draft = ObservationDraft(title="Ledger store", content="Postgres", type="decision")
+        await memory.observations.save(draft)
+        for _ in range(100):  # the project's long-term memory is refreshed in the background
+            _, project_live, _ = await run_hook("codex", project, data, "SessionStart", start())
+            if project_live:
+                break
+            await asyncio.sleep(0.2)
+        assert "Ledger store" in project_live["hookSpecificOutput"]["additionalContext"]
+    # the service is gone (and the client starts none here): what it last said stands in
+    _, standby, note = await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+    assert standby == live and "waits in" in note
+    _, fresh, _ = await run_hook("codex", project, data, "SessionStart", start())
+    assert fresh == project_live  # a new session: the project's memory
+    answers = list((data / "answers").rglob("*.json"))
+    assert answers and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in answers)
+
+    async with running(tmp_path, redis_url) as memory:
+        assert (await forget(memory, Selection(match="Postgres"))).events
+    _, after, _ = await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+    assert after == {}  # nothing that said it is served any more

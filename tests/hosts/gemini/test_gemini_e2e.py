@@ -98,7 +98,10 @@ def test_gemini_carries_memory_across_runs_and_a_dead_service(
     assert not any("hook_context" in envelopes(r) for r in model.seen())
 
     project.kill_services(signal.SIGKILL)
+    seen = len(model.seen())
     project.run("We also decided to queue jobs on Redis streams.", "--resume", "latest")
+    # no service answered this turn's hooks: the session's standby answers carried its memory
+    assert "Postgres" in envelopes({"contents": model.seen()[seen]["contents"][-1:]})
     assert wait_for(project.serving)
     project.run("What do we queue jobs on?", "--resume", "latest")
     assert "Redis streams" in envelopes(model.seen()[-1])
