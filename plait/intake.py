@@ -14,13 +14,16 @@ deadline (``hooks.timeout_ms``) and hears where the call is:
 * not kept (``""``): the spool could not take it and it did not run in time; the host must keep
   it and send it again (with the same call id, which makes the replay harmless).
 
-A call that cannot run (a payload plait cannot use, or one that fails
-:data:`RETRY_MAX` times while the hot tier answers) is dead-lettered with the reason
+A call that cannot run (a payload plait cannot use, or one that fails :data:`RETRY_MAX` times
+while the hot tier answers) is dead-lettered with the reason
 (:class:`~plait.state.ports.DeadCalls`, ``plait dlq``) and the lane goes on: one bad call
-never blocks the calls after it. A call that records nothing (a model call's envelope, a tool
-policy) is not spooled: it takes its place in its lane, and when it cannot start before the
-deadline (or the hot tier is down, or more than :data:`LANE_BEHIND` calls wait in its lane) it
-fails open.
+never blocks the calls after it. A connection that drops (a flapping tier: the probe answers,
+the call's own round trip did not) is no such reason: the call is tried again with backoff, up
+to :data:`TRANSIENT_MAX` times, in its lane's order.
+
+A call that records nothing (a model call's envelope, a tool policy) is not spooled: it takes
+its place in its lane, and when it cannot start before the deadline (or the hot tier is down, or
+more than :data:`LANE_BEHIND` calls wait in its lane) it fails open.
 
 A spool left by a process that ended (killed mid-batch, say) is adopted when the intake opens and
 every :data:`ADOPT_INTERVAL_S` after: its calls run again. Their events were recorded at most
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plait.state.base.boundary import describe, translate
-from plait.state.base.errors import PlaitError, UsageError
+from plait.state.base.errors import BackendUnavailable, PlaitError, UsageError
 from plait.state.base.redact import redact, redact_data, redacted_logger
 from plait.state.hooks import HookOutput
 from plait.state.intents import HostAdapter, HostCall, SessionTarget
@@ -51,6 +54,11 @@ Kept = Literal["stored", "spooled", ""]
 Run = Callable[[HostCall], Awaitable[HookOutput]]
 RETRY_MAX = 3
 RETRY_PAUSE_S = 0.2
+# A call whose round trip failed on a dropped connection while the tier answers probes: tried
+# again with backoff (doubling from RETRY_PAUSE_S up to TRANSIENT_PAUSE_MAX_S), about two
+# minutes in all, before it counts as a call that cannot run.
+TRANSIENT_MAX = 30
+TRANSIENT_PAUSE_MAX_S = 5.0
 RUN_TIMEOUT_S = 30.0
 ADOPT_INTERVAL_S = 10.0
 # How long a call of a host this process does not serve waits before it is dead-lettered.
@@ -79,6 +87,7 @@ class Work:
     entry: SpooledCall | None
     future: asyncio.Future[HookOutput]
     attempts: int = 0
+    transient: int = 0
     started: bool = False
     abandoned: bool = False
 
@@ -296,6 +305,11 @@ class Intake:
             return True  # nothing kept: the caller fails open (or keeps the call, if durable)
         if not await self.supervisor.probe():
             await self.supervisor.until_up()  # down: this call and its lane wait, in order
+            return False
+        if isinstance(error, BackendUnavailable) and work.transient < TRANSIENT_MAX:
+            work.transient += 1  # the tier flaps: not the call's fault, so it is not buried
+            pause = min(TRANSIENT_PAUSE_MAX_S, RETRY_PAUSE_S * 2**work.transient)
+            await asyncio.sleep(pause)
             return False
         work.attempts += 1
         if work.attempts >= RETRY_MAX:

@@ -367,3 +367,32 @@ async def test_a_full_disk_refuses_new_calls_and_ends_no_lane(
     assert unspooled.status_code == 200 and unspooled.headers[KEPT_HEADER] == "stored"
     assert third.status_code == 200 and third.headers[KEPT_HEADER] == "stored"
     assert stored == ["one", "two", "three"]
+
+
+async def test_a_connection_that_drops_while_the_tier_answers_is_retried_not_buried(
+    tmp_path: Path, redis_url: str, session: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flapping tier: the probe answers, the call's own round trip drops (more times than a
+    failing call is tried). The call is retried with backoff and stored, in order; no dead
+    letter."""
+    async with service(tmp_path, redis_url) as (client, memory):
+        store = memory.backends.store
+        real_append = store.append_events
+        drops = {"left": intake_module.RETRY_MAX + 2}
+        monkeypatch.setattr(intake_module, "RETRY_PAUSE_S", 0.01)  # the backoff's first step
+
+        async def flapping(*args: Any, **kwargs: Any) -> Any:
+            if drops["left"]:
+                drops["left"] -= 1
+                raise ConnectionResetError(104, "Connection reset by peer")
+            return await real_append(*args, **kwargs)
+
+        store.append_events = flapping  # type: ignore[method-assign]
+        first = await client.post("/v1/hooks/chat.message", json=prompt(session, "one", "t1"))
+        second = await client.post("/v1/hooks/chat.message", json=prompt(session, "two", "t2"))
+        assert memory.dispatch.intake is not None
+        await memory.dispatch.intake.idle()
+        stored = await prompts_of(memory, session)
+        dead = memory.dispatch.intake.dead_count()
+    assert first.status_code == second.status_code == 200
+    assert stored == ["one", "two"] and dead == 0 and drops["left"] == 0
