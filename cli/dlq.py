@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -24,7 +24,7 @@ from plait.state.base.errors import PlaitError
 if TYPE_CHECKING:
     from plait.adapters.backends.spool import FileSpool
     from plait.state.base.settings import Settings
-    from plait.state.ports import DeadLetters
+    from plait.state.ports import DeadCall, DeadLetters
 
 dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)
 app.add_typer(dlq_app, name="dlq")
@@ -59,7 +59,10 @@ def _run_store[T](
 def dlq_list(
     project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
 ) -> None:
-    """List dead letters with the reason each failed."""
+    """List dead letters with the reason each failed, then the project's dead calls, if any.
+
+    ``--json`` lists the dead letters only (``plait dlq calls list --json`` the calls).
+    """
     letters = _run_store(project, data_dir, lambda store: store.list_dead(limit=10_000))
     if json_output:
         rows = [
@@ -82,6 +85,10 @@ def dlq_list(
             d.dead_id, d.group_id, d.event.kind.value, d.event.summary, str(d.attempts), d.reason
         )
     console.print(table)
+    calls = _spool(project, data_dir).list_dead_calls(limit=10_000)
+    if calls:
+        print_dead_calls(calls)
+        console.print("replay or drop them with `plait dlq calls replay|drop`")
 
 
 @dlq_app.command("replay")
@@ -126,11 +133,16 @@ def dlq_calls_list(
         rows = [call.model_dump(mode="json") for call in dead]
         typer.echo(json.dumps(rows, indent=2))
         return
+    print_dead_calls(dead)
+
+
+def print_dead_calls(dead: Sequence[DeadCall]) -> None:
+    """The dead calls as a table: id, call id, host, hook and why each was given up."""
     from rich.table import Table
 
     table = Table("id", "call id", "host", "hook", "reason", title="dead calls")
     for call in dead:
-        name = str(call.call.get("name", ""))
+        name = str(call.call.get("name") or call.call.get("event") or "")
         table.add_row(call.dead_id, call.call_id, call.host, name, call.reason)
     console.print(table)
 

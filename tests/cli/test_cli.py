@@ -247,3 +247,16 @@ def test_dlq_calls_lists_and_drops_dead_calls(tmp_data_dir: Path, tmp_path: Path
     dropped = runner.invoke(app, ["dlq", "calls", "drop", dead["dead_id"], *where])
     assert "dropped 1 dead call(s)" in dropped.output
     assert json.loads(runner.invoke(app, ["dlq", "calls", "list", "--json", *where]).output) == []
+
+
+def test_dlq_list_shows_dead_calls_too(tmp_path: Path, tmp_data_dir: Path) -> None:
+    from plait.adapters.backends.spool import FileSpool
+
+    spool = FileSpool.for_project(tmp_data_dir, tmp_path.resolve())
+    call = {"event": "UserPromptSubmit", "payload": {"prompt": "hi"}}
+    spool.dead_letter_call(call_id="c1", host="codex", call=call, reason="kept failing")
+    args = ["dlq", "list", "--data-dir", str(tmp_data_dir), "--project", str(tmp_path)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "dead calls" in result.output and "kept failing" in result.output
+    assert "UserPromptSubmit" in result.output
