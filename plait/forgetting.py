@@ -39,18 +39,21 @@ class UnknownSession(UsageError):
 
 @dataclass(frozen=True, kw_only=True)
 class Selection:
-    """Which captured events go: of one session, older than a time, mentioning a text.
+    """Which captured events go: of one session, older than a time, mentioning a text, by id.
 
-    Every criterion given must hold.
+    Every criterion given must hold; ``ids`` (a session's event ids) needs ``session``.
     """
 
     session: str | None = None
     before: datetime | None = None
     match: str | None = None
+    ids: frozenset[int] = frozenset()
 
     def __post_init__(self) -> None:
         if self.session is None and self.before is None and not self.match:
             raise UsageError("say what to forget: a session, a date (before) or a text (match)")
+        if self.ids and self.session is None:
+            raise UsageError("event ids are a session's: name the session too")
 
     def picks(self, event: SessionEvent, root: str) -> bool:
         """Whether ``event`` (of the root session ``root``) is selected."""
@@ -59,6 +62,8 @@ class Selection:
         if self.session is not None and self.session not in (root, event.session_id):
             return False
         if self.before is not None and not event.time < self.before:
+            return False
+        if self.ids and event.id not in self.ids:
             return False
         if self.match:
             text = " ".join([event.summary, event.body, *event.refs, *event.keywords])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
@@ -31,6 +32,8 @@ from plait.adapters.hosts.viewer.auth import (
     host_allowed,
     same_origin,
 )
+from plait.forgetting import Selection, select
+from plait.forgetting import forget as forget_events
 from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, UnknownObservation, check_id
 
@@ -258,6 +261,38 @@ async def forget(request: Request) -> Response:
     return render(request, "forgotten.html", o=forgotten)
 
 
+async def event_selection(request: Request) -> tuple[str, Selection]:
+    """The captured event a forget names (``?session=ROOT`` and the event's id); 404 pages."""
+    root = request.query_params.get("session", "")
+    raw = request.path_params["event_id"]
+    if not raw.isdigit() or not root or len(root) > SESSION_ID_MAX:
+        raise ViewerError(404, "No such event", "Name a session and one of its event numbers.")
+    selection = Selection(session=root, ids=frozenset({int(raw)}))
+    try:
+        found = await select(memory_of(request), selection)
+    except UsageError:
+        found = None
+    if found is None or not found.count:
+        raise ViewerError(404, "No such event", f"Session {root[:80]!r} has no event #{raw}.")
+    return root, selection
+
+
+async def confirm_forget_event(request: Request) -> Response:
+    """Ask before forgetting a captured event (a decision, rule, error …) of a session."""
+    root, selection = await event_selection(request)
+    found = await select(memory_of(request), selection)
+    [event] = [e for events in found.events.values() for e in events]
+    return render(request, "forget_event.html", root=root, e=event)
+
+
+async def forget_event(request: Request) -> Response:
+    """Forget a captured event and every copy of it, as ``plait forget`` does."""
+    root, selection = await event_selection(request)
+    await checked_form(request)
+    await forget_events(memory_of(request), selection)
+    return RedirectResponse(f"{PREFIX}/sessions/{quote(root)}", status_code=303)
+
+
 async def recall(request: Request) -> Response:
     """What long-term recall finds for a query, with each hit's score."""
     values = await pages.recall_page(memory_of(request), search_text(request))
@@ -376,6 +411,8 @@ def viewer_app(memory: Memory, auth: ViewerAuth, port: Callable[[], int | None])
         Route("/memory/{observation_id}/edit", guarded(edit_observation), methods=["POST"]),
         Route("/memory/{observation_id}/forget", guarded(confirm_forget)),
         Route("/memory/{observation_id}/forget", guarded(forget), methods=["POST"]),
+        Route("/events/{event_id}/forget", guarded(confirm_forget_event)),
+        Route("/events/{event_id}/forget", guarded(forget_event), methods=["POST"]),
         Route("/recall", guarded(recall)),
         Route("/health", guarded(health)),
         Route(

@@ -373,3 +373,18 @@ def test_a_search_of_a_megabyte_is_refused_and_changes_nothing(
         assert long.status_code == 413 and "Search too long" in long.text
         assert client.get("/ui/memory").text == before.text
         assert client.get("/ui/memory/o000000000000").status_code == 404
+
+
+def test_browser_forgets_a_captured_decision_of_a_session(page: Any, service: Service) -> None:
+    memory = service.memory
+    service.run(memory.user_turn("ses_quokka", "We decided to deploy with quokka-ship."))
+    service.run(memory.user_turn("ses_quokka", "Next, write the release notes."))
+    assert "quokka-ship" in service.run(memory.envelope("ses_quokka"))
+    page.goto(f"{service.url}/ui/sessions/ses_quokka")
+    row = page.locator("tr", has_text="deploy with quokka-ship").filter(has_text="decision")
+    row.get_by_role("link", name="forget").click()
+    page.get_by_role("heading", name="Forget this decision?").wait_for()
+    shot(page, "forget-event")
+    page.get_by_role("button", name="Forget it").click()
+    page.get_by_role("heading", name="Timeline").wait_for()
+    assert "quokka-ship" not in service.run(memory.envelope("ses_quokka"))

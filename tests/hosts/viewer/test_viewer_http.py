@@ -220,3 +220,29 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
     )
     assert dropped.status_code == 303
     assert dead_id not in [d.dead_id for d in await memory.backends.store.list_dead(10_000)]
+
+
+async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    csrf = await login(client)
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    await memory.user_turn("root-f", "We decided to use MongoDB for the ledger.")
+    await memory.user_turn("root-f", "Decision: queue jobs on Redis streams.")
+    assert "MongoDB" in await memory.envelope("root-f")
+    events = await memory.backends.store.read_events("root-f")
+    [event] = [e for e in events if e.kind == EventKind.DECISION and "MongoDB" in e.summary]
+    timeline = await client.get("/ui/sessions/root-f")
+    link = f"/ui/events/{event.id}/forget?session=root-f"
+    assert link in timeline.text.replace("&amp;", "&")
+    asked = await client.get(link)
+    assert asked.status_code == 200 and "MongoDB" in asked.text and "Forget it" in asked.text
+    assert (await client.get("/ui/events/999/forget?session=root-f")).status_code == 404
+    assert (await client.get("/ui/events/1/forget?session=nobody")).status_code == 404
+    assert (await client.post(link, data={"csrf": csrf})).status_code == 403  # not from a page
+    assert "MongoDB" in await memory.envelope("root-f")
+    done = await client.post(link, headers=same, data={"csrf": csrf})
+    assert done.status_code == 303
+    envelope = await memory.envelope("root-f")
+    assert "MongoDB" not in envelope and "Redis streams" in envelope
