@@ -25,6 +25,7 @@ from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
 from plait.adapters.backends.recall_index import SqliteRecallIndex
+from plait.adapters.backends.redis_client import async_client
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import BackendUnavailable, PlaitError
@@ -89,11 +90,14 @@ class Backends:
 def redis_client(url: str) -> aioredis.Redis:
     """An asyncio Redis client for the hot tier: short timeouts, bounded retries with backoff.
 
+    ``redis+cluster://`` gives a Redis Cluster client; each store then keeps its keys on one
+    hash slot (a project's sessions, queue and checkpoints; a group's observations).
+
     Connections are made on first use, so a client for a server that is down is fine to hold:
     it connects once the server is back.
     """
     base, cap = RETRY_BACKOFF
-    return aioredis.Redis.from_url(
+    return async_client(
         url,
         socket_connect_timeout=SOCKET_CONNECT_TIMEOUT_SECONDS,
         socket_timeout=SOCKET_TIMEOUT_SECONDS,

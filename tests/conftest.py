@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import redis
+from support.redis_cluster import LocalCluster, local_cluster
 
 from plait import Memory
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
@@ -117,3 +118,10 @@ async def memory(open_memory: Callable[..., Any]) -> AsyncIterator[Memory]:
     """A project's Memory on the suite's server (see ``open_memory``)."""
     async with open_memory() as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[LocalCluster]:
+    """A local Redis Cluster: 3 primaries and 3 replicas (real redis-servers), for the session."""
+    with local_cluster() as cluster:
+        yield cluster

@@ -53,6 +53,12 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.exceptions import NoScriptError
 
+from plait.adapters.backends.redis_client import (
+    async_client,
+    is_cluster_client,
+    slot_prefix,
+    sync_client,
+)
 from plait.adapters.backends.redis_errors import redis_errors
 from plait.state.base.errors import ConfigError
 
@@ -434,6 +440,7 @@ class _Operations(BaseCheckpointSaver[str]):
             )
         if ttl_seconds is not None and ttl_seconds < 1:
             raise ConfigError(f"ttl_seconds must be >= 1, got {ttl_seconds!r}")
+        prefix = slot_prefix(prefix, client)  # a cluster: every key of the saver on one slot
         self.keys = KeySpace(prefix=prefix)
         self.prefix = prefix
         self.max_checkpoints_per_thread = max_checkpoints_per_thread
@@ -615,11 +622,11 @@ def _check_client(client: Any) -> None:
         )
 
 
-def _queue(pipe: Any, call: Call, shas: dict[str, str]) -> None:
+def _call(client: Any, call: Call, shas: dict[str, str]) -> Any:
+    """One call on the client itself (what its reply is, or a coroutine of it)."""
     if call.method.startswith("script:"):
-        pipe.evalsha(shas[call.method.removeprefix("script:")], *call.args)
-    else:
-        getattr(pipe, call.method)(*call.args, **dict(call.kwargs))
+        return client.evalsha(shas[call.method.removeprefix("script:")], *call.args)
+    return getattr(client, call.method)(*call.args, **dict(call.kwargs))
 
 
 # -- the async saver ------------------------------------------------------------------------------
@@ -632,7 +639,7 @@ class AsyncRedisSaver(_Operations):
     @asynccontextmanager
     async def from_conn_string(cls, url: str, **kwargs: Any) -> AsyncIterator[AsyncRedisSaver]:
         """``async with AsyncRedisSaver.from_conn_string(url) as saver``: owns its client."""
-        client = aioredis.Redis.from_url(url)
+        client = async_client(url, socket_timeout=None, socket_connect_timeout=None)
         try:
             yield cls(client, **kwargs)
         finally:
@@ -649,12 +656,18 @@ class AsyncRedisSaver(_Operations):
                 return await self._pipeline(calls)
 
     async def _pipeline(self, calls: list[Call]) -> list[Any]:
+        if is_cluster_client(self.client):  # a cluster pipeline refuses scripts: one by one
+            return [await _call(self.client, call, self._shas) for call in calls]
         async with self.client.pipeline(transaction=False) as pipe:
             for call in calls:
-                _queue(pipe, call, self._shas)
+                _call(pipe, call, self._shas)
             return await pipe.execute()
 
     async def _load_scripts(self) -> None:
+        if is_cluster_client(self.client):  # every primary loads them (slots move)
+            loaded = [await self.client.script_load(body) for body in SCRIPTS.values()]
+            self._shas = dict(zip(SCRIPTS, map(_text, loaded), strict=True))
+            return
         async with self.client.pipeline(transaction=False) as pipe:
             for body in SCRIPTS.values():
                 pipe.script_load(body)
@@ -749,7 +762,7 @@ class RedisSaver(_Operations):
     @contextmanager
     def from_conn_string(cls, url: str, **kwargs: Any) -> Iterator[RedisSaver]:
         """``with RedisSaver.from_conn_string(url) as saver``: owns its client."""
-        client = redis.Redis.from_url(url)
+        client = sync_client(url, socket_timeout=None, socket_connect_timeout=None)
         try:
             yield cls(client, **kwargs)
         finally:
@@ -766,12 +779,18 @@ class RedisSaver(_Operations):
                 return self._pipeline(calls)
 
     def _pipeline(self, calls: list[Call]) -> list[Any]:
+        if is_cluster_client(self.client):  # a cluster pipeline refuses scripts: one by one
+            return [_call(self.client, call, self._shas) for call in calls]
         with self.client.pipeline(transaction=False) as pipe:
             for call in calls:
-                _queue(pipe, call, self._shas)
+                _call(pipe, call, self._shas)
             return pipe.execute()
 
     def _load_scripts(self) -> None:
+        if is_cluster_client(self.client):  # every primary loads them (slots move)
+            loaded = [self.client.script_load(body) for body in SCRIPTS.values()]
+            self._shas = dict(zip(SCRIPTS, map(_text, loaded), strict=True))
+            return
         with self.client.pipeline(transaction=False) as pipe:
             for body in SCRIPTS.values():
                 pipe.script_load(body)

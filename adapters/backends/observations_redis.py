@@ -11,6 +11,7 @@ Keys, under ``prefix`` (default ``plait:``), none of them expiring:
 =========================  ====================================================================
 
 Writes are Lua scripts, so the revision check, the topic index and the version move together.
+On a Redis Cluster the group is a hash tag (``obs:{{group}}…``): a group's keys share a slot.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from plait.adapters.backends.redis_client import async_client, is_cluster_client
 from plait.adapters.backends.redis_errors import translated
 from plait.state.observations import Observation
 
@@ -77,15 +79,16 @@ class RedisObservationStore:
         """Use ``client`` (the hot store's); keys go under ``prefix``."""
         self.client = client
         self.prefix = prefix
+        self.tagged = is_cluster_client(client)
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisObservationStore:
         """Connect to ``url`` (connections are made lazily)."""
-        client = aioredis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=2.0)
-        return cls(client, **kwargs)
+        return cls(async_client(url), **kwargs)
 
     def _key(self, group_id: str, part: str = "") -> str:
-        return f"{self.prefix}obs:{group_id}" + (f":{part}" if part else "")
+        group = "{" + group_id + "}" if self.tagged else group_id
+        return f"{self.prefix}obs:{group}" + (f":{part}" if part else "")
 
     @translated
     async def put_observation(

@@ -28,6 +28,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
+from plait.adapters.backends.redis_client import async_client, slot_prefix
 from plait.adapters.backends.redis_errors import redis_errors, translated
 from plait.state.events import SessionEvent, forgotten
 from plait.state.ports import (
@@ -101,17 +102,19 @@ class RedisHotStore:
         prefix: str = "plait:",
         session_ttl_seconds: int = 86_400,
     ) -> None:
-        """Wrap an asyncio Redis client (``decode_responses`` may be either)."""
+        """Wrap an asyncio Redis client (``decode_responses`` may be either).
+
+        On a cluster client every key goes under one hash tag (:func:`slot_prefix`).
+        """
         self.client = client
-        self.prefix = prefix
+        self.prefix = slot_prefix(prefix, client)
         self.session_ttl_seconds = session_ttl_seconds
         self._group_ready = False
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisHotStore:
-        """Connect to ``url`` (connections are made lazily)."""
-        client = aioredis.Redis.from_url(url, socket_timeout=5.0, socket_connect_timeout=2.0)
-        return cls(client, **kwargs)
+        """Connect to ``url`` (``redis+cluster://`` for a cluster; connections are lazy)."""
+        return cls(async_client(url), **kwargs)
 
     def _key(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)

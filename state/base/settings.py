@@ -47,7 +47,7 @@ logger = redacted_logger("plait")
 
 ENV_PREFIX = "PLAIT_"
 ENV_NESTED_DELIMITER = "__"
-REDIS_SCHEMES = ("redis", "rediss", "unix")
+REDIS_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
 # ``PLAIT_*`` variables that are not settings: read by the OpenCode plugin and the MCP tools.
 OTHER_VARIABLES = frozenset(
     {
@@ -146,6 +146,8 @@ class FalkorDBSettings(Section):
     @field_validator("url")
     @classmethod
     def _coerce_url(cls, value: str | None) -> str | None:
+        if value is not None and "+cluster" in value.split("://", 1)[0].lower():
+            raise ValueError("a FalkorDB server is one server: use redis:// or rediss://")
         return None if value is None else coerce_endpoint(value)
 
 
@@ -475,6 +477,16 @@ class Settings(BaseSettings):
     observations: ObservationSettings = Field(default_factory=ObservationSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+
+    @model_validator(mode="after")
+    def _graph_beside_a_cluster(self) -> Settings:
+        url = self.redis.url or ""
+        if "+cluster://" in url.lower() and self.falkordb.url is None:
+            raise ValueError(
+                "redis.url is a Redis Cluster: set falkordb.url to a FalkorDB server for the "
+                "knowledge graph (a cluster does not carry the graph module's keys)"
+            )
+        return self
 
     @classmethod
     def settings_customise_sources(

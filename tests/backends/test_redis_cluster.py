@@ -7,18 +7,11 @@ from collections.abc import Iterator
 import pytest
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisClusterException
-
-from tests.support.redis_cluster import LocalCluster, local_cluster
+from support.redis_cluster import LocalCluster
 
 pytestmark = pytest.mark.slow
 
 _SWAP = "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('INCR', KEYS[2])"
-
-
-@pytest.fixture(scope="session")
-def redis_cluster() -> Iterator[LocalCluster]:
-    with local_cluster() as cluster:
-        yield cluster
 
 
 @pytest.fixture

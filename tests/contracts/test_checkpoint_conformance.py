@@ -1,20 +1,30 @@
-"""plait's Redis checkpointer against LangGraph's conformance suite, on the embedded server."""
+"""plait's Redis checkpointer against LangGraph's conformance suite: embedded server, cluster."""
 
 from __future__ import annotations
 
 import uuid
 
-import redis.asyncio as aioredis
+import pytest
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
 from plait.adapters.backends.checkpoint import AsyncRedisSaver
+from plait.adapters.backends.redis_client import async_client
 
 
-async def test_checkpointer_passes_all_eight_conformance_capabilities(redis_url: str) -> None:
-    @checkpointer_test(name="plait AsyncRedisSaver")
+@pytest.mark.parametrize("where", ["redis", "redis-cluster"])
+async def test_checkpointer_passes_all_eight_conformance_capabilities(
+    where: str, request: pytest.FixtureRequest
+) -> None:
+    url = (
+        request.getfixturevalue("redis_url")
+        if where == "redis"
+        else request.getfixturevalue("redis_cluster").url
+    )
+
+    @checkpointer_test(name=f"plait AsyncRedisSaver ({where})")
     async def saver_factory():  # type: ignore[no-untyped-def]
-        client = aioredis.Redis.from_url(redis_url)
+        client = async_client(url, socket_timeout=None)
         yield AsyncRedisSaver(client, prefix=f"conformance:{uuid.uuid4().hex}:")
         await client.aclose()
 

@@ -21,11 +21,14 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(params=["redis", "memory"])
+@pytest.fixture(params=["redis", "redis-cluster", "memory"])
 async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[HotStore]:
     if request.param == "redis":
         redis_url = request.getfixturevalue("redis_url")
         hot: HotStore = RedisHotStore.from_url(redis_url, prefix=key_prefix)
+    elif request.param == "redis-cluster":
+        cluster = request.getfixturevalue("redis_cluster")
+        hot = RedisHotStore.from_url(cluster.url, prefix=key_prefix)
     else:
         hot = InMemoryHotStore()
     yield hot

@@ -16,11 +16,14 @@ GROUP = "plait-contract-0000aaaa"
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture(params=["redis", "memory"])
+@pytest.fixture(params=["redis", "redis-cluster", "memory"])
 async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[ObservationStore]:
     if request.param == "redis":
         redis_url = request.getfixturevalue("redis_url")
         kept: ObservationStore = RedisObservationStore.from_url(redis_url, prefix=key_prefix)
+    elif request.param == "redis-cluster":
+        cluster_url = request.getfixturevalue("redis_cluster").url
+        kept = RedisObservationStore.from_url(cluster_url, prefix=key_prefix)
     else:
         kept = InMemoryObservationStore()
     yield kept

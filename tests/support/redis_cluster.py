@@ -30,6 +30,11 @@ class LocalCluster:
     def startup_nodes(self) -> list[tuple[str, int]]:
         return [("127.0.0.1", port) for port in self.ports]
 
+    @property
+    def url(self) -> str:
+        """plait's URL for it: ``redis+cluster://`` and one node (the client finds the rest)."""
+        return f"redis+cluster://127.0.0.1:{self.ports[0]}/0"
+
 
 def _bindable(port: int) -> bool:
     with socket.socket() as sock:

@@ -1,0 +1,60 @@
+"""plait on a Redis Cluster (3 primaries, 3 replicas; real redis-servers): ``redis+cluster://``.
+
+The hot store, the checkpoints and the observations of a project run on the cluster with each
+store's keys on one hash slot; projects spread over the primaries.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from redis.cluster import ClusterNode, RedisCluster
+from support.redis_cluster import LocalCluster
+
+from plait import Memory
+from plait.forgetting import Selection, forget
+from plait.state.observations import ObservationDraft
+
+pytestmark = pytest.mark.slow
+
+
+async def test_a_session_and_its_memory_on_a_redis_cluster(
+    tmp_path: Path, redis_cluster: LocalCluster, redis_url: str
+) -> None:
+    """The knowledge graph is a FalkorDB server of its own (the suite's embedded one)."""
+    projects = [tmp_path / name for name in ("shop", "ledger", "blog")]
+    for number, project in enumerate(projects):
+        project.mkdir()
+        async with Memory.open(
+            project,
+            tmp_path / "data",
+            start_background=False,
+            redis={"url": redis_cluster.url},
+            falkordb={"url": redis_url},
+            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+        ) as memory:
+            await memory.user_turn("ses-1", f"We decided to use Postgres {number} for the ledger.")
+            await memory.user_turn("ses-1", "Rule: never commit to main.")
+            envelope = await memory.envelope("ses-1")
+            assert f"Postgres {number}" in envelope and "never commit to main" in envelope
+            draft = ObservationDraft(title=f"Ledger store {number}", content="Postgres")
+            saved = await memory.observations.save(draft)
+            found = await memory.observations.search("ledger store")
+            assert saved.observation.id in [hit.id for hit, _ in found]
+            assert (await forget(memory, Selection(match=f"Postgres {number}"))).events
+            assert f"Postgres {number}" not in await memory.envelope("ses-1")
+
+    nodes = [ClusterNode(host, port) for host, port in redis_cluster.startup_nodes]
+    client = RedisCluster(startup_nodes=nodes)
+    try:
+        keys = [key.decode() for key in client.scan_iter(match="*plait:*", count=1000)]
+        slots = {client.keyslot(key) for key in keys if ":cp" not in key and "obs:" not in key}
+        owners = {
+            str(client.get_node_from_key(key)) for key in keys if "obs:" not in key
+        }
+    finally:
+        client.close()
+    assert len(slots) == len(projects)  # one slot a project's hot store
+    assert len(owners) >= 2  # and the projects' keys are not all on one primary
