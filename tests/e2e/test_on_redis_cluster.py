@@ -51,9 +51,7 @@ async def test_a_session_and_its_memory_on_a_redis_cluster(
     try:
         keys = [key.decode() for key in client.scan_iter(match="*plait:*", count=1000)]
         slots = {client.keyslot(key) for key in keys if ":cp" not in key and "obs:" not in key}
-        owners = {
-            str(client.get_node_from_key(key)) for key in keys if "obs:" not in key
-        }
+        owners = {str(client.get_node_from_key(key)) for key in keys if "obs:" not in key}
     finally:
         client.close()
     assert len(slots) == len(projects)  # one slot a project's hot store

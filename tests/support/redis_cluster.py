@@ -85,6 +85,13 @@ def _replicas_joined(port: int) -> bool:
     return len(replicas) == NODES // 2 and all(" connected" in line for line in lines)
 
 
+def _replicating(ports: tuple[int, ...] | list[int]) -> bool:
+    """Every replica's link to its primary is up (only then can it take over from it)."""
+    states = [_cli(port, "info", "replication") for port in ports]
+    replicas = [state for state in states if "role:slave" in state]
+    return len(replicas) == NODES // 2 and all("master_link_status:up" in s for s in replicas)
+
+
 @contextmanager
 def local_cluster() -> Iterator[LocalCluster]:
     """Start six cluster-enabled redis-servers on free loopback ports, join them, stop them all after."""
@@ -137,6 +144,7 @@ def local_cluster() -> Iterator[LocalCluster]:
                 "cluster_state:ok",
             )
         _wait(lambda: _replicas_joined(ports[0]), "3 replicas joined")
+        _wait(lambda: _replicating(ports), "3 replicas replicating")
         yield LocalCluster(ports=tuple(ports), processes=tuple(processes))
     finally:
         for process in processes:
