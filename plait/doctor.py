@@ -12,6 +12,7 @@ from typing import Literal
 
 from langchain_core.runnables import RunnableConfig
 
+from plait.adapters.backends.redis_client import is_cluster_client
 from plait.adapters.backends.spool import DEAD_FILE, SPOOL_DIR, pending_in, read_lines
 from plait.state.base.boundary import attempt, describe
 from plait.state.base.errors import PlaitError
@@ -147,6 +148,8 @@ async def check_hot_tier(backends: Backends) -> str:
     where = redact_url(backends.redis_url or "")
     if backends.server is not None:
         return f"embedded FalkorDB at {where}, data in {backends.server.directory}"
+    if is_cluster_client(getattr(backends.store, "client", None)):
+        return f"Redis Cluster at {where}"
     return f"Redis at {where}"
 
 

@@ -56,3 +56,23 @@ async def test_a_session_and_its_memory_on_a_redis_cluster(
         client.close()
     assert len(slots) == len(projects)  # one slot a project's hot store
     assert len(owners) >= 2  # and the projects' keys are not all on one primary
+
+
+async def test_doctor_reports_the_cluster_and_the_graph_server_apart(
+    tmp_path: Path, redis_cluster: LocalCluster, redis_url: str
+) -> None:
+    from plait.doctor import run_checks
+    from plait.state.base.settings import Settings
+
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        redis={"url": redis_cluster.url},
+        falkordb={"url": redis_url},
+    )
+    checks = {c.component: c for c in await run_checks(settings, tmp_path)}
+    assert checks["hot tier"].status == "ok" and "Redis Cluster" in checks["hot tier"].detail
+    assert checks["checkpointer"].status == "ok"
+    graph = checks["knowledge graph"]
+    assert graph.status == "ok" and "FalkorDB at" in graph.detail
+    password = redis_url.split("://:", 1)[1].split("@", 1)[0]  # the suite's server has one
+    assert password and password not in graph.detail and "[REDACTED]" in graph.detail
