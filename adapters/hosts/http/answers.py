@@ -17,6 +17,7 @@ same way, in :func:`answer_call`:
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +27,17 @@ from pydantic import BaseModel, ValidationError
 
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.state.base.errors import UnknownHook, UsageError
+from plait.state.base.standby import keep_answer
 from plait.state.events import repaired
+from plait.state.groups import project_key
+from plait.state.intents import SessionLifecycle, SessionTarget
 
 if TYPE_CHECKING:
     from plait.intake import Answer
     from plait.memory import Memory
     from plait.state.intents import HostCall
 
+LOG = logging.getLogger(__name__)
 WARNING_HEADER = "x-plait-warning"
 KEPT_HEADER = "x-plait-kept"
 REASON_HEADER = "x-plait-reason"
@@ -134,6 +139,30 @@ def refuse(
 
 # told of each answer the host got: the call, the host's event and the body
 Answered = Callable[["HostCall", str, bytes], None]
+# what of an answer's body stands in for it while no service runs (None: nothing)
+Standby = Callable[[str, bytes], bytes | None]
+
+
+def standby_keeper(memory: Memory, standby: Standby = lambda event, body: body) -> Answered:
+    """What keeps each answer as its session's standby answer (a new session's: the project's).
+
+    A host's client gives it while no service runs (:mod:`plait.state.base.standby`):
+    ``standby`` says what of the body to keep (the whole answer for a command-hook host).
+    """
+    data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
+
+    def keep(call: HostCall, event: str, body: bytes) -> None:
+        kept = standby(event, body)
+        if kept is None or not isinstance(call.target, SessionTarget):
+            return
+        root = call.target.parent_id or call.target.session_id
+        new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
+        try:
+            keep_answer(data, key, call.host.name, root, event, kept, project_wide=new)
+        except OSError as error:  # the answer went out; only its standby copy is missing
+            LOG.warning("standby answer not kept: %s", error)
+
+    return keep
 
 
 async def answer_call(
@@ -159,6 +188,7 @@ async def answer_call(
 __all__ = [
     "CALL_ID_MAX",
     "Answered",
+    "Standby",
     "KEPT_HEADER",
     "NOT_KEPT",
     "REASON_HEADER",
@@ -174,4 +204,5 @@ __all__ = [
     "read_json",
     "refuse",
     "respond",
+    "standby_keeper",
 ]

@@ -15,7 +15,6 @@ JSON the host reads on the hook's stdout:
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
@@ -34,16 +33,12 @@ from plait.adapters.hosts.http.answers import (
     error_field,
     error_response,
     read_json,
+    standby_keeper,
 )
-from plait.state.base.standby import keep_answer
-from plait.state.groups import project_key
-from plait.state.intents import SessionLifecycle, SessionTarget
 
 if TYPE_CHECKING:
     from plait.memory import Memory
-    from plait.state.intents import HostCall
 
-LOG = logging.getLogger(__name__)
 COMMAND_HOSTS: dict[str, HostWire] = {
     host.adapter.name: host for host in (CLAUDE_CODE, CODEX, GEMINI)
 }
@@ -75,26 +70,6 @@ def read_host_request(body: bytes) -> HostRequest | Response:
         if isinstance(error, ValidationError):
             return error_response(400, "bad_request", error_detail(error), error_field(error))
         return error_response(400, "bad_request", f"Invalid JSON: {error}", "body")
-
-
-def standby_keeper(memory: Memory) -> Answered:
-    """What keeps each answer as the session's standby answer (a new session's: the project's).
-
-    The hook client gives it while no service runs (:mod:`plait.state.base.standby`).
-    """
-    data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
-
-    def keep(call: HostCall, event: str, body: bytes) -> None:
-        if not isinstance(call.target, SessionTarget):
-            return
-        root = call.target.parent_id or call.target.session_id
-        new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
-        try:
-            keep_answer(data, key, call.host.name, root, event, body, project_wide=new)
-        except OSError as error:  # the answer went out; only its standby copy is missing
-            LOG.warning("standby answer not kept: %s", error)
-
-    return keep
 
 
 async def run_host_call(

@@ -81,6 +81,7 @@ from plait.adapters.hosts.http.answers import (
     KEPT_HEADER,
     REASON_HEADER,
     WARNING_HEADER,
+    Answered,
     ErrorBody,
     answer_call,
     dumps,
@@ -88,12 +89,13 @@ from plait.adapters.hosts.http.answers import (
     error_field,
     error_response,
     read_json,
+    standby_keeper,
 )
 from plait.adapters.hosts.http.host_routes import add_host_routes
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.http.team import TeamTokens
-from plait.adapters.hosts.opencode.hooks import OPENCODE
+from plait.adapters.hosts.opencode.hooks import OPENCODE, opencode_standby
 from plait.adapters.hosts.opencode.hooks import WIRE as OPENCODE_WIRE
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
@@ -347,9 +349,15 @@ def replay(body: bytes, receive: Receive) -> Receive:
 
 
 # -- the app ------------------------------------------------------------------------------------
-async def run_hook(memory: Memory, wire: HostWire, name: str, body: dict[str, Any]) -> Response:
+async def run_hook(
+    memory: Memory,
+    wire: HostWire,
+    name: str,
+    body: dict[str, Any],
+    answered: Answered | None = None,
+) -> Response:
     """One OpenCode hook through the corridor (:func:`~.answers.answer_call`)."""
-    return await answer_call(memory, wire, name, body, body.get("call_id") or "")
+    return await answer_call(memory, wire, name, body, body.get("call_id") or "", answered)
 
 
 async def run_batch_call(memory: Memory, wire: HostWire, raw: Any) -> BatchResult:
@@ -433,6 +441,7 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
     """Attach the health, hook and batch routes."""
+    keep = standby_keeper(memory, opencode_standby)
 
     @app.get("/v1/health", response_model=Health, tags=["service"])
     async def health(request: Request) -> Response:
@@ -456,7 +465,7 @@ def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
         parsed = read_hook_body(await request.body())
         if isinstance(parsed, Response):
             return parsed
-        return await run_hook(memory, wire, name, parsed)
+        return await run_hook(memory, wire, name, parsed, keep)
 
     @app.post(
         "/v1/hooks",

@@ -64,6 +64,11 @@ const SPAWN_INTERVAL_MS = 30_000
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 const MCP_PREFIX = "plait_"
 const NOTES_KEPT = 256
+// plait serve keeps the last envelope each session got; it stands in while no service answers
+const STANDBY_DIR = "answers"
+const STANDBY_MAX_AGE_MS = 7 * 24 * 3600 * 1000
+const ENVELOPE_PART = "prt_plait_"
+const TRANSFORM = "experimental.chat.messages.transform"
 const DURABLE = new Set(["event", "chat.message", "tool.execute.after"])
 const EVENT_TYPES = new Set([
   "session.created",
@@ -374,6 +379,18 @@ class PlaitClient {
   }
 
   /** Make sure the service runs by the time it is needed: start it now if it does not answer. */
+  /** The envelope the service last gave this session (plait.state.base.standby), if fresh. */
+  standby(session: string, name: string): string | undefined {
+    const digest = createHash("sha256").update(`opencode\n${session}\n${name}`, "utf8").digest("hex")
+    const path = join(this.settings.dataDir, STANDBY_DIR, this.key, `${digest.slice(0, 32)}.json`)
+    try {
+      if (Date.now() - statSync(path).mtimeMs > STANDBY_MAX_AGE_MS) return undefined
+      return readFileSync(path, "utf8") || undefined
+    } catch {
+      return undefined
+    }
+  }
+
   warmUp(): void {
     if (process.env.PLAIT_URL || process.env.PLAIT_NO_SPAWN) return
     if (!this.locate()) {
@@ -518,6 +535,21 @@ function appendNote(output: Json, note: string | undefined): void {
   output.output = text ? `${text}\n\n${note}` : note
 }
 
+/** No service answered: put the session's standby envelope first, as the service would. */
+function standIn(last: Json, envelope: string | undefined): void {
+  if (!envelope || !Array.isArray(last.parts)) return
+  if (last.parts.some((part: Json) => String(part?.id ?? "").startsWith(ENVELOPE_PART))) return
+  const messageID = String(last.info?.id ?? "")
+  last.parts.unshift({
+    id: `${ENVELOPE_PART}${messageID}`,
+    sessionID: String(last.info?.sessionID ?? ""),
+    messageID,
+    type: "text",
+    text: envelope,
+    synthetic: true,
+  })
+}
+
 const PlaitPlugin: Plugin = async (input) => {
   const project = projectDir(input)
   const client = new PlaitClient(project, pluginSettings(project))
@@ -550,6 +582,7 @@ const PlaitPlugin: Plugin = async (input) => {
       })
       const message = returned?.messages?.[0]
       if (message) mergeInto(last, message)
+      else if (!returned) standIn(last, client.standby(String(last.info?.sessionID ?? ""), TRANSFORM))
     },
     "experimental.session.compacting": async (hookInput, output) => {
       notes.startCompacting((hookInput as Json).sessionID)

@@ -186,6 +186,8 @@ class PlaitService:
         return json.loads(path.read_text())["url"]
 
     def stop(self) -> None:
+        if self.loop.is_closed():
+            return
         if self.task is not None:
             self.loop.call_soon_threadsafe(self.task.cancel)
         self.thread.join(timeout=30)
@@ -511,6 +513,7 @@ def read(path: Path) -> str:
 class MemoryScenario:
     first_session: str
     turn_two: list[Any]
+    turn_three: list[Any]  # with the service stopped
 
 
 @pytest.fixture(scope="module")
@@ -545,7 +548,12 @@ def memory_scenario(
             Reply(text="Continuing."),
         ]
         project.run("Which database do we use?", session=first, plait_url=url, token=service.token)
-        yield MemoryScenario(first_session=first, turn_two=mock.chat_requests())
+        turn_two = mock.chat_requests()
+        service.stop()  # plait stop, idle exit or a crash: nothing answers the plugin now
+        mock.clear()
+        mock.script = [Reply(text="Still PostgreSQL.")]
+        project.run("Remind me of the database.", session=first, plait_url=url, token=service.token)
+        yield MemoryScenario(first, turn_two, mock.chat_requests())
     finally:
         service.stop()
         mock.stop()
@@ -560,6 +568,18 @@ def test_memory_envelope_carries_decision_into_next_turn(memory_scenario: Memory
     assert envelope is not None, last_user[:2000]
     assert re.search(r"<key_decisions>.*PostgreSQL.*</key_decisions>", envelope, re.DOTALL)
     assert "Which database do we use?" in last_user
+
+
+@e2e
+def test_memory_with_the_service_down_the_sessions_last_envelope_stands_in(
+    memory_scenario: MemoryScenario,
+):
+    requests = [r for r in memory_scenario.turn_three if r.tool_names]
+    assert requests, "no agent request in turn three"
+    last_user = requests[0].last_user_text()
+    envelope = envelope_at_head(last_user)
+    assert envelope is not None, last_user[:2000]
+    assert "PostgreSQL" in envelope and "Remind me of the database." in last_user
 
 
 @e2e
