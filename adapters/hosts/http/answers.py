@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.state.base.errors import UnknownHook, UsageError
-from plait.state.base.standby import keep_answer
+from plait.state.base.standby import keep_answer, standby_answer
 from plait.state.events import repaired
 from plait.state.groups import project_key
 from plait.state.intents import SessionLifecycle, SessionTarget
@@ -137,32 +138,70 @@ def refuse(
     return error_response(422, "invalid_hook_payload", str(error), field, dead_id)
 
 
-# told of each answer the host got: the call, the host's event and the body
-Answered = Callable[["HostCall", str, bytes], None]
-# what of an answer's body stands in for it while no service runs (None: nothing)
-Standby = Callable[[str, bytes], bytes | None]
+def whole(event: str, body: bytes) -> bytes | None:
+    """A command-hook host's answer is kept whole: it is what its hook prints."""
+    return body
 
 
-def standby_keeper(memory: Memory, standby: Standby = lambda event, body: body) -> Answered:
-    """What keeps each answer as its session's standby answer (a new session's: the project's).
+def as_answer(host: HostWire, event: str, payload: Any, kept: bytes) -> Any:
+    """A kept command-hook answer, sent again as it was."""
+    return json.loads(kept)
 
-    A host's client gives it while no service runs (:mod:`plait.state.base.standby`):
-    ``standby`` says what of the body to keep (the whole answer for a command-hook host).
+
+@dataclass(frozen=True, kw_only=True)
+class Standbys:
+    """The last memory each session got, kept to stand in when a call cannot give it.
+
+    Each answer that went through is kept (:mod:`plait.state.base.standby`; a new session's
+    is the project's too): the host's client gives it while no service runs, and the service
+    itself while the hot tier does not answer (a call that failed open). ``keep`` says what of
+    an answer's body to keep; ``stand_in`` makes the body to send from what was kept.
     """
-    data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
 
-    def keep(call: HostCall, event: str, body: bytes) -> None:
-        kept = standby(event, body)
-        if kept is None or not isinstance(call.target, SessionTarget):
+    data_dir: str
+    project_key: str
+    keep: Callable[[str, bytes], bytes | None] = whole
+    stand_in: Callable[[HostWire, str, Any, bytes], Any] = as_answer
+
+    @classmethod
+    def of(cls, memory: Memory, **how: Any) -> Standbys:
+        """The standbys of ``memory``'s project."""
+        data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
+        return cls(data_dir=data, project_key=key, **how)
+
+    def kept(self, call: HostCall, event: str, body: bytes) -> None:
+        """Keep what stands in for this answer."""
+        kept = self.keep(event, body)
+        root = root_of(call)
+        if kept is None or root is None:
             return
-        root = call.target.parent_id or call.target.session_id
         new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
         try:
-            keep_answer(data, key, call.host.name, root, event, kept, project_wide=new)
+            keep_answer(
+                self.data_dir, self.project_key, call.host.name, root, event, kept, project_wide=new
+            )
         except OSError as error:  # the answer went out; only its standby copy is missing
             LOG.warning("standby answer not kept: %s", error)
 
-    return keep
+    def answer(self, host: HostWire, call: HostCall, event: str, payload: Any) -> Any | None:
+        """The body that stands in for a call that failed open, if one was kept."""
+        root = root_of(call)
+        if root is None:
+            return None
+        kept = standby_answer(self.data_dir, self.project_key, call.host.name, root, event)
+        if not kept:
+            return None
+        try:
+            return self.stand_in(host, event, payload, kept)
+        except ValueError:
+            return None
+
+
+def root_of(call: HostCall) -> str | None:
+    """The root session of a call (None for one that names no session)."""
+    if not isinstance(call.target, SessionTarget):
+        return None
+    return call.target.parent_id or call.target.session_id
 
 
 async def answer_call(
@@ -171,24 +210,30 @@ async def answer_call(
     event: str,
     payload: Any,
     call_id: str = "",
-    answered: Answered | None = None,
+    standbys: Standbys | None = None,
 ) -> Response:
-    """Read, run and answer one host call (see the module)."""
+    """Read, run and answer one host call (see the module).
+
+    With ``standbys``, an answer that went through is kept for later, and a call that failed
+    open without memory is answered with the session's standby answer instead.
+    """
     try:
         call = host.call(event, payload, call_id)
         answer = await memory.dispatch.answer(call)
     except UsageError as error:
         return refuse(memory, host, event, payload, call_id, error)
-    response = respond(call, answer, host.answer(event, payload, answer.output))
-    if answered is not None and response.status_code == 200:
-        answered(call, event, bytes(response.body))
+    body = host.answer(event, payload, answer.output)
+    if standbys is not None and answer.reason and not answer.output.get("inject"):
+        body = standbys.answer(host, call, event, payload) or body
+    response = respond(call, answer, body)
+    if standbys is not None and response.status_code == 200 and not answer.reason:
+        standbys.kept(call, event, bytes(response.body))
     return response
 
 
 __all__ = [
     "CALL_ID_MAX",
-    "Answered",
-    "Standby",
+    "Standbys",
     "KEPT_HEADER",
     "NOT_KEPT",
     "REASON_HEADER",
@@ -204,5 +249,4 @@ __all__ = [
     "read_json",
     "refuse",
     "respond",
-    "standby_keeper",
 ]

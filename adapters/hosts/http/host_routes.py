@@ -27,13 +27,12 @@ from plait.adapters.hosts.gemini.hooks import COMMAND_HOST as GEMINI
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
-    Answered,
+    Standbys,
     answer_call,
     error_detail,
     error_field,
     error_response,
     read_json,
-    standby_keeper,
 )
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ def read_host_request(body: bytes) -> HostRequest | Response:
 
 
 async def run_host_call(
-    memory: Memory, request: HostRequest, answered: Answered | None = None
+    memory: Memory, request: HostRequest, standbys: Standbys | None = None
 ) -> Response:
     """Read, run and answer one call (see the module for the verdicts)."""
     host = COMMAND_HOSTS.get(request.host)
@@ -81,14 +80,14 @@ async def run_host_call(
         known = ", ".join(COMMAND_HOSTS)
         return error_response(404, "unknown_host", f"unknown host {request.host!r}; {known}")
     event, payload, call_id = request.event, request.payload, request.call_id
-    return await answer_call(memory, host, event, payload, call_id, answered)
+    return await answer_call(memory, host, event, payload, call_id, standbys)
 
 
 def add_host_routes(app: FastAPI, memory: Memory) -> None:
     """Attach ``POST /v1/host`` and declare the command hosts' calls rebuildable (spool)."""
     for host in COMMAND_HOSTS.values():
         memory.dispatch.serve(host.adapter)
-    keep = standby_keeper(memory)
+    standbys = Standbys.of(memory)
 
     @app.post(
         "/v1/host",
@@ -101,7 +100,7 @@ def add_host_routes(app: FastAPI, memory: Memory) -> None:
         parsed = read_host_request(await request.body())
         if isinstance(parsed, Response):
             return parsed
-        return await run_host_call(memory, parsed, keep)
+        return await run_host_call(memory, parsed, standbys)
 
 
 __all__ = ["COMMAND_HOSTS", "HostRequest", "add_host_routes", "run_host_call"]

@@ -81,15 +81,14 @@ from plait.adapters.hosts.http.answers import (
     KEPT_HEADER,
     REASON_HEADER,
     WARNING_HEADER,
-    Answered,
     ErrorBody,
+    Standbys,
     answer_call,
     dumps,
     error_detail,
     error_field,
     error_response,
     read_json,
-    standby_keeper,
 )
 from plait.adapters.hosts.http.host_routes import add_host_routes
 from plait.adapters.hosts.http.lifecycle import IdleClock
@@ -354,10 +353,10 @@ async def run_hook(
     wire: HostWire,
     name: str,
     body: dict[str, Any],
-    answered: Answered | None = None,
+    standbys: Standbys | None = None,
 ) -> Response:
     """One OpenCode hook through the corridor (:func:`~.answers.answer_call`)."""
-    return await answer_call(memory, wire, name, body, body.get("call_id") or "", answered)
+    return await answer_call(memory, wire, name, body, body.get("call_id") or "", standbys)
 
 
 async def run_batch_call(memory: Memory, wire: HostWire, raw: Any) -> BatchResult:
@@ -439,9 +438,14 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+def envelope_answer(host: HostWire, event: str, payload: Any, kept: bytes) -> Any:
+    """OpenCode's answer with a kept envelope put first in the last user message."""
+    return host.answer(event, payload, {"inject": kept.decode("utf-8", "replace")})
+
+
 def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
     """Attach the health, hook and batch routes."""
-    keep = standby_keeper(memory, opencode_standby)
+    standbys = Standbys.of(memory, keep=opencode_standby, stand_in=envelope_answer)
 
     @app.get("/v1/health", response_model=Health, tags=["service"])
     async def health(request: Request) -> Response:
@@ -465,7 +469,7 @@ def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
         parsed = read_hook_body(await request.body())
         if isinstance(parsed, Response):
             return parsed
-        return await run_hook(memory, wire, name, parsed, keep)
+        return await run_hook(memory, wire, name, parsed, standbys)
 
     @app.post(
         "/v1/hooks",

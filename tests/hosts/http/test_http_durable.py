@@ -396,3 +396,31 @@ async def test_a_connection_that_drops_while_the_tier_answers_is_retried_not_bur
         dead = memory.dispatch.intake.dead_count()
     assert first.status_code == second.status_code == 200
     assert stored == ["one", "two"] and dead == 0 and drops["left"] == 0
+
+
+async def test_a_model_call_that_fails_open_gets_the_sessions_last_envelope(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """The hot tier does not answer (the service came back, its Redis did not): the transform
+    fails open, and the session's standby envelope (the last it got) stands in, so the model
+    call still carries memory."""
+
+    def transform() -> dict[str, Any]:
+        info = {"id": f"msg_{uuid.uuid4().hex[:8]}", "sessionID": session, "role": "user"}
+        parts = [{"id": "prt_1", "type": "text", "text": "go on"}]
+        output = {"messages": [{"info": info, "parts": parts}]}
+        return {"input": {"sessionID": session}, "output": output}
+
+    path = "/v1/hooks/experimental.chat.messages.transform"
+    said = "We decided to use PostgreSQL for the ledger."
+    async with service(tmp_path, redis_url) as (client, _):
+        await client.post("/v1/hooks/chat.message", json=prompt(session, said, "p1"))
+        live = await client.post(path, json=transform())
+        assert "PostgreSQL" in json.dumps(live.json()) and WARNING_HEADER not in live.headers
+    down = f"redis://127.0.0.1:{free_port()}/0"
+    async with service(tmp_path, down) as (client, _):
+        stood_in = await client.post(path, json=transform())
+    assert stood_in.status_code == 200 and WARNING_HEADER in stood_in.headers  # failed open
+    parts = stood_in.json()["messages"][0]["parts"]
+    assert parts[0]["id"].startswith("prt_plait_") and "PostgreSQL" in parts[0]["text"]
+    assert parts[1]["text"] == "go on"
