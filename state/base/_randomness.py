@@ -73,6 +73,9 @@ _DENSE_SEGMENTS = 0.45
 _MIN_SEGMENTS = 0.3
 _MAX_WORDY = 0.7
 _ENTROPY_SLACK = 1.3
+# A pronounceable-looking candidate is still random when its entropy is this far over the floor
+# (a drawn base64 key can segment like words: ``YzSPJFO4Oala4NUJCUFSdFyg…``).
+_WORDY_ENTROPY_MARGIN = 0.5
 
 
 def looks_random(candidate: str) -> bool:
@@ -112,9 +115,12 @@ def _mixed_case_random(candidate: str) -> bool:
     density = len(segments) / len(candidate)
     if density < _MIN_SEGMENTS:
         return False
-    if density < _DENSE_SEGMENTS and _wordy_share(segments) > _MAX_WORDY:
-        return False
-    return _entropy(candidate) >= _entropy_floor(len(candidate), _alphabet_size(candidate))
+    floor = _entropy_floor(len(candidate), _alphabet_size(candidate))
+    entropy = _entropy(candidate)
+    wordy = density < _DENSE_SEGMENTS and _wordy_share(segments) > _MAX_WORDY
+    if wordy and entropy < floor + _WORDY_ENTROPY_MARGIN:
+        return False  # pronounceable (``NotificationServiceHandler2``), unless far too varied
+    return entropy >= floor
 
 
 def _wordy_share(segments: list[str]) -> float:

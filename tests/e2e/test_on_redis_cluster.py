@@ -15,6 +15,7 @@ from support.redis_cluster import LocalCluster
 
 from plait import Memory
 from plait.forgetting import Selection, forget
+from plait.state.groups import project_key
 from plait.state.observations import ObservationDraft
 
 pytestmark = pytest.mark.slow
@@ -49,9 +50,14 @@ async def test_a_session_and_its_memory_on_a_redis_cluster(
     nodes = [ClusterNode(host, port) for host, port in redis_cluster.startup_nodes]
     client = RedisCluster(startup_nodes=nodes)
     try:
-        keys = [key.decode() for key in client.scan_iter(match="*plait:*", count=1000)]
-        slots = {client.keyslot(key) for key in keys if ":cp" not in key and "obs:" not in key}
-        owners = {str(client.get_node_from_key(key)) for key in keys if "obs:" not in key}
+        ours = tuple(f"{{plait:{project_key(project)}}}:" for project in projects)
+        keys = [
+            key.decode()
+            for key in client.scan_iter(match="*plait:*", count=1000)
+            if key.decode().startswith(ours)
+        ]
+        slots = {client.keyslot(key) for key in keys}
+        owners = {str(client.get_node_from_key(key)) for key in keys}
     finally:
         client.close()
     assert len(slots) == len(projects)  # one slot a project's hot store
