@@ -11,14 +11,15 @@ session becomes the events a live one would have. A line that is not a record is
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.claude_code.hooks import NAME, prompt, stopped, tool_after
+from plait.adapters.hosts.transcripts import transcript_calls
 from plait.state.base.errors import PlaitError
 from plait.state.history import PastCall, Skipped
 from plait.state.intents import CompactionSummary, Intent
@@ -61,24 +62,14 @@ class ClaudeCodeHistory:
         """Every record of every transcript, in order, as plait's intents."""
         for path in self.files():
             tools: dict[str, dict[str, Any]] = {}
-            with path.open(encoding="utf-8", errors="replace") as lines:
-                for number, line in enumerate(lines, 1):
-                    if not line.strip():
-                        continue
-                    where = f"{path.name}:{number}"
-                    try:
-                        record = json.loads(line)
-                        intents = intents_of(record, tools)
-                    except (ValueError, AttributeError, PlaitError) as error:
-                        yield Skipped(where=where, reason=str(error).splitlines()[0][:200])
-                        continue
-                    if intents:
-                        yield PastCall(
-                            session_id=str(record.get("sessionId") or path.stem),
-                            parent_id=None,
-                            call_id=f"import:{NAME}:{record.get('uuid') or where}",
-                            intents=tuple(intents),
-                        )
+
+            def identify(
+                record: Any, number: int, where: str, path: Path = path
+            ) -> tuple[str, str]:
+                session = str(record.get("sessionId") or path.stem)
+                return session, f"import:{NAME}:{record.get('uuid') or where}"
+
+            yield from transcript_calls(path, partial(intents_of, tools=tools), identify)
 
 
 def intents_of(record: Any, tools: dict[str, dict[str, Any]]) -> list[Intent]:

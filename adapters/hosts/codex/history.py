@@ -17,12 +17,14 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.codex.hooks import HOOKS, NAME
 from plait.adapters.hosts.codex.install import codex_home
 from plait.adapters.hosts.command_hooks import stopped
+from plait.adapters.hosts.transcripts import transcript_calls
 from plait.state.base.errors import PlaitError
 from plait.state.history import PastCall, Skipped
 from plait.state.intents import CompactionSummary, Intent
@@ -87,23 +89,13 @@ class CodexHistory:
         """Every record of every rollout, in order, as plait's intents."""
         for session, path in self.files():
             tools: dict[str, dict[str, Any]] = {}
-            with path.open(encoding="utf-8", errors="replace") as lines:
-                for number, line in enumerate(lines, 1):
-                    if not line.strip():
-                        continue
-                    where = f"{path.name}:{number}"
-                    try:
-                        intents = intents_of(json.loads(line), tools)
-                    except (ValueError, AttributeError, TypeError, PlaitError) as error:
-                        yield Skipped(where=where, reason=str(error).splitlines()[0][:200])
-                        continue
-                    if intents:
-                        yield PastCall(
-                            session_id=session,
-                            parent_id=None,
-                            call_id=f"import:{NAME}:{session}:{number}",
-                            intents=tuple(intents),
-                        )
+
+            def identify(
+                _: Any, number: int, where: str, session: str = session
+            ) -> tuple[str, str]:
+                return session, f"import:{NAME}:{session}:{number}"
+
+            yield from transcript_calls(path, partial(intents_of, tools=tools), identify)
 
 
 def intents_of(record: Any, tools: dict[str, dict[str, Any]]) -> list[Intent]:

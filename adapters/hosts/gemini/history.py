@@ -20,6 +20,7 @@ from typing import Any
 from plait.adapters.hosts.command_hooks import stopped
 from plait.adapters.hosts.gemini.hooks import HOOKS, NAME, prompt_of
 from plait.adapters.hosts.gemini.install import gemini_home
+from plait.adapters.hosts.transcripts import transcript_calls
 from plait.state.base.errors import PlaitError
 from plait.state.history import PastCall, Skipped
 from plait.state.intents import Intent
@@ -59,24 +60,13 @@ class GeminiHistory:
         """Every record of every chat file, in order, as plait's intents."""
         for path in self.files():
             session = session_of(path)
-            with path.open(encoding="utf-8", errors="replace") as lines:
-                for number, line in enumerate(lines, 1):
-                    if not line.strip():
-                        continue
-                    where = f"{path.name}:{number}"
-                    try:
-                        record = json.loads(line)
-                        intents = intents_of(record)
-                    except (ValueError, AttributeError, TypeError, PlaitError) as error:
-                        yield Skipped(where=where, reason=str(error).splitlines()[0][:200])
-                        continue
-                    if intents:
-                        yield PastCall(
-                            session_id=session,
-                            parent_id=None,
-                            call_id=f"import:{NAME}:{session}:{record.get('id') or number}",
-                            intents=tuple(intents),
-                        )
+
+            def identify(
+                record: Any, number: int, where: str, session: str = session
+            ) -> tuple[str, str]:
+                return session, f"import:{NAME}:{session}:{record.get('id') or number}"
+
+            yield from transcript_calls(path, intents_of, identify)
 
 
 def session_of(path: Path) -> str:
