@@ -16,6 +16,7 @@ same way, in :func:`answer_call`:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from plait.state.base.errors import UnknownHook, UsageError
 from plait.state.base.standby import keep_answer, standby_answer
 from plait.state.events import repaired
 from plait.state.groups import project_key
-from plait.state.intents import SessionLifecycle, SessionTarget
+from plait.state.intents import ModelCall, SessionLifecycle, SessionTarget
 
 if TYPE_CHECKING:
     from plait.intake import Answer
@@ -46,6 +47,8 @@ NOT_KEPT = "none"
 RETRY_AFTER_S = 1
 HEADER_MAX = 300
 CALL_ID_MAX = 200
+# How long a model call that failed open may wait for the session's current envelope.
+STAND_IN_S = 0.1
 
 
 class ErrorBody(BaseModel):
@@ -183,11 +186,22 @@ class Standbys:
         except OSError as error:  # the answer went out; only its standby copy is missing
             LOG.warning("standby answer not kept: %s", error)
 
-    def answer(self, host: HostWire, call: HostCall, event: str, payload: Any) -> Any | None:
-        """The body that stands in for a call that failed open, if one was kept."""
+    async def answer(
+        self, memory: Memory, host: HostWire, call: HostCall, event: str, payload: Any
+    ) -> Any | None:
+        """The body that stands in for a call that failed open, if any memory can.
+
+        A model call first gets the session's current envelope from the hot tier, in one read
+        that waits no longer than :data:`STAND_IN_S` (its lane was behind, or the graph slow);
+        else, or for another call, the standby answer kept on disk.
+        """
         root = root_of(call)
         if root is None:
             return None
+        if any(isinstance(intent, ModelCall) for intent in call.payload):
+            envelope = await current_envelope(memory, root)
+            if envelope:
+                return host.answer(event, payload, {"inject": envelope})
         kept = standby_answer(self.data_dir, self.project_key, call.host.name, root, event)
         if not kept:
             return None
@@ -195,6 +209,15 @@ class Standbys:
             return self.stand_in(host, event, payload, kept)
         except ValueError:
             return None
+
+
+async def current_envelope(memory: Memory, root: str) -> str | None:
+    """The session's envelope as the hot tier holds it now, or None (down, slow, none)."""
+    try:
+        envelope, _ = await asyncio.wait_for(memory.backends.store.take_envelope(root), STAND_IN_S)
+    except Exception:  # a stand-in is a best effort: the call already failed open
+        return None
+    return envelope
 
 
 def root_of(call: HostCall) -> str | None:
@@ -224,7 +247,7 @@ async def answer_call(
         return refuse(memory, host, event, payload, call_id, error)
     body = host.answer(event, payload, answer.output)
     if standbys is not None and answer.reason and not answer.output.get("inject"):
-        body = standbys.answer(host, call, event, payload) or body
+        body = await standbys.answer(memory, host, call, event, payload) or body
     response = respond(call, answer, body)
     if standbys is not None and response.status_code == 200 and not answer.reason:
         standbys.kept(call, event, bytes(response.body))

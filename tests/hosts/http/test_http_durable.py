@@ -424,3 +424,28 @@ async def test_a_model_call_that_fails_open_gets_the_sessions_last_envelope(
     parts = stood_in.json()["messages"][0]["parts"]
     assert parts[0]["id"].startswith("prt_plait_") and "PostgreSQL" in parts[0]["text"]
     assert parts[1]["text"] == "go on"
+
+
+async def test_a_model_call_behind_a_busy_lane_gets_the_envelope_the_hot_tier_holds(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """The hot tier answers but the session's lane is busy (prompts queued ahead): the model
+    call fails open at once, and the envelope the last turn staged stands in (one read)."""
+    said = "We decided to keep invoices in PostgreSQL."
+    async with service(tmp_path, redis_url) as (client, memory):
+        await client.post("/v1/hooks/chat.message", json=prompt(session, said, "d1"))
+        assert memory.dispatch.intake is not None
+        await memory.dispatch.intake.idle()
+        info = {"id": "msg_d2", "sessionID": session, "role": "user"}
+        output = {"messages": [{"info": info, "parts": [{"id": "prt_1", "type": "text"}]}]}
+        body = {"input": {"sessionID": session}, "output": output}
+        queued = [
+            client.post("/v1/hooks/chat.message", json=prompt(session, f"more {n}", f"q{n}"))
+            for n in range(6)
+        ]
+        transform = client.post("/v1/hooks/experimental.chat.messages.transform", json=body)
+        *_, late = await asyncio.gather(*queued, transform)
+        await memory.dispatch.intake.idle()
+    assert late.status_code == 200 and WARNING_HEADER in late.headers  # it failed open
+    parts = late.json()["messages"][0]["parts"]
+    assert parts[0]["id"].startswith("prt_plait_") and "PostgreSQL" in parts[0]["text"]
