@@ -41,6 +41,7 @@ class HostCommands:
         print_report(report, f"plait is {said} {self.label} {where}:")
         if install:
             typer.echo(self.next_steps)
+            offer_history(self.command, directory)
 
     def register(self) -> None:
         """Add ``plait <command> install|uninstall`` to the CLI."""
@@ -67,6 +68,22 @@ class HostCommands:
             command.__annotations__ = {"project": ProjectOption, "global_": global_option}
         group.command("install")(install)
         group.command("uninstall")(uninstall)
+
+
+def offer_history(host: str, project: Path) -> None:
+    """Say how many past sessions of the host this project has, and how to import them."""
+    from plait.cli.history import reader_for
+    from plait.state.base.errors import PlaitError
+
+    try:
+        found = len(reader_for(host, project, None).sessions())  # type: ignore[arg-type]
+    except (PlaitError, OSError):
+        return
+    if found:
+        typer.echo(
+            f"  - {found} past session(s) of this project are in your {host} history: "
+            f"`plait import-history --host {host}` brings them into memory."
+        )
 
 
 CLAUDE_CODE = HostCommands(

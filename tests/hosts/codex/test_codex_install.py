@@ -144,3 +144,12 @@ def test_global_install_keeps_everything_in_the_codex_home(home: Path, project: 
     plait("codex", "uninstall", "--global", "--project", str(project))
     assert (home / "config.toml").read_text() == USER_CONFIG
     assert not (home / "hooks.json").exists()
+
+
+def test_install_offers_the_projects_past_sessions(home: Path, project: Path) -> None:
+    day = home / "sessions" / "2026" / "11" / "25"
+    day.mkdir(parents=True)
+    meta = {"type": "session_meta", "payload": {"id": "s1", "cwd": str(project.resolve())}}
+    (day / "rollout-2026-11-25T05-04-11-s1.jsonl").write_text(json.dumps(meta) + "\n")
+    said = plait("codex", "install", "--project", str(project))
+    assert "1 past session(s)" in said and "plait import-history --host codex" in said
