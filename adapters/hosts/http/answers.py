@@ -173,7 +173,9 @@ class Standbys:
         return cls(data_dir=data, project_key=key, **how)
 
     def kept(self, call: HostCall, event: str, body: bytes) -> None:
-        """Keep what stands in for this answer."""
+        """Keep what stands in for this answer: a model call's (a tool's is about its file)."""
+        if not any(isinstance(intent, ModelCall) for intent in call.payload):
+            return
         kept = self.keep(event, body)
         root = root_of(call)
         if kept is None or root is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import stat
 import uuid
 from pathlib import Path
@@ -159,3 +160,20 @@ async def test_with_no_service_the_last_answers_stand_in_until_something_is_forg
         assert (await forget(memory, Selection(match="Postgres"))).events
     _, after, _ = await run_hook("codex", project, data, "UserPromptSubmit", said, True)
     assert after == {}  # nothing that said it is served any more
+
+
+async def test_a_tools_file_memory_is_not_kept_to_stand_in_for_another_file(
+    tmp_path: Path, redis_url: str
+) -> None:
+    project, data = tmp_path / "project", tmp_path / "data"
+    said = "We decided that src/ledger.py keeps amounts in integer cents, never floats."
+    text = "*** Begin Patch\n*** Update File: src/ledger.py\n@@\n-a\n+b\n*** End Patch\n"
+    patch = payload("PreToolUse", tool_name="apply_patch", tool_input={"input": text})
+    async with running(tmp_path, redis_url):
+        prompt = payload("UserPromptSubmit", prompt=said)
+        await run_hook("codex", project, data, "UserPromptSubmit", prompt, True)
+        _, live, _ = await run_hook("codex", project, data, "PreToolUse", patch)
+        assert "file_memory" in json.dumps(live)
+    other = text.replace("src/ledger.py", "src/report.py")
+    edit = payload("PreToolUse", tool_name="apply_patch", tool_input={"input": other})
+    assert (await run_hook("codex", project, data, "PreToolUse", edit))[1] == {}
