@@ -21,11 +21,28 @@ from plait.state.observations import ObservationDraft
 pytestmark = pytest.mark.slow
 
 
+def spread_projects(tmp_path: Path, cluster: LocalCluster) -> list[Path]:
+    """Three project folders whose hot stores hash to at least two primaries (keys are hashed:
+    any three projects land on one primary one time in nine)."""
+    client = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in cluster.startup_nodes])
+    try:
+        candidates = [tmp_path / f"project-{number}" for number in range(12)]
+        owner = {
+            path: str(client.get_node_from_key(f"{{plait:{project_key(path)}}}:x"))
+            for path in candidates
+        }
+    finally:
+        client.close()
+    first = candidates[0]
+    other = next(path for path in candidates if owner[path] != owner[first])
+    return [first, other, next(p for p in candidates if p not in (first, other))]
+
+
 async def test_a_session_and_its_memory_on_a_redis_cluster(
     tmp_path: Path, redis_cluster: LocalCluster, redis_url: str
 ) -> None:
     """The knowledge graph is a FalkorDB server of its own (the suite's embedded one)."""
-    projects = [tmp_path / name for name in ("shop", "ledger", "blog")]
+    projects = spread_projects(tmp_path, redis_cluster)
     for number, project in enumerate(projects):
         project.mkdir()
         async with Memory.open(
