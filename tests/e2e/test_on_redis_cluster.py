@@ -99,3 +99,33 @@ async def test_doctor_reports_the_cluster_and_the_graph_server_apart(
     assert graph.status == "ok" and "FalkorDB at" in graph.detail
     password = redis_url.split("://:", 1)[1].split("@", 1)[0]  # the suite's server has one
     assert password and password not in graph.detail and "[REDACTED]" in graph.detail
+
+
+def test_sync_code_on_a_redis_cluster(
+    tmp_path: Path, redis_cluster: LocalCluster, redis_url: str
+) -> None:
+    """The blocking paths: ``Memory.open_sync`` and the sync checkpointer (``RedisSaver``)."""
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    from plait.adapters.backends.checkpoint import RedisSaver
+
+    with Memory.open_sync(
+        tmp_path,
+        tmp_path / "data",
+        start_background=False,
+        redis={"url": redis_cluster.url},
+        falkordb={"url": redis_url},
+        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+    ) as memory:
+        memory.user_turn("ses-sync", "We decided to ship on Fridays.")
+        assert "ship on Fridays" in memory.envelope("ses-sync")
+
+    config = {"configurable": {"thread_id": "t1", "checkpoint_ns": ""}}
+    with RedisSaver.from_conn_string(redis_cluster.url, prefix="plait:sync:cp:") as saver:
+        checkpoint = empty_checkpoint()
+        saved = saver.put(config, checkpoint, {"source": "input", "step": 1}, {})
+        found = saver.get_tuple(saved)
+        assert found is not None and found.checkpoint["id"] == checkpoint["id"]
+        assert len(list(saver.list(config))) == 1
+        saver.delete_thread("t1")
+        assert saver.get_tuple(config) is None
