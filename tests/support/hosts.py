@@ -72,12 +72,17 @@ class HostProject:
             PLAIT_GRAPHITI__GROUP_ID_PREFIX=f"t{uuid.uuid4().hex[:10]}",
         )
 
-    def execute(self, command: list[str], timeout: float = 120) -> str:
-        """Run a host's headless turn in the project (it must succeed); its standard output."""
+    def execute(
+        self, command: list[str], timeout: float = 120, env: dict[str, str] | None = None
+    ) -> str:
+        """Run a host's headless turn in the project (it must succeed); its standard output.
+
+        ``env``: variables to set for this turn only.
+        """
         done = subprocess.run(
             command,
             cwd=self.root,
-            env=self.env,
+            env=self.env | (env or {}),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.hosts import BIN, ENVELOPE, HostProject, npm_binary, wait_for
+from support.hosts import BIN, ENVELOPE, HostProject, npm_binary
 from support.model_mocks import GeminiMock
 
 GEMINI_VERSION = "0.61.0"
@@ -51,11 +51,11 @@ class Project(HostProject):
         command = [str(BIN / "plait"), "gemini", "install"]
         subprocess.run(command, cwd=self.root, env=self.env, check=True, capture_output=True)
 
-    def run(self, prompt: str, *more: str) -> dict[str, Any]:
-        """One headless turn; Gemini CLI's JSON result."""
+    def run(self, prompt: str, *more: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        """One headless turn (``env``: variables for it only); Gemini CLI's JSON result."""
         command = [str(self.gemini), "-p", prompt, "--yolo", "--skip-trust", *more]
         command += ["--output-format", "json"]
-        out = self.execute(command, RUN_TIMEOUT_SECONDS)
+        out = self.execute(command, RUN_TIMEOUT_SECONDS, env)
         result: dict[str, Any] = json.loads(out[out.index("{") :])
         return result
 
@@ -99,10 +99,13 @@ def test_gemini_carries_memory_across_runs_and_a_dead_service(
 
     project.kill_services(signal.SIGKILL)
     seen = len(model.seen())
-    project.run("We also decided to queue jobs on Redis streams.", "--resume", "latest")
+    # a turn with no service at all (the hooks start none): what stands in is the standby
+    nothing_starts = {"PLAIT_SERVE_COMMAND": "true"}
+    said = "We also decided to queue jobs on Redis streams."
+    project.run(said, "--resume", "latest", env=nothing_starts)
     # no service answered this turn's hooks: the session's standby answers carried its memory
     assert "Postgres" in envelopes({"contents": model.seen()[seen]["contents"][-1:]})
-    assert wait_for(project.serving)
+    project.serve()  # back: it runs what the hooks kept on disk meanwhile
     project.run("What do we queue jobs on?", "--resume", "latest")
     assert "Redis streams" in envelopes(model.seen()[-1])
     project.stop_services()

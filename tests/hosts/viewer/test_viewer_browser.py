@@ -190,7 +190,14 @@ def shot(page: Any, name: str) -> None:
     else:
         path = Path(tempfile.gettempdir()) / f"plait-viewer-{name}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(path))
+    for attempt in range(3):  # a busy machine's Chromium sometimes cannot capture at once
+        try:
+            page.screenshot(path=str(path))
+            return
+        except Exception:
+            if attempt == 2:
+                raise
+            page.wait_for_timeout(500)
 
 
 def test_browser_login_then_a_used_link_is_refused(
