@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -141,9 +141,9 @@ def refuse(
     return error_response(422, "invalid_hook_payload", str(error), field, dead_id)
 
 
-def whole(event: str, body: bytes) -> bytes | None:
+def whole(event: str, body: Any, output: Mapping[str, Any]) -> bytes | None:
     """A command-hook host's answer is kept whole: it is what its hook prints."""
-    return body
+    return dumps(body)
 
 
 def as_answer(host: HostWire, event: str, payload: Any, kept: bytes) -> Any:
@@ -158,12 +158,13 @@ class Standbys:
     Each answer that went through is kept (:mod:`plait.state.base.standby`; a new session's
     is the project's too): the host's client gives it while no service runs, and the service
     itself while the hot tier does not answer (a call that failed open). ``keep`` says what of
-    an answer's body to keep; ``stand_in`` makes the body to send from what was kept.
+    an answer to keep (from the host's body or plait's output, as they are: nothing is parsed
+    again); ``stand_in`` makes the body to send from what was kept.
     """
 
     data_dir: str
     project_key: str
-    keep: Callable[[str, bytes], bytes | None] = whole
+    keep: Callable[[str, Any, Mapping[str, Any]], bytes | None] = whole
     stand_in: Callable[[HostWire, str, Any, bytes], Any] = as_answer
 
     @classmethod
@@ -172,11 +173,11 @@ class Standbys:
         data, key = str(memory.settings.resolved_data_dir()), project_key(memory.project_dir)
         return cls(data_dir=data, project_key=key, **how)
 
-    def kept(self, call: HostCall, event: str, body: bytes) -> None:
+    def kept(self, call: HostCall, event: str, body: Any, output: Mapping[str, Any]) -> None:
         """Keep what stands in for this answer: a model call's (a tool's is about its file)."""
-        if not any(isinstance(intent, ModelCall) for intent in call.payload):
+        if not asks_for_memory(call):
             return
-        kept = self.keep(event, body)
+        kept = self.keep(event, body, output)
         root = root_of(call)
         if kept is None or root is None:
             return
@@ -200,7 +201,7 @@ class Standbys:
         root = root_of(call)
         if root is None:
             return None
-        if any(isinstance(intent, ModelCall) for intent in call.payload):
+        if asks_for_memory(call):
             envelope = await current_envelope(memory, root)
             if envelope:
                 return host.answer(event, payload, {"inject": envelope})
@@ -220,6 +221,11 @@ async def current_envelope(memory: Memory, root: str) -> str | None:
     except Exception:  # a stand-in is a best effort: the call already failed open
         return None
     return envelope
+
+
+def asks_for_memory(call: HostCall) -> bool:
+    """Whether the call is a model call's (its answer is the session's memory)."""
+    return any(isinstance(intent, ModelCall) for intent in call.payload)
 
 
 def root_of(call: HostCall) -> str | None:
@@ -252,7 +258,7 @@ async def answer_call(
         body = await standbys.answer(memory, host, call, event, payload) or body
     response = respond(call, answer, body)
     if standbys is not None and response.status_code == 200 and not answer.reason:
-        standbys.kept(call, event, bytes(response.body))
+        standbys.kept(call, event, body, answer.output)
     return response
 
 

@@ -11,7 +11,6 @@ scripts that drive plait as OpenCode does.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -442,23 +441,14 @@ def envelope_part(info: Mapping[str, Any], envelope: str) -> dict[str, Any]:
     }
 
 
-def opencode_standby(name: str, body: bytes) -> bytes | None:
+def opencode_standby(name: str, body: Any, output: Mapping[str, Any]) -> bytes | None:
     """What of a transform's answer the plugin gives while no service runs: the envelope text.
 
     The plugin puts it first in the last user message itself, as an injected part
     (:mod:`plait.state.base.standby`); other hooks keep nothing.
     """
-    if name != TRANSFORM:
-        return None
-    try:
-        messages = json.loads(body).get("messages")
-    except (ValueError, AttributeError):
-        return None
-    for message in messages if isinstance(messages, list) else []:
-        for part in message.get("parts", []) if isinstance(message, dict) else []:
-            if is_injected(part) and isinstance(part.get("text"), str):
-                return part["text"].encode()
-    return None
+    inject = output.get("inject") if name == TRANSFORM else None
+    return inject.encode() if isinstance(inject, str) and inject else None
 
 
 # -- the wire: how the HTTP service reads and answers OpenCode's calls ---------------------------
