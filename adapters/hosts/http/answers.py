@@ -257,7 +257,8 @@ async def answer_call(
     if standbys is not None and answer.reason and not answer.output.get("inject"):
         body = await standbys.answer(memory, host, call, event, payload) or body
     response = respond(call, answer, body)
-    if standbys is not None and response.status_code == 200 and not answer.reason:
+    if standbys is not None and response.status_code == 200:
+        # what the host got, a stand-in included (a slow first call must not leave none)
         standbys.kept(call, event, body, answer.output)
     return response
 
