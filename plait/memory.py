@@ -18,7 +18,7 @@ from plait.forgetting import session_roots
 from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
 from plait.nodes.observations import observation_thread
 from plait.nodes.sessions import find_root
-from plait.observations import open_observations
+from plait.observations import CopiesGo, open_observations
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import Settings
@@ -108,18 +108,21 @@ class Memory:
 
     # -- forgetting ------------------------------------------------------------------------------
     async def _forget_copies(
-        self, observation: Observation, revisions: range, queued: bool
+        self, observation: Observation, revisions: range, why: CopiesGo
     ) -> None:
         """Remove the copies plait derived from these revisions of an observation.
 
-        The queued ones (with ``queued``), the recall index's turns and the knowledge graph's
-        episodes, then what serves them: the recall caches and staged envelopes of the
-        project's sessions. Raises :class:`~plait.BackendUnavailable` when the knowledge graph
-        does not answer (nothing is deleted then: try again).
+        The recall index's turns and the knowledge graph's episodes, then what serves them:
+        the recall caches and staged envelopes of the project's sessions. A ``deleted``
+        observation's queued revisions go too. When a person deleted or edited it, the
+        project's standby answers go (they may quote it); an automatic revision's are replaced
+        by the next answer (dropping them on every revised session summary left a dead
+        service's hooks with no memory at all). Raises :class:`~plait.BackendUnavailable` when
+        the knowledge graph does not answer (nothing is deleted then: try again).
         """
         store = self.backends.store
         root = observation_thread(observation.id)
-        if queued:
+        if why == "deleted":
             await store.withdraw(root)
         if self.background is not None:
             groups = [self.observations.group_of(observation.scope), self.observations.user_group]
@@ -130,7 +133,8 @@ class Memory:
             *(session_cache_key(self.group_id, r) for r in roots),
         ]
         await store.drop_cache(keys)
-        drop_answers(str(self.settings.resolved_data_dir()), project_key(self.project_dir))
+        if why != "revised":
+            drop_answers(str(self.settings.resolved_data_dir()), project_key(self.project_dir))
         for root_session in roots:
             envelope, staged = await store.take_envelope(root_session)
             if envelope is None:

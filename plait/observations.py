@@ -269,7 +269,10 @@ def read_seed_files(project_dir: Path) -> dict[str, str]:
 
 
 # -- the service ----------------------------------------------------------------------------------
-ForgetCopies = Callable[[Observation, range, bool], Awaitable[None]]
+# Why copies go: the observation was ``deleted``, ``edited`` (by a person, through
+# :meth:`Observations.update`), or ``revised`` (a newer revision saved over it: a summary's).
+CopiesGo = Literal["deleted", "edited", "revised"]
+ForgetCopies = Callable[[Observation, range, CopiesGo], Awaitable[None]]
 
 
 class ObservationsHot(EventLog, SessionLinks, DrainQueue, Protocol):
@@ -457,7 +460,7 @@ class Observations:
         await self._drain(group, new)
         return replace(result, superseded=tuple(superseded))
 
-    async def _drain(self, group: str, observation: Observation) -> None:
+    async def _drain(self, group: str, observation: Observation, why: CopiesGo = "revised") -> None:
         """Queue a saved revision for the knowledge graph, unless it is one that stays out.
 
         The revisions it replaces stop being recalled: their copies are removed.
@@ -465,7 +468,7 @@ class Observations:
         if drains(observation):
             await self.hot.enqueue(group, [observation_event(observation)])
         if observation.revision > 1 and self.forget_copies is not None:
-            await self.forget_copies(observation, range(1, observation.revision), False)
+            await self.forget_copies(observation, range(1, observation.revision), why)
 
     async def _supersede(self, group: str, old: Observation, by: str) -> bool:
         """Mark ``old`` superseded by ``by`` (best effort: a concurrent write wins)."""
@@ -522,7 +525,7 @@ class Observations:
             await self._check_topic_free(group, draft.topic_key, observation_id)
             new = revised(old, draft, self.clock())
             if await self._put(group, new, old.revision):
-                await self._drain(group, new)
+                await self._drain(group, new, "edited")
                 return new
         raise BackendError(f"updating {observation_id!r}: other writes kept getting in the way")
 
@@ -541,7 +544,7 @@ class Observations:
         """
         group, old = await self.locate(observation_id)
         if self.forget_copies is not None:  # first: should it fail, nothing is forgotten yet
-            await self.forget_copies(old, range(1, old.revision + 1), True)
+            await self.forget_copies(old, range(1, old.revision + 1), "deleted")
         await self._delete(group, observation_id)
         return old
 
@@ -827,6 +830,7 @@ def session_line(summary: Observation) -> dict[str, Any]:
 
 
 __all__ = [
+    "CopiesGo",
     "ImportReport",
     "Observations",
     "SaveResult",

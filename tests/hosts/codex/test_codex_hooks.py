@@ -162,6 +162,25 @@ async def test_with_no_service_the_last_answers_stand_in_until_something_is_forg
     assert after == {}  # nothing that said it is served any more
 
 
+async def test_a_revised_summary_keeps_the_standby_and_a_persons_edit_drops_it(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """A session summary revised after every idle turn is no forgetting: dropping the standby
+    then left the next turn without a service (a kill, a crash) with no memory at all."""
+    project, data = tmp_path / "project", tmp_path / "data"
+    said = payload("UserPromptSubmit", prompt="We decided to keep the ledger in Postgres.")
+    async with running(tmp_path, redis_url) as memory:
+        await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+        _, live, _ = await run_hook("codex", project, data, "UserPromptSubmit", said, True)
+        assert "Postgres" in json.dumps(live)
+        saved = await memory.observations.session_summary(SESSION, "## Goal\n- the ledger")
+        revised = await memory.observations.session_summary(SESSION, "## Goal\n- the ledger v2")
+        assert revised.observation.revision == saved.observation.revision + 1
+        assert list((data / "answers").rglob("*.json")), "a revision dropped the standby"
+        await memory.observations.update(saved.observation.id, content="## Goal\n- edited")
+        assert not list((data / "answers").rglob("*.json")), "an edit may quote what it fixed"
+
+
 async def test_a_tools_file_memory_is_not_kept_to_stand_in_for_another_file(
     tmp_path: Path, redis_url: str
 ) -> None:
