@@ -10,8 +10,9 @@ embedder; each text once, cached by text), and each question is asked of
 ``plait recall`` (:func:`plait.nodes.memory_search.search_memory`). Hits map back to turn ids
 through the episode uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts
 only if it carries its source episodes (an ``episodes`` attribute), otherwise it is left out of
-the ranking and counted in ``unmapped_hits``. A BM25 baseline (``bm25s``) ranks the same turns
-for the same questions.
+the ranking and counted in ``unmapped_hits``. Baselines rank the same turns for the same
+questions (:data:`SYSTEMS`): BM25 (``bm25s``) without and with stemming, and plain dense
+retrieval with the recall embedder (each turn's own vector, when an embedder is configured).
 
 Metrics follow LoCoMo: recall@k is the share of a question's evidence turns found among the top
 k retrieved turns; NDCG@10 uses binary relevance. Both are averaged over questions, overall and per
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import bm25s
+import numpy as np
+import Stemmer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
@@ -54,11 +57,14 @@ from plait.state.base.errors import UsageError
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
+from plait.state.recall import TextEmbedder
 from plait.wiring import open_recall
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
 NDCG_K = 10
-SYSTEMS = ("plait", "bm25")
+# plait, then the baselines: BM25 as plait had it (no stemming), BM25 with the same Snowball
+# stemmer plait uses, and plain dense retrieval (the recall embedder's cosine over each turn alone)
+SYSTEMS = ("plait", "bm25", "bm25-stemmed", "dense")
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 KIND_BY_SPEAKER = {"user": EventKind.PROMPT}
 DEFAULT_KIND = EventKind.DISCOVERY  # MESSAGE would be dropped by the drain as chatter
@@ -252,25 +258,33 @@ def ranked_turns(
     return unique_in_order(turns), unmapped
 
 
-# -- BM25 baseline ------------------------------------------------------------------------------
+# -- baselines ---------------------------------------------------------------------------------
 @dataclass
 class BM25Index:
-    """BM25 over the turns of one conversation (``bm25s``, English stopwords removed)."""
+    """BM25 over the turns of one conversation (``bm25s``, English stopwords removed).
+
+    ``stemmed``: words Snowball-stemmed (PyStemmer's English, as plait's own index stems).
+    """
 
     turn_ids: list[str]
     retriever: bm25s.BM25
+    stemmer: Any = None
 
     @classmethod
-    def build(cls, turns: Sequence[Turn]) -> BM25Index:
+    def build(cls, turns: Sequence[Turn], *, stemmed: bool = False) -> BM25Index:
         """Index the turns' texts."""
+        stemmer = Stemmer.Stemmer("english") if stemmed else None
         retriever = bm25s.BM25()
-        tokens = bm25s.tokenize([t.text for t in turns], stopwords="en", show_progress=False)
+        texts = [t.text for t in turns]
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
         retriever.index(tokens, show_progress=False)
-        return cls(turn_ids=[t.id for t in turns], retriever=retriever)
+        return cls(turn_ids=[t.id for t in turns], retriever=retriever, stemmer=stemmer)
 
     def search(self, query: str, limit: int) -> list[str]:
         """Turn ids with a positive score, best first, at most ``limit``."""
-        words = bm25s.tokenize(query, stopwords="en", return_ids=False, show_progress=False)
+        words = bm25s.tokenize(
+            query, stopwords="en", stemmer=self.stemmer, return_ids=False, show_progress=False
+        )
         known = [[word for word in words[0] if word in self.retriever.vocab_dict]]
         if not known[0] or not self.turn_ids:
             return []
@@ -282,6 +296,28 @@ class BM25Index:
             for doc, score in zip(documents[0], scores[0], strict=True)
             if score > 0
         ]
+
+
+@dataclass
+class DenseIndex:
+    """Plain dense retrieval over one conversation's turns: the cosine of each turn alone."""
+
+    turn_ids: list[str]
+    matrix: np.ndarray
+    embedder: TextEmbedder
+
+    @classmethod
+    async def build(cls, embedder: TextEmbedder, turns: Sequence[Turn]) -> DenseIndex:
+        """Embed every turn's text (the embedder caches by text)."""
+        matrix = await embedder.embed_passages([t.text for t in turns])
+        return cls(turn_ids=[t.id for t in turns], matrix=matrix, embedder=embedder)
+
+    async def search(self, query: str, limit: int) -> list[str]:
+        """Turn ids by cosine to the query, best first, at most ``limit``."""
+        if not self.turn_ids:
+            return []
+        scores = self.matrix @ await self.embedder.embed_query(query)
+        return [self.turn_ids[int(i)] for i in np.argsort(-scores, kind="stable")[:limit]]
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -340,6 +376,7 @@ class RecallReport:
     dead_lettered: int
     total_hits: int
     unmapped_hits: int
+    systems: tuple[str, ...] = SYSTEMS
     results: list[QuestionResult] = field(default_factory=list)
 
     def overall(self, system: str) -> Scores:
@@ -372,9 +409,9 @@ class RecallReport:
             "dead_lettered": self.dead_lettered,
             "total_hits": self.total_hits,
             "unmapped_hits": self.unmapped_hits,
-            "overall": {s: scores_dict(self.overall(s)) for s in SYSTEMS},
+            "overall": {s: scores_dict(self.overall(s)) for s in self.systems},
             "by_category": {
-                name: {s: scores_dict(self.by_category(s)[name]) for s in SYSTEMS}
+                name: {s: scores_dict(self.by_category(s)[name]) for s in self.systems}
                 for name in self.categories()
             },
             "results": [question_dict(r, self.ks) for r in self.results],
@@ -429,10 +466,10 @@ def render_report(report: RecallReport) -> str:
         f"| category | system | questions | {header} | ndcg@{NDCG_K} |",
         "|---|---|---|" + "---|" * (len(report.ks) + 1),
     ]
-    for system in SYSTEMS:
+    for system in report.systems:
         lines.append(score_row("**all**", system, report.overall(system)))
     for name in report.categories():
-        for system in SYSTEMS:
+        for system in report.systems:
             lines.append(score_row(name, system, report.by_category(system)[name]))
     return "\n".join(lines) + "\n"
 
@@ -557,9 +594,12 @@ async def bench_conversations(
             dead_lettered=drained.dead_lettered,
             total_hits=0,
             unmapped_hits=0,
+            systems=SYSTEMS if embedder is not None else SYSTEMS[:-1],
         )
         for conversation in dataset.conversations:
-            await ask_conversation(report, background, run_id, conversation, turn_by_episode)
+            await ask_conversation(
+                report, background, run_id, conversation, turn_by_episode, embedder
+            )
     finally:
         await background.aclose()
     return report
@@ -571,10 +611,13 @@ async def ask_conversation(
     run_id: str,
     conversation: Conversation,
     turn_by_episode: dict[str, str],
+    embedder: TextEmbedder | None = None,
 ) -> None:
-    """Ask every question of one conversation of plait and of BM25; add the results."""
+    """Ask every question of one conversation of plait and of the baselines; add the results."""
     group = group_for(run_id, conversation)
-    bm25 = BM25Index.build([turn for _, _, turn in conversation.turns()])
+    turns = [turn for _, _, turn in conversation.turns()]
+    bm25, stemmed = BM25Index.build(turns), BM25Index.build(turns, stemmed=True)
+    dense = await DenseIndex.build(embedder, turns) if embedder is not None else None
     for question in conversation.questions:
         plait_turns, hits, unmapped = await search_question(
             background, question, group, report.depth, turn_by_episode
@@ -590,6 +633,12 @@ async def ask_conversation(
                 ranked={
                     "plait": tuple(plait_turns),
                     "bm25": tuple(bm25.search(question.text, report.depth)),
+                    "bm25-stemmed": tuple(stemmed.search(question.text, report.depth)),
+                    **(
+                        {"dense": tuple(await dense.search(question.text, report.depth))}
+                        if dense is not None
+                        else {}
+                    ),
                 },
             )
         )
@@ -663,7 +712,9 @@ async def run_recall_bench(
 
 __all__ = [
     "DEFAULT_KS",
+    "SYSTEMS",
     "BM25Index",
+    "DenseIndex",
     "BenchKnowledgeFactory",
     "BenchSession",
     "Conversation",

