@@ -11,7 +11,9 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
    turn it answers.
 2. **Dense views.** Cosine of the query's vector with the vectors of (previous + turn) and of
    (previous + turn + next), when an embedder is configured. A turn not embedded yet takes its
-   own lexical score in each dense view: until it is embedded, its words speak for it.
+   own lexical score in each dense view: until it is embedded, its words speak for it. A turn
+   longer than :data:`PASSAGE_CHARS` is embedded passage by passage as well, and its best
+   passage's cosine stands for it where that is higher (the model reads ~512 tokens).
 3. **Time.** A query that names a date lifts the turns said in or just after that period
    (:mod:`plait.state.dates`).
 4. **Fusion.** Each signal scaled to [0, 1] over the group (BM25 by its maximum, cosines
@@ -58,6 +60,38 @@ B = 0.4
 LEXICAL_VIEWS = ("turn", "with_previous", "with_both", "session")
 DENSE_VIEWS = ("with_previous", "with_both")
 NO_TURN = -1
+# A turn longer than this is also embedded passage by passage (views ``part:0`` …): the recall
+# embedder reads ~512 tokens of a text, so the rest of a long turn had no vector speaking for it.
+PASSAGE_CHARS = 1200
+PASSAGE_OVERLAP_CHARS = 150
+PART = "part:"
+
+
+def passages(text: str) -> list[str]:
+    """``text`` in overlapping passages of about :data:`PASSAGE_CHARS`, cut between words.
+
+    A text that fits is one passage; nothing of a longer one is left out.
+    """
+    if len(text) <= PASSAGE_CHARS:
+        return [text]
+    found, start = [], 0
+    while start < len(text):
+        end = min(start + PASSAGE_CHARS, len(text))
+        if end < len(text):
+            space = text.rfind(" ", start + PASSAGE_CHARS // 2, end)
+            end = space if space > start else end
+        found.append(text[start:end].strip())
+        if end >= len(text):
+            break
+        next_start = text.find(" ", max(end - PASSAGE_OVERLAP_CHARS, start + 1), end)
+        start = next_start + 1 if next_start != -1 else end
+    return [passage for passage in found if passage]
+
+
+def part_views(text: str) -> list[str]:
+    """The passage views of a turn's text (none for a turn that fits in one passage)."""
+    count = len(passages(text))
+    return [f"{PART}{number}" for number in range(count)] if count > 1 else []
 
 
 def words(text: str) -> list[str]:
@@ -153,6 +187,8 @@ class TurnIndex:
     following: list[int] = field(default_factory=list)
     views: dict[str, BM25] = field(default_factory=lambda: {v: BM25() for v in LEXICAL_VIEWS})
     vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    # a long turn's passage vectors, by position and passage (few turns have them)
+    part_vectors: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)
     _has_vector: dict[str, np.ndarray] = field(default_factory=dict)
     _sessions: dict[str, int] = field(default_factory=dict)
     _last_of_session: list[int] = field(default_factory=list)
@@ -200,7 +236,14 @@ class TurnIndex:
         return number
 
     def view_text(self, position: int, view: str) -> str:
-        """The text a view indexes for a turn (``session``: its whole session)."""
+        """The text a view indexes for a turn.
+
+        ``session``: its whole session; ``part:N``: its Nth passage ("" when it has none).
+        """
+        if view.startswith(PART):
+            parts = passages(self.texts[position])
+            number = int(view.removeprefix(PART))
+            return parts[number] if len(parts) > 1 and number < len(parts) else ""
         if view == "session":
             return "\n".join(self.texts[p] for p in self._session_turns[self.session_of[position]])
         before = self.previous[position] if view in ("with_previous", "with_both") else NO_TURN
@@ -222,7 +265,10 @@ class TurnIndex:
         return scores
 
     def set_vector(self, position: int, view: str, vector: np.ndarray) -> None:
-        """Keep a turn's L2-normalised vector of a dense view."""
+        """Keep a turn's L2-normalised vector of a dense view (or of one of its passages)."""
+        if view.startswith(PART):
+            self.part_vectors.setdefault(position, {})[view] = vector
+            return
         matrix = self.vectors.get(view)
         if matrix is None or matrix.shape[1] != vector.shape[0]:
             matrix = np.zeros((max(64, len(self.ids)), vector.shape[0]), dtype=np.float32)
@@ -239,7 +285,24 @@ class TurnIndex:
         self.vectors[view] = matrix
 
     def dense_scores(self, query_vector: np.ndarray) -> dict[str, np.ndarray]:
-        """Per dense view, the cosine per turn; NaN for a turn without a vector."""
+        """Per dense view, the cosine per turn; NaN for a turn without a vector.
+
+        A long turn's best passage speaks for it in every view where it scores higher.
+        """
+        out = self._window_scores(query_vector)
+        for position, parts in self.part_vectors.items():
+            best = max(
+                (float(v @ query_vector) for v in parts.values() if v.shape == query_vector.shape),
+                default=None,
+            )
+            if best is None:
+                continue
+            for scores in out.values():
+                if position < scores.size:
+                    scores[position] = np.fmax(scores[position], best)
+        return out
+
+    def _window_scores(self, query_vector: np.ndarray) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for view, matrix in self.vectors.items():
             if matrix.shape[1] != query_vector.shape[0]:
@@ -380,6 +443,8 @@ def rank_turns(
 __all__ = [
     "DENSE_VIEWS",
     "HYBRID_WEIGHTS",
+    "PART",
+    "PASSAGE_CHARS",
     "LEXICAL_VIEWS",
     "LEXICAL_WEIGHTS",
     "BM25",
@@ -387,6 +452,8 @@ __all__ = [
     "STOPWORDS",
     "TurnIndex",
     "fused_scores",
+    "part_views",
+    "passages",
     "rank_turns",
     "scaled_by_max",
     "scaled_min_max",

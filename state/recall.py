@@ -30,7 +30,6 @@ from plait.state.ports import QueueEntry, episode_uuid
 KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
 # Never indexed: what the assistant says in passing and raw tool output (as for the graph).
 UNINDEXED_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
-TEXT_MAX_CHARS = 2000
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,7 +87,11 @@ class IndexStats:
 
 
 def turn_text(event: SessionEvent) -> str:
-    """The text a turn is searched by: its summary, and its body when that says more."""
+    """The text a turn is searched by: its summary, and its body when that says more.
+
+    Whole: a long one is searched by every word, and embedded passage by passage
+    (:func:`plait.state.ranking.passages`).
+    """
     summary, body = event.summary, " ".join(event.body.split())
     if not body:
         text = summary
@@ -96,7 +99,7 @@ def turn_text(event: SessionEvent) -> str:
         text = body
     else:
         text = f"{summary}\n{body}"
-    return redact(text)[:TEXT_MAX_CHARS]
+    return redact(text)
 
 
 def indexed_turn(group_id: str, event: SessionEvent) -> IndexedTurn:

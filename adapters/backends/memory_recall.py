@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from plait.state.ranking import DENSE_VIEWS, NO_TURN, TurnIndex, rank_turns
+from plait.state.ranking import DENSE_VIEWS, NO_TURN, TurnIndex, part_views, rank_turns
 from plait.state.recall import (
     KEYED_KINDS,
     EmbeddingJob,
@@ -118,7 +118,8 @@ class InMemoryRecallIndex:
         self.supersede(turn)
         if self.vector_model is not None:
             before = index.previous[position]
-            self._pending.update(dict.fromkeys((turn.id, view) for view in DENSE_VIEWS))
+            views = (*DENSE_VIEWS, *part_views(turn.text))
+            self._pending.update(dict.fromkeys((turn.id, view) for view in views))
             if before != NO_TURN:
                 self._pending[(index.ids[before], "with_both")] = None
 
@@ -244,12 +245,17 @@ class InMemoryRecallIndex:
             for view, matrix in old.vectors.items()
             for position, turn_id in enumerate(old.ids)
             if turn_id not in without and matrix[position].any()
+        } | {
+            (old.ids[position], view): vector
+            for position, parts in old.part_vectors.items()
+            for view, vector in parts.items()
+            if old.ids[position] not in without
         }
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
         for turn_id in without:
-            self._turns.pop(turn_id, None)
+            gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)
-            for view in DENSE_VIEWS:
+            for view in (*DENSE_VIEWS, *(part_views(gone.text) if gone else ())):
                 self._embedded.pop((turn_id, view), None)
         self._newest_by_key = {k: v for k, v in self._newest_by_key.items() if v not in without}
         for turn in kept:

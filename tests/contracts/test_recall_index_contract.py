@@ -129,6 +129,31 @@ async def test_recall_index_ranks_by_vectors_when_the_query_has_one(index: Recal
     assert hits[0].turn.id == "shop-s1-4"
 
 
+async def test_a_long_turns_every_passage_is_embedded_and_speaks_for_it(
+    index: RecallIndex,
+) -> None:
+    """The embedder reads a text's first ~512 tokens: a long turn is embedded passage by
+    passage too, and the passage near its end ranks it (nothing of it is cut)."""
+    filler = "The quarterly planning notes go on about the roadmap and the hiring. " * 60
+    long = turn(5, filler + "Finally: the nightly export moves to the Kafka topic ledger-out.")
+    await index.add_turns([*CONVERSATION, long])
+    jobs = await index.pending_embeddings(100)
+    parts = [j for j in jobs if j.turn_id == "shop-s1-5" and j.view.startswith("part:")]
+    assert len(parts) >= 3 and "Kafka topic ledger-out" in parts[-1].text
+    assert all(len(j.text) <= 1200 for j in parts)
+    vectors = np.array([[1.0, 0.0] if j in parts[-1:] else [0.0, 1.0] for j in jobs], np.float32)
+    await index.store_vectors(jobs, vectors)
+    assert await index.pending_embeddings(100) == []
+    query = np.array([1.0, 0.0], np.float32)
+    hits = await index.search_turns("export topic", ["shop"], 10, query_vector=query)
+    assert hits[0].turn.id == "shop-s1-5" and hits[0].turn.text == long.text
+    assert await index.forget_turns(["shop-s1-2"]) == 1  # its neighbours' windows changed,
+    again = await index.pending_embeddings(100)  # the long turn's passages did not
+    assert again and not [j for j in again if j.view.startswith("part:")]
+    hits = await index.search_turns("export topic", ["shop"], 10, query_vector=query)
+    assert hits[0].turn.id == "shop-s1-5"
+
+
 async def test_recall_index_forgets_turns(index: RecallIndex) -> None:
     await index.add_turns(CONVERSATION)
     found = await index.search_turns("psycopg pool", ["shop"], 10)

@@ -10,8 +10,11 @@ from plait.state.dates import Period, near, period_of, time_match
 from plait.state.ranking import (
     BM25,
     LEXICAL_WEIGHTS,
+    PASSAGE_CHARS,
     TurnIndex,
     fused_scores,
+    part_views,
+    passages,
     rank_turns,
     spread_to_neighbours,
     top,
@@ -33,6 +36,16 @@ def test_bm25_replaces_and_extends_documents() -> None:
     assert index.scores(words("apple")).tolist() == [0.0, 0.0]
     index.extend(1, "and an apple")
     assert index.scores(words("apple"))[1] > 0
+
+
+def test_passages_cover_a_long_text_between_words_and_leave_a_short_one_whole() -> None:
+    assert passages("a short turn") == ["a short turn"] and part_views("a short turn") == []
+    text = " ".join(f"word{n}" for n in range(1500))
+    found = passages(text)
+    assert len(found) >= 8 and all(len(p) <= PASSAGE_CHARS for p in found)
+    assert set(" ".join(found).split()) == set(text.split())  # every word, none cut in two
+    assert part_views(text) == [f"part:{n}" for n in range(len(found))]
+    assert passages("x" * 3000) == ["x" * 1200, "x" * 1200, "x" * 600]  # one long word
 
 
 def test_turn_index_views_follow_sessions_not_arrival_order() -> None:
