@@ -1,8 +1,13 @@
-"""Dates a query names ("in June", "on 13 October, 2023", "in 2022") and which turns match them.
+"""Dates a query names and which turns match them.
 
-Pure (stdlib and numpy). Long-term recall lifts the turns said in the period a question names,
-or shortly after it: people tell of an event after it happened ("last week we went camping"),
-sometimes before ("we're going camping next week").
+Pure (stdlib and numpy). Long-term recall lifts the turns said in the period a question names:
+
+- a date (``"in June"``, ``"on 13 October, 2023"``, ``"in 2022"``): the turns said in it or
+  shortly after (people tell of an event after it happened, "last week we went camping",
+  sometimes before, "we're going camping next week");
+- a time relative to when the question is asked (``"yesterday"``, ``"last week"``, ``"3 days
+  ago"``, ``"in the past two weeks"``, ``"on Monday"``, ``"this month"``): the turns said in
+  that run of days, on the asker's calendar (the clock's time zone), offline and without a model.
 """
 
 from __future__ import annotations
@@ -45,6 +50,86 @@ DATE_PATTERNS = (
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """A run of days, first to last, that a query names relative to when it is asked."""
+
+    first: date
+    last: date
+
+    def contains(self, when: date) -> bool:
+        """Whether a day lies in the span."""
+        return self.first <= when <= self.last
+
+
+NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3,
+}  # fmt: skip
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_COUNT = "(?P<count>" + "|".join([r"\d{1,3}", *sorted(NUMBERS, key=len, reverse=True)]) + ")"
+_UNIT = r"(?P<unit>day|week|month)s?"
+UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
+AGO_SLACK_DAYS = {"day": 1, "week": 3, "month": 10}  # "two weeks ago" is about, not exactly
+RELATIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.I))
+    for name, pattern in (
+        ("day_before_yesterday", r"\b(?:the )?day before yesterday\b"),
+        ("yesterday", r"\b(?:yesterday|last night)\b"),
+        # not a bare "today": "today let's fix the export" asks for no day's turns
+        ("today", r"\b(?:earlier today|this morning|this afternoon)\b"),
+        ("ago", rf"\b{_COUNT}\s+{_UNIT}\s+ago\b"),
+        ("past", rf"\b(?:the\s+)?(?:last|past)\s+{_COUNT}\s+{_UNIT}\b"),
+        ("past_one", r"\b(?:the\s+)?(?P<which>last|past)\s+(?P<unit>day|week|month)\b"),
+        ("this_week", r"\bthis\s+week\b"),
+        ("this_month", r"\bthis\s+month\b"),
+        ("weekday", rf"\b(?:on|last|this past)\s+(?P<weekday>{'|'.join(WEEKDAYS)})\b"),
+    )
+)
+
+
+def relative_span(query: str, today: date) -> Span | None:
+    """The days a query names relative to ``today`` ("last week": Monday to Sunday before)."""
+    for name, pattern in RELATIVE_PATTERNS:
+        match = pattern.search(query)
+        if match is None:
+            continue
+        found = match.groupdict()
+        if name in ("day_before_yesterday", "yesterday", "today"):
+            back = {"day_before_yesterday": 2, "yesterday": 1, "today": 0}[name]
+            day = today - timedelta(days=back)
+            return Span(day, day)
+        if name == "ago":
+            days = count_of(found["count"]) * UNIT_DAYS[found["unit"].lower()]
+            slack = AGO_SLACK_DAYS[found["unit"].lower()]
+            middle = today - timedelta(days=days)
+            return Span(middle - timedelta(days=slack), middle + timedelta(days=slack))
+        unit = (found.get("unit") or "").lower()
+        calendar = name == "past_one" and found["which"].lower() == "last"
+        if calendar and unit == "week":  # "last week": Monday to Sunday of the one before
+            monday = today - timedelta(days=today.weekday())
+            return Span(monday - timedelta(days=7), monday - timedelta(days=1))
+        if calendar and unit == "month":  # "last month": the calendar month before
+            first = today.replace(day=1)
+            return Span((first - timedelta(days=1)).replace(day=1), first - timedelta(days=1))
+        if name in ("past", "past_one"):  # "the past two weeks", "the past month": up to today
+            count = count_of(found["count"]) if name == "past" else 1
+            return Span(today - timedelta(days=count * UNIT_DAYS[unit]), today)
+        if name == "this_week":
+            return Span(today - timedelta(days=today.weekday()), today)
+        if name == "this_month":
+            return Span(today.replace(day=1), today)
+        back = (today.weekday() - WEEKDAYS.index(found["weekday"].lower())) % 7 or 7
+        day = today - timedelta(days=back)
+        return Span(day, day)
+    return None
+
+
+def count_of(text: str) -> int:
+    """``"3"``, ``"three"``, ``"a"`` as a number."""
+    return int(text) if text.isdigit() else NUMBERS[" ".join(text.lower().split())]
+
+
+@dataclass(frozen=True, slots=True)
 class Period:
     """What a query's date names: a year, a month (of a year or of any year), or a day."""
 
@@ -82,20 +167,41 @@ def near(period: Period, day: date, before: int = DAYS_BEFORE, after: int = DAYS
     return any(period.contains(day - timedelta(days=d)) for d in range(-before, after + 1))
 
 
-def time_match(period: Period | None, times: Sequence[datetime | None]) -> np.ndarray:
-    """Per turn 1.0 if said in or near the period, else 0.0 (0.0 for turns without a time)."""
+def when_of(query: str, now: datetime) -> Period | Span | None:
+    """The time a query names: a date it names, else a time relative to ``now``, else None."""
+    return period_of(query) or relative_span(query, now.date())
+
+
+def time_match(
+    period: Period | Span | None, times: Sequence[datetime | None], now: datetime | None = None
+) -> np.ndarray:
+    """Per turn 1.0 if said in the span, or in or near the period, else 0.0.
+
+    0.0 for turns without a time; a turn's day is read in ``now``'s time zone (the asker's
+    calendar).
+    """
     out = np.zeros(len(times), dtype=np.float32)
     if period is None:
         return out
+    zone = now.tzinfo if now is not None else None
     by_day: dict[date, bool] = {}
     for position, when in enumerate(times):
         if when is None:
             continue
-        day = when.date()
+        day = (when.astimezone(zone) if zone is not None and when.tzinfo else when).date()
         if day not in by_day:
-            by_day[day] = near(period, day)
+            by_day[day] = period.contains(day) if isinstance(period, Span) else near(period, day)
         out[position] = by_day[day]
     return out
 
 
-__all__ = ["MONTHS", "Period", "near", "period_of", "time_match"]
+__all__ = [
+    "MONTHS",
+    "Period",
+    "Span",
+    "near",
+    "period_of",
+    "relative_span",
+    "time_match",
+    "when_of",
+]

@@ -14,7 +14,8 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
    own lexical score in each dense view: until it is embedded, its words speak for it. A turn
    longer than :data:`PASSAGE_CHARS` is embedded passage by passage as well, and its best
    passage's cosine stands for it where that is higher (the model reads ~512 tokens).
-3. **Time.** A query that names a date lifts the turns said in or just after that period
+3. **Time.** A query that names a date lifts the turns said in or just after that period, one
+   that names a time relative to now ("yesterday", "last week") the turns said then
    (:mod:`plait.state.dates`).
 4. **Fusion.** Each signal scaled to [0, 1] over the group (BM25 by its maximum, cosines
    min-max), then a weighted sum (:class:`RankingWeights`). Score fusion keeps how far apart
@@ -38,7 +39,7 @@ from datetime import datetime
 
 import numpy as np
 
-from plait.state.dates import period_of, time_match
+from plait.state.dates import time_match, when_of
 from plait.state.words import stem_words
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -414,13 +415,15 @@ def rank_turns(
     query_vector: np.ndarray | None = None,
     limit: int = 50,
     weights: RankingWeights | None = None,
+    now: datetime | None = None,
 ) -> list[tuple[int, float]]:
     """(position, score) of the turns for the query, best first.
 
     Only turns that share a content word with the query in one of their views (their session
     included) are ranked: a query no turn speaks of finds nothing, even with vectors.
     ``weights`` default to :data:`HYBRID_WEIGHTS` when there are vectors to use, else
-    :data:`LEXICAL_WEIGHTS`.
+    :data:`LEXICAL_WEIGHTS`. ``now``: when the query is asked (default: the clock, in its time
+    zone), for the times it names relative to it ("yesterday", "last week").
     """
     terms = words(query) if len(index) else []
     if not terms:
@@ -434,7 +437,8 @@ def rank_turns(
         return []
     fused = fused_scores(lexical, dense, weights)
     if weights.time:
-        fused = fused + weights.time * time_match(period_of(query), index.times)
+        now = now or datetime.now().astimezone()
+        fused = fused + weights.time * time_match(when_of(query, now), index.times, now)
     spread = spread_to_neighbours(fused, index.previous, index.following, weights.neighbour_share)
     spread = np.where(matched, spread, -np.inf)
     return [(p, float(spread[p])) for p in top(spread, limit) if np.isfinite(spread[p])]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import numpy as np
 
-from plait.state.dates import Period, near, period_of, time_match
+from plait.state.dates import Period, Span, near, period_of, relative_span, time_match, when_of
 from plait.state.ranking import (
     BM25,
     LEXICAL_WEIGHTS,
@@ -107,6 +107,62 @@ def test_time_match_allows_telling_of_an_event_later() -> None:
     assert near(june, date(2023, 7, 20)) and not near(june, date(2023, 8, 30))
     times = [datetime(2023, 6, 3, tzinfo=UTC), None, datetime(2023, 2, 1, tzinfo=UTC)]
     assert time_match(june, times).tolist() == [1.0, 0.0, 0.0]
+
+
+# Wednesday 25 November 2026
+TODAY = date(2026, 11, 25)
+
+
+def days(first: date, last: date | None = None) -> Span:
+    return Span(first, last or first)
+
+
+def test_relative_times_are_read_against_the_day_the_question_is_asked() -> None:
+    assert relative_span("What did we decide yesterday?", TODAY) == days(date(2026, 11, 24))
+    assert relative_span("and the day before yesterday?", TODAY) == days(date(2026, 11, 23))
+    assert relative_span("the fix from earlier today", TODAY) == days(TODAY)
+    assert relative_span("What did we change last week?", TODAY) == days(
+        date(2026, 11, 16), date(2026, 11, 22)
+    )
+    assert relative_span("errors in the past two weeks", TODAY) == days(date(2026, 11, 11), TODAY)
+    assert relative_span("what broke 3 days ago", TODAY) == days(
+        date(2026, 11, 21), date(2026, 11, 23)
+    )
+    assert relative_span("a couple of weeks ago we", TODAY) == days(
+        date(2026, 11, 8), date(2026, 11, 14)
+    )
+    assert relative_span("the plan from last month", TODAY) == days(
+        date(2026, 10, 1), date(2026, 10, 31)
+    )
+    assert relative_span("all of this month", TODAY) == days(date(2026, 11, 1), TODAY)
+    assert relative_span("since this week began", TODAY) == days(date(2026, 11, 23), TODAY)
+    assert relative_span("what did we ship on Monday?", TODAY) == days(date(2026, 11, 23))
+    assert relative_span("last Wednesday's outage", TODAY) == days(date(2026, 11, 18))
+    # no time named: a bare "today" is how a request starts, not a question about a day
+    assert relative_span("Today let's fix the export", TODAY) is None
+    assert relative_span("the last time we met", TODAY) is None
+
+
+def test_when_of_prefers_a_named_date_and_reads_turns_on_the_askers_calendar() -> None:
+    now = datetime(2026, 11, 25, 1, 30, tzinfo=timezone(timedelta(hours=2)))
+    assert when_of("in June, or yesterday?", now) == Period(None, 6, None)
+    span = when_of("what did we decide yesterday", now)
+    assert span == days(date(2026, 11, 24))
+    # 22:30 UTC on the 23rd is already the 24th at UTC+2
+    times = [datetime(2026, 11, 23, 22, 30, tzinfo=UTC), datetime(2026, 11, 23, 12, tzinfo=UTC)]
+    assert time_match(span, times, now).tolist() == [1.0, 0.0]
+
+
+def test_rank_turns_lifts_what_was_said_in_the_relative_time_asked_about() -> None:
+    now = datetime(2026, 11, 25, 9, tzinfo=UTC)
+    index = TurnIndex()
+    index.add("old", "s1", "We decided the export uses CSV.", now - timedelta(days=30))
+    index.add("new", "s2", "We decided the export uses Parquet.", now - timedelta(days=1))
+    index.add("other", "s2", "Lunch was good.", now - timedelta(days=1))
+    ranked = rank_turns(index, "which export format did we decide yesterday?", now=now)
+    assert ranked[0][0] == 1
+    ranked = rank_turns(index, "which export format did we decide last month?", now=now)
+    assert ranked[0][0] == 0
 
 
 def test_rank_turns_returns_nothing_when_no_turn_speaks_of_the_query() -> None:
