@@ -33,13 +33,19 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plait.devtools.recall import BenchSession, Conversation, Dataset, Question, Turn
+from plait.devtools.recall import (
+    BenchSession,
+    Conversation,
+    Dataset,
+    Question,
+    Turn,
+    write_dataset,
+)
 
 CATEGORY_NAMES = {
     1: "multi-hop",
@@ -174,12 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         speaker_prefix=args.speaker_prefix,
         skip_adversarial=args.skip_adversarial,
     )
-    args.output.write_text(dataset.model_dump_json(indent=1), encoding="utf-8")
-    turns = sum(1 for c in dataset.conversations for _ in c.turns())
-    questions = sum(len(c.questions) for c in dataset.conversations)
-    print(f"{args.output}: {turns} turns, {questions} questions", file=sys.stderr)
-    for what, count in sorted(dropped.items()):
-        print(f"  {what}: {count}", file=sys.stderr)
+    write_dataset(dataset, args.output, dropped)
 
 
 if __name__ == "__main__":

@@ -30,13 +30,19 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import sys
 from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plait.devtools.recall import BenchSession, Conversation, Dataset, Question, Turn
+from plait.devtools.recall import (
+    BenchSession,
+    Conversation,
+    Dataset,
+    Question,
+    Turn,
+    write_dataset,
+)
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 SPLITS = ("all", "dev", "test")
@@ -116,12 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     items = json.loads(args.source.read_text(encoding="utf-8"))
     dataset, dropped = convert(items, split=args.split, limit=args.limit)
-    args.output.write_text(dataset.model_dump_json(indent=1), encoding="utf-8")
-    turns = sum(1 for c in dataset.conversations for _ in c.turns())
-    questions = sum(len(c.questions) for c in dataset.conversations)
-    print(f"{args.output}: {turns} turns, {questions} questions", file=sys.stderr)
-    for what, count in sorted(dropped.items()):
-        print(f"  {what}: {count}", file=sys.stderr)
+    write_dataset(dataset, args.output, dropped)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import math
 import os
 import re
 import secrets
+import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import (
@@ -37,6 +38,7 @@ from collections.abc import (
     Collection,
     Iterable,
     Iterator,
+    Mapping,
     Sequence,
 )
 from contextlib import asynccontextmanager
@@ -179,6 +181,16 @@ def parse_dataset(data: Any, *, source: str = "dataset") -> Dataset:
         return Dataset.model_validate(data)
     except ValidationError as error:
         raise DatasetError(f"{source}: {describe_dataset_error(error)}") from None
+
+
+def write_dataset(dataset: Dataset, output: Path, left_out: Mapping[str, int]) -> None:
+    """Write a converted dataset; say on stderr how big it is and what the converter left out."""
+    output.write_text(dataset.model_dump_json(indent=1), encoding="utf-8")
+    turns = sum(1 for c in dataset.conversations for _ in c.turns())
+    questions = sum(len(c.questions) for c in dataset.conversations)
+    print(f"{output}: {turns} turns, {questions} questions", file=sys.stderr)
+    for what, count in sorted(left_out.items()):
+        print(f"  {what}: {count}", file=sys.stderr)
 
 
 def load_dataset(path: Path | str) -> Dataset:
@@ -738,4 +750,5 @@ __all__ = [
     "render_report",
     "run_recall_bench",
     "turns_of_hit",
+    "write_dataset",
 ]
