@@ -57,6 +57,7 @@ def turn_memory_hit(hit: TurnHit) -> MemoryHit:
         invalid_at=hit.replaced_at,
         group_id=turn.group_id,
         episodes=(turn.id,),
+        parts=dict(hit.parts),
     )
 
 

@@ -78,6 +78,8 @@ class MemoryHit(BaseModel):
     invalid_at: datetime | None = None
     group_id: str = ""
     episodes: tuple[str, ...] = ()
+    # what a recall-index turn's score is made of (words, vectors, time, neighbours)
+    parts: dict[str, float] = Field(default_factory=dict)
 
     @property
     def is_current(self) -> bool:

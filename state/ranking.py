@@ -36,6 +36,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 
@@ -361,10 +362,10 @@ def scaled_min_max(scores: np.ndarray) -> np.ndarray:
     return (scores - low) / (high - low) if high > low else np.zeros_like(scores)
 
 
-def fused_scores(
+def fused_parts(
     lexical: dict[str, np.ndarray], dense: dict[str, np.ndarray], weights: RankingWeights
-) -> np.ndarray:
-    """The weighted sum of the scaled signals that are present.
+) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted sums of the scaled lexical signals and of the dense ones, per turn.
 
     A turn without a vector (a NaN cosine) takes, in each dense view, its own scaled lexical
     score (the weighted mean over the lexical views).
@@ -373,9 +374,10 @@ def fused_scores(
         (w, scaled_by_max(lexical[v])) for v, w in weights.lexical.items() if w and v in lexical
     ]
     if not parts:
-        return np.zeros(0, dtype=np.float64)
-    total = sum(weight * scaled for weight, scaled in parts)
-    words_alone = total / sum(weight for weight, _ in parts)
+        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.float64)
+    words = np.asarray(sum(weight * scaled for weight, scaled in parts), dtype=np.float64)
+    words_alone = words / sum(weight for weight, _ in parts)
+    vectors = np.zeros_like(words)
     for view, weight in weights.dense.items():
         scores = dense.get(view)
         if not weight or scores is None:
@@ -383,8 +385,16 @@ def fused_scores(
         missing = np.isnan(scores)
         floor = np.nanmin(scores) if (~missing).any() else 0.0
         scaled = scaled_min_max(np.where(missing, floor, scores))
-        total = total + weight * np.where(missing, words_alone, scaled)
-    return np.asarray(total, dtype=np.float64)
+        vectors = vectors + weight * np.where(missing, words_alone, scaled)
+    return words, vectors
+
+
+def fused_scores(
+    lexical: dict[str, np.ndarray], dense: dict[str, np.ndarray], weights: RankingWeights
+) -> np.ndarray:
+    """The weighted sum of the scaled signals that are present (:func:`fused_parts`)."""
+    words, vectors = fused_parts(lexical, dense, weights)
+    return words + vectors
 
 
 def spread_to_neighbours(
@@ -408,6 +418,19 @@ def top(scores: np.ndarray, limit: int) -> list[int]:
     return sorted(candidates.tolist(), key=lambda i: (-scores[i], i))
 
 
+class RankedTurn(NamedTuple):
+    """A turn found for a query: where it is, its score, and what the score is made of.
+
+    ``parts``: ``words`` (the lexical views), ``vectors`` (the dense ones), ``time`` (the
+    period the query names), ``neighbours`` (the share of a neighbour's score); they add up to
+    the score.
+    """
+
+    position: int
+    score: float
+    parts: dict[str, float]
+
+
 def rank_turns(
     index: TurnIndex,
     query: str,
@@ -416,8 +439,8 @@ def rank_turns(
     limit: int = 50,
     weights: RankingWeights | None = None,
     now: datetime | None = None,
-) -> list[tuple[int, float]]:
-    """(position, score) of the turns for the query, best first.
+) -> list[RankedTurn]:
+    """The turns for the query, best first, each with its score and its parts.
 
     Only turns that share a content word with the query in one of their views (their session
     included) are ranked: a query no turn speaks of finds nothing, even with vectors.
@@ -435,13 +458,28 @@ def rank_turns(
     matched = np.logical_or.reduce([scores > 0 for scores in lexical.values()])
     if not matched.any():
         return []
-    fused = fused_scores(lexical, dense, weights)
+    lexical_part, vectors = fused_parts(lexical, dense, weights)
+    timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
-        fused = fused + weights.time * time_match(when_of(query, now), index.times, now)
+        timely = weights.time * time_match(when_of(query, now), index.times, now)
+    fused = lexical_part + vectors + timely
     spread = spread_to_neighbours(fused, index.previous, index.following, weights.neighbour_share)
     spread = np.where(matched, spread, -np.inf)
-    return [(p, float(spread[p])) for p in top(spread, limit) if np.isfinite(spread[p])]
+    return [
+        RankedTurn(
+            p,
+            float(spread[p]),
+            {
+                "words": float(lexical_part[p]),
+                "vectors": float(vectors[p]),
+                "time": float(timely[p]),
+                "neighbours": float(spread[p] - fused[p]),
+            },
+        )
+        for p in top(spread, limit)
+        if np.isfinite(spread[p])
+    ]
 
 
 __all__ = [
@@ -452,9 +490,11 @@ __all__ = [
     "LEXICAL_VIEWS",
     "LEXICAL_WEIGHTS",
     "BM25",
+    "RankedTurn",
     "RankingWeights",
     "STOPWORDS",
     "TurnIndex",
+    "fused_parts",
     "fused_scores",
     "part_views",
     "passages",

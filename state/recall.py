@@ -15,8 +15,8 @@ This module holds the values that cross the port and the port itself; the SQLite
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -59,11 +59,15 @@ class IndexedTurn:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TurnHit:
-    """One turn found by a search, best first; ``replaced_at`` set when a newer one replaced it."""
+    """One turn found by a search, best first; ``replaced_at`` set when a newer one replaced it.
+
+    ``parts``: what its score is made of (:class:`plait.state.ranking.RankedTurn`), when ranked.
+    """
 
     turn: IndexedTurn
     score: float
     replaced_at: datetime | None = None
+    parts: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,7 +7,7 @@ loads a group's rows into the same structures on first use and writes every chan
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -136,10 +136,13 @@ class InMemoryRecallIndex:
         else:
             self._replaced[turn.id] = newest.said_at
 
-    def hit(self, turn_id: str, score: float) -> TurnHit:
-        """A found turn with its score and, when replaced, when."""
+    def hit(self, turn_id: str, score: float, parts: Mapping[str, float] | None = None) -> TurnHit:
+        """A found turn with its score (and its parts) and, when replaced, when."""
         return TurnHit(
-            turn=self._turns[turn_id], score=score, replaced_at=self._replaced.get(turn_id)
+            turn=self._turns[turn_id],
+            score=score,
+            replaced_at=self._replaced.get(turn_id),
+            parts=parts or {},
         )
 
     def search_now(
@@ -157,7 +160,7 @@ class InMemoryRecallIndex:
             if index is None or limit <= 0:
                 continue
             ranked = rank_turns(index, query, query_vector=query_vector, limit=limit)
-            hits.extend(self.hit(index.ids[position], score) for position, score in ranked)
+            hits.extend(self.hit(index.ids[r.position], r.score, r.parts) for r in ranked)
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
     def newest_now(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import numpy as np
+import pytest
 
 from plait.state.dates import Period, Span, near, period_of, relative_span, time_match, when_of
 from plait.state.ranking import (
@@ -165,9 +166,28 @@ def test_rank_turns_lifts_what_was_said_in_the_relative_time_asked_about() -> No
     assert ranked[0][0] == 0
 
 
+def test_a_ranked_turns_parts_add_up_to_its_score_and_name_what_lifted_it() -> None:
+    now = datetime(2026, 11, 25, 9, tzinfo=UTC)
+    index = TurnIndex()
+    index.add("q", "s1", "Which export format?", now - timedelta(days=1))
+    index.add("a", "s1", "Parquet, from now on.", now - timedelta(days=1))
+    index.set_vector(0, "with_previous", np.array([0.0, 1.0]))
+    index.set_vector(1, "with_previous", np.array([1.0, 0.0]))
+    ranked = rank_turns(
+        index, "export format yesterday", query_vector=np.array([1.0, 0.0]), now=now
+    )
+    for turn in ranked:
+        assert sum(turn.parts.values()) == pytest.approx(turn.score)
+    by_position = {turn.position: turn.parts for turn in ranked}
+    assert by_position[0]["words"] > by_position[1]["words"]  # the question has the words
+    assert by_position[1]["vectors"] > by_position[0]["vectors"]  # the answer the meaning
+    assert by_position[0]["time"] == by_position[1]["time"] > 0  # both said yesterday
+    assert by_position[1]["neighbours"] > 0  # the reply shares its question's score
+
+
 def test_rank_turns_returns_nothing_when_no_turn_speaks_of_the_query() -> None:
     index = TurnIndex()
     index.add("t1", "s", "Use Postgres for storage.")
     assert rank_turns(index, "zebra", query_vector=np.ones(4, np.float32)) == []
     assert rank_turns(index, "the of and") == []
-    assert [p for p, _ in rank_turns(index, "storage")] == [0]
+    assert [r.position for r in rank_turns(index, "storage")] == [0]
