@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from plait.state.ranking import DENSE_VIEWS, NO_TURN, TurnIndex, part_views, rank_turns
+from plait.state.ranking import TurnIndex, embedded_views, rank_turns
 from plait.state.recall import (
     KEYED_KINDS,
     EmbeddingJob,
@@ -111,17 +111,18 @@ class InMemoryRecallIndex:
         return turn.id in self._turns
 
     def place(self, turn: IndexedTurn) -> None:
-        """Add one turn to its group's index, supersede by key, queue its views for vectors."""
+        """Add one turn to its group's index, supersede by key, queue its text for a vector.
+
+        Each turn's text is embedded once (a long one passage by passage): a neighbour that
+        arrives later changes no vector.
+        """
         index = self.group(turn.group_id)
-        position = index.add(turn.id, turn.session, turn.text, turn.said_at)
+        index.add(turn.id, turn.session, turn.text, turn.said_at)
         self._turns[turn.id] = turn
         self.supersede(turn)
         if self.vector_model is not None:
-            before = index.previous[position]
-            views = (*DENSE_VIEWS, *part_views(turn.text))
+            views = embedded_views(turn.text)
             self._pending.update(dict.fromkeys((turn.id, view) for view in views))
-            if before != NO_TURN:
-                self._pending[(index.ids[before], "with_both")] = None
 
     def supersede(self, turn: IndexedTurn) -> None:
         """A newer decision, rule or preference with the same key replaces the older one."""
@@ -244,21 +245,15 @@ class InMemoryRecallIndex:
         """Index a group again without some turns, keeping the vectors of the others."""
         old = self._groups.pop(group_id)
         vectors = {
-            (turn_id, view): matrix[position].copy()
-            for view, matrix in old.vectors.items()
-            for position, turn_id in enumerate(old.ids)
-            if turn_id not in without and matrix[position].any()
-        } | {
             (old.ids[position], view): vector
-            for position, parts in old.part_vectors.items()
-            for view, vector in parts.items()
+            for (position, view), vector in old.kept_vectors().items()
             if old.ids[position] not in without
         }
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)
-            for view in (*DENSE_VIEWS, *(part_views(gone.text) if gone else ())):
+            for view in embedded_views(gone.text) if gone else ():
                 self._embedded.pop((turn_id, view), None)
         self._newest_by_key = {k: v for k, v in self._newest_by_key.items() if v not in without}
         for turn in kept:

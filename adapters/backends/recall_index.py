@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 );
 """
 TURN_COLUMNS = "id, group_id, session, seq, said_at, kind, key, text"
+OLD_VIEWS = "('with_previous', 'with_both')"
 
 
 def turn_row(turn: IndexedTurn) -> tuple[object, ...]:
@@ -103,6 +104,8 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             connection = private_sqlite(self.path)
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
+            with connection:  # vectors of window texts: the layout before each turn's own
+                connection.execute(f"DELETE FROM vectors WHERE view IN {OLD_VIEWS}")
             self._connection = connection
         return self._connection
 

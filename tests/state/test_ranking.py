@@ -66,14 +66,41 @@ def test_dense_scores_cover_turns_added_after_the_last_vector() -> None:
     index = TurnIndex()
     for n in range(70):
         index.add(f"t{n}", "s", f"turn {n}")
-    index.set_vector(0, "with_previous", np.array([1.0, 0.0]))
+    index.set_vector(0, "turn", np.array([1.0, 0.0]))
     for n in range(70, 200):
         index.add(f"t{n}", "s", f"turn {n}")
     scores = index.dense_scores(np.array([1.0, 0.0]))["with_previous"]
     assert scores.shape == (200,) and scores[0] == 1.0 and np.isnan(scores[1:]).all()
+
     lexical = index.lexical_scores(words("turn"))
     assert all(values.shape == (200,) for values in lexical.values())
     assert fused_scores(lexical, {"with_previous": scores}, LEXICAL_WEIGHTS).shape == (200,)
+
+
+def test_a_windows_cosine_is_that_of_its_turns_summed_vectors() -> None:
+    """Each turn is embedded once; (previous + turn) and (previous + turn + next) are the
+    normalised sums of their turns' vectors, whichever order the vectors arrive in."""
+    index = TurnIndex()
+    for n in range(3):
+        index.add(f"t{n}", "s", f"turn {n}")
+    rows = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.6, 0.0, 0.8]])
+    for position in (2, 0, 1):
+        index.set_vector(position, "turn", rows[position])
+    query = np.array([0.0, 0.6, 0.8])
+    scores = index.dense_scores(query)
+
+    def cosine(*members: int) -> float:
+        total = rows[list(members)].sum(axis=0)
+        return float(total @ query / np.linalg.norm(total))
+
+    assert scores["with_previous"].tolist() == pytest.approx(
+        [cosine(0), cosine(0, 1), cosine(1, 2)]
+    )
+    assert scores["with_both"].tolist() == pytest.approx(
+        [cosine(0, 1), cosine(0, 1, 2), cosine(1, 2)]
+    )
+    index.set_vector(1, "with_both", np.array([1.0, 0.0, 0.0]))  # not embedded: ignored
+    assert index.dense_scores(query)["with_both"][1] == pytest.approx(cosine(0, 1, 2))
 
 
 def test_spread_to_neighbours_stays_inside_a_session() -> None:
@@ -171,8 +198,8 @@ def test_a_ranked_turns_parts_add_up_to_its_score_and_name_what_lifted_it() -> N
     index = TurnIndex()
     index.add("q", "s1", "Which export format?", now - timedelta(days=1))
     index.add("a", "s1", "Parquet, from now on.", now - timedelta(days=1))
-    index.set_vector(0, "with_previous", np.array([0.0, 1.0]))
-    index.set_vector(1, "with_previous", np.array([1.0, 0.0]))
+    index.set_vector(0, "turn", np.array([0.0, 1.0]))
+    index.set_vector(1, "turn", np.array([1.0, 0.0]))
     ranked = rank_turns(
         index, "export format yesterday", query_vector=np.array([1.0, 0.0]), now=now
     )
