@@ -169,7 +169,7 @@ def bench_recall_command(
     k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,25,50",
     json_output: JsonOption = False,
 ) -> None:
-    """recall@k and NDCG@10 of long-term memory against a BM25 baseline, per category."""
+    """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category."""
     from plait.devtools.recall import DatasetError, parse_ks, render_report, run_recall_bench
 
     try:
