@@ -43,7 +43,7 @@ from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
-from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, event_uuid
+from plait.state.ports import GraphPicture, HotStore, KnowledgeGraph, MemoryHit, event_uuid
 from plait.state.recall import RecallIndex, TextEmbedder
 
 logger = redacted_logger("plait")
@@ -103,6 +103,10 @@ class WatchedKnowledge:
     async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
         """Remove episodes."""
         return await self._watched(self.inner.forget_episodes(group_id, episode_uuids))
+
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        """A bounded picture of the group's graph."""
+        return await self._watched(self.inner.picture(group_id, limit))
 
     async def aclose(self) -> None:
         """Close the graph."""

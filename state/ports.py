@@ -437,6 +437,51 @@ class DeadCalls(Protocol):
 
 
 # -- long-term memory ---------------------------------------------------------------------------
+class GraphEntity(BaseModel):
+    """An entity of the knowledge graph (a project, file, library, person, topic …)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    uuid: str
+    name: str
+    summary: str = ""
+
+
+class GraphFact(BaseModel):
+    """A fact between two entities, with when it held (``invalid_at``: no longer true)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    uuid: str
+    name: str
+    fact: str
+    source: str
+    target: str
+    valid_at: datetime | None = None
+    invalid_at: datetime | None = None
+
+    @property
+    def is_current(self) -> bool:
+        """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
+        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
+
+
+class GraphPicture(BaseModel):
+    """A bounded part of a group's knowledge graph to draw: its newest facts, their entities.
+
+    ``entities`` holds every end of a listed fact (and entities with no fact, while the bound
+    allows); the totals say how much of the graph the picture leaves out.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    entities: tuple[GraphEntity, ...] = ()
+    facts: tuple[GraphFact, ...] = ()
+    total_entities: int = 0
+    total_facts: int = 0
+    episodes: int = 0
+
+
 @runtime_checkable
 class KnowledgeGraph(Protocol):
     """Long-term memory: Graphiti on FalkorDB, or its in-memory twin."""
@@ -456,6 +501,10 @@ class KnowledgeGraph(Protocol):
         """
         ...
 
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        """The group's newest ``limit`` facts and their entities, and how big the graph is."""
+        ...
+
     async def aclose(self) -> None:
         """Release connections."""
         ...
@@ -463,6 +512,9 @@ class KnowledgeGraph(Protocol):
 
 __all__ = [
     "DEAD_CALL_DAYS",
+    "GraphEntity",
+    "GraphFact",
+    "GraphPicture",
     "Cache",
     "CallSpool",
     "DeadCall",

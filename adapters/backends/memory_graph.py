@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from plait.state.base.settings import os_user
 from plait.state.events import EventKind, SessionEvent
 from plait.state.groups import user_group_id
-from plait.state.ports import MemoryHit, episode_uuid
+from plait.state.ports import GraphPicture, MemoryHit, episode_uuid
 
 WORD = re.compile(r"[a-z0-9_]{2,}")
 
@@ -56,6 +56,10 @@ class InMemoryKnowledgeGraph:
         """Drop the episodes the group holds."""
         held = self.episodes.get(group_id, {})
         return sum(held.pop(key, None) is not None for key in episode_uuids)
+
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        """No entities or facts (the twin keeps episodes only): how many episodes it holds."""
+        return GraphPicture(episodes=len(self.episodes.get(group_id, {})))
 
     async def search(self, query: str, group_ids: Sequence[str], limit: int) -> list[MemoryHit]:
         """Episodes sharing words with the query, most shared first."""

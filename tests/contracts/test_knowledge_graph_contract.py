@@ -126,3 +126,24 @@ async def test_knowledge_graph_search_respects_the_limit(
     many = [event(10 + i, EventKind.DECISION, f"Use worker pool {i} for exports") for i in range(8)]
     await graph.write_episodes(shop, many)
     assert 0 < len(await graph.search("worker pool exports", [shop], 3)) <= 3
+
+
+async def test_knowledge_graph_pictures_a_bounded_part_of_a_group(
+    graph: KnowledgeGraph, tmp_path: Path, prefix: str
+) -> None:
+    shop = group(tmp_path, prefix)
+    assert (await graph.picture(shop, 10)).episodes == 0
+    await graph.write_episodes(shop, [DECISION, RULE, FIX])
+    picture = await graph.picture(shop, 2)
+    assert picture.episodes >= 1  # Graphiti writes a batch as one episode
+    assert len(picture.facts) <= 2 and picture.total_facts >= len(picture.facts)
+    ends = {fact.source for fact in picture.facts} | {fact.target for fact in picture.facts}
+    assert ends <= {entity.uuid for entity in picture.entities}
+    assert picture.total_entities >= len(picture.entities)
+    if isinstance(graph, InMemoryKnowledgeGraph):  # the twin keeps episodes only
+        assert not picture.facts and not picture.entities
+    else:  # the offline extractor's facts: the decision names PostgreSQL
+        assert picture.facts and picture.total_facts > 2
+        everything = await graph.picture(shop, 100)
+        assert any("PostgreSQL" in fact.fact for fact in everything.facts)
+        assert len(everything.facts) == everything.total_facts

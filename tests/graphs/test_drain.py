@@ -13,7 +13,7 @@ from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, QueueEntry
+from plait.state.ports import GraphPicture, HotStore, KnowledgeGraph, MemoryHit, QueueEntry
 
 
 def event(summary: str, kind: EventKind = EventKind.DECISION, root: str = "s1") -> SessionEvent:
@@ -40,6 +40,9 @@ class FlakyGraph:
 
     async def forget_episodes(self, group_id: str, episode_uuids: Sequence[str]) -> int:
         return await self.inner.forget_episodes(group_id, episode_uuids)
+
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        return await self.inner.picture(group_id, limit)
 
     async def aclose(self) -> None:
         pass

@@ -14,6 +14,7 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -34,7 +35,7 @@ from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import KEY_VARIABLES, ProviderSettings, os_user
 from plait.state.events import SessionEvent
 from plait.state.groups import project_name_of, user_group_id
-from plait.state.ports import Cache, MemoryHit
+from plait.state.ports import Cache, GraphEntity, GraphFact, GraphPicture, MemoryHit
 from plait.state.spend import describe_spend, over_cap
 
 if TYPE_CHECKING:
@@ -43,6 +44,62 @@ if TYPE_CHECKING:
 logger = logging.getLogger("plait")
 
 UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, ConnectionError)
+
+
+PICTURE_FACTS = """
+MATCH (a:Entity)-[e:RELATES_TO]->(b:Entity)
+RETURN e.uuid AS uuid, e.name AS name, e.fact AS fact, e.valid_at AS valid_at,
+       e.invalid_at AS invalid_at, a.uuid AS source, b.uuid AS target
+ORDER BY e.created_at DESC LIMIT $limit
+"""
+PICTURE_ENDS = """
+MATCH (n:Entity) WHERE n.uuid IN $uuids
+RETURN n.uuid AS uuid, n.name AS name, n.summary AS summary
+"""
+PICTURE_ENTITIES = """
+MATCH (n:Entity)
+RETURN n.uuid AS uuid, n.name AS name, n.summary AS summary
+ORDER BY n.created_at DESC LIMIT $limit
+"""
+PICTURE_COUNTS = {
+    "entities": "MATCH (n:Entity) RETURN count(n) AS n",
+    "facts": "MATCH ()-[e:RELATES_TO]->() RETURN count(e) AS n",
+    "episodes": "MATCH (e:Episodic) RETURN count(e) AS n",
+}
+
+
+def as_time(value: Any) -> datetime | None:
+    """A stored time (a datetime, an ISO string, or nothing) as a datetime."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return None
+
+
+def entity_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A FalkorDB row as :class:`GraphEntity` fields."""
+    return {
+        "uuid": str(record["uuid"]),
+        "name": str(record.get("name") or ""),
+        "summary": str(record.get("summary") or ""),
+    }
+
+
+def fact_fields(record: dict[str, Any]) -> dict[str, Any]:
+    """A FalkorDB row as :class:`GraphFact` fields."""
+    return {
+        "uuid": str(record["uuid"]),
+        "name": str(record.get("name") or ""),
+        "fact": str(record.get("fact") or ""),
+        "source": str(record["source"]),
+        "target": str(record["target"]),
+        "valid_at": as_time(record.get("valid_at")),
+        "invalid_at": as_time(record.get("invalid_at")),
+    }
 
 
 def unreachable(error: Exception, url: str) -> BackendUnavailable:
@@ -166,6 +223,37 @@ class GraphitiKnowledgeGraph:
             except UNREACHABLE as error:
                 raise unreachable(error, self.server) from error
         return removed
+
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        """The group's newest ``limit`` facts and the graph's counts.
+
+        The entities are every end of a listed fact, then the newest others, up to ``limit``.
+        """
+        graphiti = await self.ready()
+        driver = graphiti.driver.clone(database=group_id)
+        try:
+            facts, _, _ = await driver.execute_query(PICTURE_FACTS, limit=limit)
+            ends = sorted({r["source"] for r in facts} | {r["target"] for r in facts})
+            named, _, _ = await driver.execute_query(PICTURE_ENDS, uuids=ends)
+            newest, _, _ = await driver.execute_query(PICTURE_ENTITIES, limit=limit)
+            counts = {}
+            for name, query in PICTURE_COUNTS.items():
+                records, _, _ = await driver.execute_query(query)
+                counts[name] = int(records[0]["n"]) if records else 0
+        except UNREACHABLE as error:
+            raise unreachable(error, self.server) from error
+        entities = {r["uuid"]: GraphEntity(**entity_fields(r)) for r in named}
+        for record in newest:
+            if len(entities) >= max(limit, len(ends)):
+                break
+            entities.setdefault(record["uuid"], GraphEntity(**entity_fields(record)))
+        return GraphPicture(
+            entities=tuple(entities.values()),
+            facts=tuple(GraphFact(**fact_fields(r)) for r in facts),
+            total_entities=counts["entities"],
+            total_facts=counts["facts"],
+            episodes=counts["episodes"],
+        )
 
     async def aclose(self) -> None:
         """Close the FalkorDB connection (if one was made)."""

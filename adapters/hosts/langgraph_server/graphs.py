@@ -37,7 +37,7 @@ from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.hooks import HookState
 from plait.state.intents import HostAdapter
-from plait.state.ports import KnowledgeGraph, MemoryHit
+from plait.state.ports import GraphPicture, KnowledgeGraph, MemoryHit
 from plait.wiring import (
     Backends,
     backends_at,
@@ -108,6 +108,10 @@ class LazyKnowledge:
     async def forget_episodes(self, group_id: str, episode_uuids: list[str]) -> int:
         """Remove episodes."""
         return await (await self._get()).forget_episodes(group_id, episode_uuids)
+
+    async def picture(self, group_id: str, limit: int) -> GraphPicture:
+        """A bounded picture of the group's graph."""
+        return await (await self._get()).picture(group_id, limit)
 
     async def aclose(self) -> None:
         """Nothing: it lives as long as the server process."""

@@ -293,6 +293,19 @@ async def forget_event(request: Request) -> Response:
     return RedirectResponse(f"{PREFIX}/sessions/{quote(root)}", status_code=303)
 
 
+async def graph(request: Request) -> Response:
+    """The knowledge graph: its newest facts between their entities, one entity's facts."""
+    try:
+        limit = min(
+            max(int(request.query_params.get("limit", pages.GRAPH_LIMIT)), 1), pages.GRAPH_MAX
+        )
+    except ValueError:
+        limit = pages.GRAPH_LIMIT
+    entity = request.query_params.get("entity", "")[:100]
+    values = await pages.graph_page(memory_of(request), limit, entity)
+    return render(request, "graph.html", **values)
+
+
 async def recall(request: Request) -> Response:
     """What long-term recall finds for a query, with each hit's score."""
     values = await pages.recall_page(memory_of(request), search_text(request))
@@ -414,6 +427,7 @@ def viewer_app(memory: Memory, auth: ViewerAuth, port: Callable[[], int | None])
         Route("/events/{event_id}/forget", guarded(confirm_forget_event)),
         Route("/events/{event_id}/forget", guarded(forget_event), methods=["POST"]),
         Route("/recall", guarded(recall)),
+        Route("/graph", guarded(graph)),
         Route("/health", guarded(health)),
         Route(
             "/health/dead/{dead_id}/{action}",

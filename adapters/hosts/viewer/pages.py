@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import html
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import known_keys, origin_of, shown_value
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, Observation
-from plait.state.ports import ReceivedEnvelope
+from plait.state.ports import GraphEntity, GraphPicture, ReceivedEnvelope
 from plait.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -32,6 +33,10 @@ SEARCH_MAX_CHARS = 500
 SEARCH_LIMIT_MAX = 200
 RECALL_LIMIT = 20
 RECALL_TIMEOUT_S = 10.0
+GRAPH_LIMIT = 60  # facts drawn by default; ?limit= up to GRAPH_MAX
+GRAPH_MAX = 300
+GRAPH_CENTRE = 320.0
+GRAPH_RADIUS = 250.0
 DEAD_LETTERS_MAX = 1000
 SNAPSHOT_SECTIONS = (
     "rules",
@@ -351,6 +356,73 @@ async def recall_page(memory: Memory, query: str) -> dict[str, Any]:
     }
 
 
+# -- the knowledge graph ------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """An entity where the picture draws it, and how many of the listed facts touch it."""
+
+    entity: GraphEntity
+    x: float
+    y: float
+    degree: int
+
+
+def placed_entities(picture: GraphPicture) -> list[Placed]:
+    """The picture's entities on a circle, the most connected first (from the top, clockwise)."""
+    degree: dict[str, int] = dict.fromkeys((e.uuid for e in picture.entities), 0)
+    for fact in picture.facts:
+        for end in (fact.source, fact.target):
+            degree[end] = degree.get(end, 0) + 1
+    ordered = sorted(picture.entities, key=lambda e: (-degree[e.uuid], e.name.lower()))
+    count = max(len(ordered), 1)
+    return [
+        Placed(
+            entity=entity,
+            x=round(GRAPH_CENTRE + GRAPH_RADIUS * math.sin(2 * math.pi * n / count), 1),
+            y=round(GRAPH_CENTRE - GRAPH_RADIUS * math.cos(2 * math.pi * n / count), 1),
+            degree=degree[entity.uuid],
+        )
+        for n, entity in enumerate(ordered)
+    ]
+
+
+async def graph_page(memory: Memory, limit: int, entity: str) -> dict[str, Any]:
+    """The project's knowledge graph, bounded: its newest facts drawn between their entities.
+
+    ``entity``: show only the facts of this entity (its uuid). Raises
+    :class:`~plait.BackendUnavailable` when long-term memory is not there or does not answer in
+    :data:`RECALL_TIMEOUT_S` seconds.
+    """
+    if memory.background is None:
+        raise BackendUnavailable("long-term memory is not available in this process")
+    try:
+        knowledge = await asyncio.wait_for(memory.background.knowledge(), RECALL_TIMEOUT_S)
+        picture = await asyncio.wait_for(
+            knowledge.picture(memory.group_id, limit), RECALL_TIMEOUT_S
+        )
+    except TimeoutError:
+        raise BackendUnavailable(
+            f"long-term memory did not answer within {RECALL_TIMEOUT_S:.0f} s"
+        ) from None
+    placed = placed_entities(picture)
+    where = {p.entity.uuid: p for p in placed}
+    facts = [
+        {"fact": fact, "source": where[fact.source], "target": where[fact.target]}
+        for fact in picture.facts
+        if fact.source in where
+        and fact.target in where
+        and (not entity or entity in (fact.source, fact.target))
+    ]
+    return {
+        "picture": picture,
+        "placed": placed,
+        "facts": facts,
+        "entity": where.get(entity),
+        "limit": limit,
+        "size": 2 * GRAPH_CENTRE,
+    }
+
+
 # -- health -------------------------------------------------------------------------------------
 def effective_settings(memory: Memory) -> list[dict[str, str]]:
     """Every setting's value (secrets redacted) and where it came from."""
@@ -392,10 +464,13 @@ async def health_page(memory: Memory, number: int) -> dict[str, Any]:
 
 __all__ = [
     "EVENTS_PAGE_SIZE",
+    "GRAPH_LIMIT",
+    "GRAPH_MAX",
     "PAGE_SIZE",
     "SEARCH_MAX_CHARS",
     "MemoryFilter",
     "Pager",
+    "graph_page",
     "health_page",
     "memory_page",
     "observation_page",

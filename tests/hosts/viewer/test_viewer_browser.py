@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import http.server
 import os
+import re
 import socket
 import tempfile
 import threading
@@ -398,3 +399,19 @@ def test_browser_forgets_a_captured_decision_of_a_session(page: Any, service: Se
     page.get_by_role("button", name="Forget it").click()
     page.get_by_role("heading", name="Timeline").wait_for()
     assert "quokka-ship" not in service.run(memory.envelope("ses_quokka"))
+
+
+def test_browser_draws_the_knowledge_graph_and_follows_an_entity(
+    page: Any, service: Service, seeded: dict[str, str]
+) -> None:
+    assert service.memory.background is not None
+    service.run(service.memory.background.drain())
+    page.goto(f"{service.url}/ui/graph")
+    page.locator("svg.graph").wait_for()
+    assert page.locator("svg.graph circle").count() >= 2
+    assert page.locator("svg.graph line").count() >= 1
+    page.locator("svg.graph a").first.click()
+    page.get_by_role("heading", name=re.compile("^Facts of ")).wait_for()
+    assert page.locator("svg.graph circle.chosen").count() == 1
+    assert page.locator("img[src=x]").count() == 0  # fact text is shown as text
+    shot(page, "graph")

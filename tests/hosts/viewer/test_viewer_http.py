@@ -246,3 +246,28 @@ async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it
     assert done.status_code == 303
     envelope = await memory.envelope("root-f")
     assert "MongoDB" not in envelope and "Redis streams" in envelope
+
+
+async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    await login(client)
+    empty = await client.get("/ui/graph")
+    assert empty.status_code == 200 and "No entities yet" in empty.text
+    await memory.user_turn("ses-graph", "We decided to use PostgreSQL for the ledger.")
+    await memory.user_turn("ses-graph", "Rule: never call the payment API from unit tests.")
+    assert memory.background is not None
+    assert (await memory.background.drain()).written >= 1
+    page = await client.get("/ui/graph?limit=5")
+    assert page.status_code == 200 and "<svg" in page.text
+    facts = re.findall(r"<line [^>]*><title>([^<]+)</title>", page.text)
+    assert 1 <= len(facts) <= 5 and any("PostgreSQL" in fact for fact in facts)
+    entity = re.search(r'/ui/graph\?entity=([0-9a-f-]+)&amp;limit=5">\s*<circle', page.text)
+    assert entity is not None
+    focused = await client.get(f"/ui/graph?entity={entity[1]}&limit=5")
+    assert focused.status_code == 200 and "Facts of " in focused.text
+    shown = re.findall(r"<line ", focused.text)
+    assert 1 <= len(shown) <= len(facts)  # only that entity's facts
+    odd = await client.get("/ui/graph?limit=lots&entity=<script>")
+    assert odd.status_code == 200 and "<script>" not in odd.text
