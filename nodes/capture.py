@@ -32,7 +32,14 @@ from plait.nodes.tool_outcome import (
     touched_files,
 )
 from plait.state.base.redact import redact
-from plait.state.events import TEXT_MAX, EventKind, SessionEvent, Speaker, as_text
+from plait.state.events import (
+    TEXT_MAX,
+    EventKind,
+    SessionEvent,
+    Speaker,
+    as_text,
+    body_max_bytes,
+)
 from plait.state.intents import (
     TODO_TOOLS,
     AssistantText,
@@ -103,7 +110,7 @@ class Source:
             session_id=self.session_id,
             kind=kind,
             summary=redact(as_text(summary, TEXT_MAX)),
-            body=redact(as_text(body, TEXT_MAX)),
+            body=redact(as_text(body, body_max_bytes(kind))),
             source_hook=f"{self.host}.{label}",
             key=redact(as_text(extra.pop("key", ""), 512)),
             **extra,

@@ -6,14 +6,25 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from enum import IntEnum, StrEnum
+from functools import partial
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from plait.state.base.redact import REDACTED, redact
 
 SUMMARY_MAX_CHARS = 200
 BODY_MAX_BYTES = 4096
+# What a turn said, kept whole for the recall index up to this: a prompt, a finding, a decision.
+# Assistant chatter and raw tool output (never indexed, the bulk of a log) keep BODY_MAX_BYTES.
+LONG_BODY_MAX_BYTES = 32 * 1024
 REFS_MAX = 32
 KEYWORDS_MAX = 16
 
@@ -44,6 +55,10 @@ class EventKind(StrEnum):
     COMPACTION_SUMMARY = "compaction_summary"
     DISCOVERY = "discovery"
     MESSAGE = "message"
+
+
+# Assistant text and raw tool output: the bulk of a session's log, never searched whole.
+SHORT_BODY_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
 
 
 # The kinds an agent may ask to remember in so many words (the remember/recall tools).
@@ -162,7 +177,13 @@ class SessionEvent(BaseModel):
     session_id: str = Field(description="The session the event happened in (may be a child).")
     kind: EventKind
     summary: str = Field(description="One line, at most 200 characters.")
-    body: str = Field(default="", description="Detail, at most 4096 bytes of UTF-8.")
+    body: str = Field(
+        default="",
+        description=(
+            "Detail: at most 4096 bytes of UTF-8 for assistant text and tool output, "
+            "32 KiB for the rest (what the recall index searches whole)."
+        ),
+    )
     refs: tuple[ShortText, ...] = Field(default=(), description="Files and symbols involved.")
     keywords: tuple[ShortText, ...] = Field(default=(), description="Search keywords.")
     key: str = Field(
@@ -191,8 +212,9 @@ class SessionEvent(BaseModel):
 
     @field_validator("body", mode="before")
     @classmethod
-    def _cap_body(cls, value: object) -> str:
-        return private_text(value, cap_body, BODY_MAX_BYTES)
+    def _cap_body(cls, value: object, info: ValidationInfo) -> str:
+        keeps = body_max_bytes(info.data.get("kind"))
+        return private_text(value, partial(cap_body, limit=keeps), keeps)
 
     @field_validator("refs", "keywords", mode="before")
     @classmethod
@@ -233,9 +255,14 @@ def cap_summary(text: str) -> str:
     return _before_marker(text, SUMMARY_MAX_CHARS - 1) + "…"
 
 
-def cap_body(text: str) -> str:
-    """At most :data:`BODY_MAX_BYTES` of UTF-8."""
-    cut = truncate_utf8(text, BODY_MAX_BYTES)
+def body_max_bytes(kind: object) -> int:
+    """How much body an event of ``kind`` keeps: assistant text and tool output less."""
+    return BODY_MAX_BYTES if kind in SHORT_BODY_KINDS else LONG_BODY_MAX_BYTES
+
+
+def cap_body(text: str, limit: int = BODY_MAX_BYTES) -> str:
+    """At most ``limit`` bytes of UTF-8."""
+    cut = truncate_utf8(text, limit)
     return cut if cut == text else _before_marker(text, len(cut))
 
 
@@ -318,6 +345,8 @@ __all__ = [
     "FORGOTTEN",
     "forgotten",
     "BODY_MAX_BYTES",
+    "LONG_BODY_MAX_BYTES",
+    "body_max_bytes",
     "PRIORITY_BY_KIND",
     "SUMMARY_MAX_CHARS",
     "TEXT_MAX",

@@ -46,3 +46,16 @@ async def test_what_was_remembered_is_recalled_before_any_drain(
         hits = await memory.search("WeasyPrint")
     assert found is not None and "WeasyPrint" in found
     assert hits and hits[0].kind == "decision" and "WeasyPrint" in hits[0].text
+
+
+async def test_a_long_prompt_is_found_by_its_last_words(tmp_path: Path, redis_url: str) -> None:
+    """A pasted spec of ~9 KB: the index searches all of it (it kept 2,000 characters, then the
+    event 4 KiB), and the hit is the prompt it was said in."""
+    filler = "We walk through the quarterly roadmap, the hiring plan and the budget. " * 120
+    settings = settings_for(tmp_path, redis_url)
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        await memory.user_turn("s1", filler + "Last: the nightly export moves to zanzibar-queue.")
+        events = await memory.backends.store.read_events("s1")
+        assert any("zanzibar-queue" in event.body for event in events)
+        hits = await memory.search("zanzibar-queue")
+    assert hits and hits[0].kind == "prompt"

@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from plait.state.base.redact import REDACTED
 from plait.state.events import (
     BODY_MAX_BYTES,
+    LONG_BODY_MAX_BYTES,
     SUMMARY_MAX_CHARS,
     EventKind,
     SessionEvent,
+    body_max_bytes,
 )
 
 CORPUS = Path(__file__).parents[1] / "data" / "secrets.jsonl"
@@ -31,6 +33,7 @@ LOOKALIKES = [case for case in CASES if case["kind"] == "lookalike"]
 def event_with(text: str, **fields: Any) -> SessionEvent:
     """An event carrying ``text`` in every text field."""
     values: dict[str, Any] = {
+        "kind": EventKind.DECISION,
         "summary": text,
         "body": text,
         "refs": (text, f"src/{text}"),
@@ -39,9 +42,7 @@ def event_with(text: str, **fields: Any) -> SessionEvent:
         "source_hook": text,
     }
     values.update(fields)
-    return SessionEvent(
-        root_session_id="root", session_id="root", kind=EventKind.DECISION, **values
-    )
+    return SessionEvent(root_session_id="root", session_id="root", **values)
 
 
 def stored_text(event: SessionEvent) -> str:
@@ -91,8 +92,10 @@ def test_event_cut_never_splits_a_marker() -> None:
 def test_event_huge_text_is_capped_and_redacted() -> None:
     text = ("line of text\n" * 200_000) + "token=abcdefghijkl12345678"
     event = event_with(text)
-    assert len(event.body.encode()) <= BODY_MAX_BYTES
+    assert len(event.body.encode()) <= body_max_bytes(event.kind) <= LONG_BODY_MAX_BYTES
     assert "abcdefghijkl12345678" not in event.body
+    chatter = event_with(text, kind=EventKind.MESSAGE)  # assistant text keeps less
+    assert len(chatter.body.encode()) <= BODY_MAX_BYTES
 
 
 PIECES = [*"abcXYZ019 =:-_/.@\n\t\"'<>", "password=", "token: ", "<private>", "</private>", "sk-"]

@@ -13,7 +13,7 @@ from plait.nodes.envelope import compose_envelope
 from plait.nodes.tool_outcome import program_of
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.base.redact import REDACTED
-from plait.state.events import BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind, SessionEvent
+from plait.state.events import LONG_BODY_MAX_BYTES, SUMMARY_MAX_CHARS, EventKind, SessionEvent
 from plait.state.intents import Sessionless
 from plait.state.snapshot import Snapshot, fold_snapshot
 
@@ -256,7 +256,7 @@ def test_chat_message_ten_megabytes_give_capped_events() -> None:
     assert kinds(turn) == [EventKind.PROMPT, EventKind.DECISION]
     for event in turn.events:
         assert len(event.summary) <= SUMMARY_MAX_CHARS
-        assert len(event.body.encode()) <= BODY_MAX_BYTES
+        assert len(event.body.encode()) <= LONG_BODY_MAX_BYTES
     assert len(turn.query) <= 1000
 
 
