@@ -34,6 +34,9 @@ ITEM_LINE = re.compile(
     r"<(?P<tag>last_request|task|decision|file|rule|error)>(?P<text>[^<]*)</(?P=tag)>"
 )
 EMPTY_SECTION = re.compile(r"\n  <(\w+)></\1>")
+# One top-level section of an envelope as plait renders it (two spaces in, on one or more lines).
+SECTION_BLOCK = re.compile(r"^  <(?P<tag>\w+)>.*?</(?P=tag)>$", re.DOTALL | re.MULTILINE)
+PROJECT_SECTIONS = frozenset({"project_rules", "persistent_memory"})
 REQUEST_CUT_BYTES = 300
 
 # One item of a list section: ``<decision>…</decision>`` (no nested markup inside).
@@ -62,6 +65,20 @@ def marked(unmarked: str) -> str:
 def unmarked(envelope: str) -> str:
     """An envelope without its mark."""
     return MARK.sub("", envelope, count=1)
+
+
+def project_part(envelope: str) -> str:
+    """What of a session's envelope holds for the whole project, marked, or "".
+
+    Its rules and its long-term memory (:data:`PROJECT_SECTIONS`), not the session's own
+    request, tasks, decisions, files or errors: what a new session of the project may be given
+    before anything was said in it.
+    """
+    body = unmarked(envelope)
+    if not body.startswith(HEAD):
+        return ""
+    kept = [m[0] for m in SECTION_BLOCK.finditer(body) if m["tag"] in PROJECT_SECTIONS]
+    return marked("\n".join([HEAD, *kept, TAIL])) if kept else ""
 
 
 def is_ours(match: re.Match[str]) -> bool:
@@ -147,6 +164,7 @@ __all__ = [
     "envelope_digest",
     "for_message",
     "marked",
+    "project_part",
     "strip_envelopes",
     "unmarked",
     "without_mentions",

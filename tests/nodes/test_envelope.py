@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plait.nodes.envelope import compose_envelope, for_message, strip_envelopes
+from plait.state.envelope import project_part
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
 
@@ -260,3 +261,16 @@ def test_envelope_user_text_cannot_escape(
         assert root.tag == "session_memory"
         assert envelope.count("</session_memory>") == 1 and envelope.endswith("</session_memory>")
         assert root.find(".//system") is None
+
+
+def test_an_envelopes_project_part_keeps_its_rules_and_long_term_memory_only() -> None:
+    envelope = render(full_snapshot(), persistent="- [fact] uses FastAPI\n- [rule] pin uv")
+    part = project_part(envelope)
+    root = ET.fromstring(part)
+    assert [child.tag for child in root] == ["project_rules", "persistent_memory"]
+    assert root.find("project_rules/rule").text == "never commit to main"
+    assert "pin uv" in root.find("persistent_memory").text
+    assert strip_envelopes(f"{part}\n\nhello") == "hello"  # marked: the host strips it again
+    session_only = render(fold_snapshot(Snapshot(), [ev(EventKind.PROMPT, "add csv export")]))
+    assert session_only and project_part(session_only) == ""
+    assert project_part("not an envelope") == ""

@@ -159,13 +159,16 @@ class Standbys:
     is the project's too): the host's client gives it while no service runs, and the service
     itself while the hot tier does not answer (a call that failed open). ``keep`` says what of
     an answer to keep (from the host's body or plait's output, as they are: nothing is parsed
-    again); ``stand_in`` makes the body to send from what was kept.
+    again); ``stand_in`` makes the body to send from what was kept; ``keep_project`` the
+    project's part of any answer, for a host whose session starts plait does not answer.
     """
 
     data_dir: str
     project_key: str
     keep: Callable[[str, Any, Mapping[str, Any]], bytes | None] = whole
     stand_in: Callable[[HostWire, str, Any, bytes], Any] = as_answer
+    # the project's part of any session's answer (a host with no answered session start)
+    keep_project: Callable[[str, Any, Mapping[str, Any]], bytes | None] | None = None
 
     @classmethod
     def of(cls, memory: Memory, **how: Any) -> Standbys:
@@ -182,10 +185,12 @@ class Standbys:
         if kept is None or root is None:
             return
         new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
+        project = self.keep_project(event, body, output) if self.keep_project else None
+        host, data, key = call.host.name, self.data_dir, self.project_key
         try:
-            keep_answer(
-                self.data_dir, self.project_key, call.host.name, root, event, kept, project_wide=new
-            )
+            keep_answer(data, key, host, root, event, kept, project_wide=new)
+            if project:
+                keep_answer(data, key, host, "", event, project)
         except OSError as error:  # the answer went out; only its standby copy is missing
             LOG.warning("standby answer not kept: %s", error)
 

@@ -94,7 +94,11 @@ from plait.adapters.hosts.http.host_routes import add_host_routes
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.http.team import TeamTokens
-from plait.adapters.hosts.opencode.hooks import OPENCODE, opencode_standby
+from plait.adapters.hosts.opencode.hooks import (
+    OPENCODE,
+    opencode_project_standby,
+    opencode_standby,
+)
 from plait.adapters.hosts.opencode.hooks import WIRE as OPENCODE_WIRE
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
@@ -445,7 +449,12 @@ def envelope_answer(host: HostWire, event: str, payload: Any, kept: bytes) -> An
 
 def add_routes(app: FastAPI, memory: Memory, wire: HostWire) -> None:
     """Attach the health, hook and batch routes."""
-    standbys = Standbys.of(memory, keep=opencode_standby, stand_in=envelope_answer)
+    standbys = Standbys.of(
+        memory,
+        keep=opencode_standby,
+        stand_in=envelope_answer,
+        keep_project=opencode_project_standby,
+    )
 
     @app.get("/v1/health", response_model=Health, tags=["service"])
     async def health(request: Request) -> Response:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.payload_fields import mapping, obj, optional_str, require_str
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
-from plait.state.envelope import for_message, strip_envelopes
+from plait.state.envelope import for_message, project_part, strip_envelopes
 from plait.state.events import TEXT_MAX, as_text
 from plait.state.hooks import HookOutput, ToolPolicy
 from plait.state.intents import (
@@ -451,6 +451,18 @@ def opencode_standby(name: str, body: Any, output: Mapping[str, Any]) -> bytes |
     return inject.encode() if isinstance(inject, str) and inject else None
 
 
+def opencode_project_standby(name: str, body: Any, output: Mapping[str, Any]) -> bytes | None:
+    """What of a transform's envelope a new session may be given while no service runs.
+
+    The project's part (its rules and long-term memory, :func:`plait.state.envelope.project_part`),
+    kept as the project's standby: OpenCode says nothing when a session starts that plait
+    answers, so the first model call of any session is where the project's memory is seen.
+    """
+    inject = output.get("inject") if name == TRANSFORM else None
+    part = project_part(inject) if isinstance(inject, str) else ""
+    return part.encode() if part else None
+
+
 # -- the wire: how the HTTP service reads and answers OpenCode's calls ---------------------------
 def wire_call(name: str, payload: Any, call_id: str) -> HostCall:
     """A hook call as the plugin posts it: ``{"input": ..., "output": ...}``.
@@ -496,6 +508,7 @@ class OpenCodeHooks:
 
 __all__ = [
     "DURABLE_HOOKS",
+    "opencode_project_standby",
     "opencode_standby",
     "HOOK_NAMES",
     "OPENCODE",

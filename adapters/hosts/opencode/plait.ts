@@ -378,19 +378,26 @@ class PlaitClient {
     return done
   }
 
-  /** Make sure the service runs by the time it is needed: start it now if it does not answer. */
-  /** The envelope the service last gave this session (plait.state.base.standby), if fresh. */
+  /**
+   * The envelope the service last gave this session, else the project's part of the last one it
+   * gave any session (a new session's first call), if fresh (plait.state.base.standby).
+   */
   standby(session: string, name: string): string | undefined {
-    const digest = createHash("sha256").update(`opencode\n${session}\n${name}`, "utf8").digest("hex")
-    const path = join(this.settings.dataDir, STANDBY_DIR, this.key, `${digest.slice(0, 32)}.json`)
-    try {
-      if (Date.now() - statSync(path).mtimeMs > STANDBY_MAX_AGE_MS) return undefined
-      return readFileSync(path, "utf8") || undefined
-    } catch {
-      return undefined
+    for (const who of [session, ""]) {
+      const digest = createHash("sha256").update(`opencode\n${who}\n${name}`, "utf8").digest("hex")
+      const path = join(this.settings.dataDir, STANDBY_DIR, this.key, `${digest.slice(0, 32)}.json`)
+      try {
+        if (Date.now() - statSync(path).mtimeMs > STANDBY_MAX_AGE_MS) continue
+        const kept = readFileSync(path, "utf8")
+        if (kept) return kept
+      } catch {
+        continue
+      }
     }
+    return undefined
   }
 
+  /** Make sure the service runs by the time it is needed: start it now if it does not answer. */
   warmUp(): void {
     if (process.env.PLAIT_URL || process.env.PLAIT_NO_SPAWN) return
     if (!this.locate()) {

@@ -514,6 +514,7 @@ class MemoryScenario:
     first_session: str
     turn_two: list[Any]
     turn_three: list[Any]  # with the service stopped
+    new_session: list[Any]  # another session's first turn, the service still stopped
 
 
 @pytest.fixture(scope="module")
@@ -537,7 +538,8 @@ def memory_scenario(
     try:
         url = service.url()
         first = project.run(
-            "We decided to use PostgreSQL instead of SQLite for storage.",
+            "We decided to use PostgreSQL instead of SQLite for storage. "
+            "Rule: never push directly to the main branch.",
             plait_url=url,
             token=service.token,
         )
@@ -553,7 +555,11 @@ def memory_scenario(
         mock.clear()
         mock.script = [Reply(text="Still PostgreSQL.")]
         project.run("Remind me of the database.", session=first, plait_url=url, token=service.token)
-        yield MemoryScenario(first, turn_two, mock.chat_requests())
+        turn_three = mock.chat_requests()
+        mock.clear()
+        mock.script = [Reply(text="Noted.")]
+        project.run("Start the release notes.", plait_url=url, token=service.token)
+        yield MemoryScenario(first, turn_two, turn_three, mock.chat_requests())
     finally:
         service.stop()
         mock.stop()
@@ -580,6 +586,21 @@ def test_memory_with_the_service_down_the_sessions_last_envelope_stands_in(
     envelope = envelope_at_head(last_user)
     assert envelope is not None, last_user[:2000]
     assert "PostgreSQL" in envelope and "Remind me of the database." in last_user
+
+
+@e2e
+def test_memory_with_the_service_down_a_new_session_gets_the_projects_part(
+    memory_scenario: MemoryScenario,
+):
+    """No service, a session nobody answered yet: the project's rules stand in, not what the
+    other session was doing."""
+    requests = [r for r in memory_scenario.new_session if r.tool_names]
+    assert requests, "no agent request in the new session"
+    last_user = requests[0].last_user_text()
+    envelope = envelope_at_head(last_user)
+    assert envelope is not None, last_user[:2000]
+    assert "never push directly to the main branch" in envelope
+    assert "Remind me of the database" not in envelope and "<last_request>" not in envelope
 
 
 @e2e
