@@ -20,7 +20,7 @@ from plait.adapters.hosts.langchain.middleware import SessionRecorder
 from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.cli.demo import find_envelope
-from plait.state.events import EventKind
+from plait.state.events import EventKind, body_max_bytes
 from plait.state.snapshot import TRANSIENT_ERROR_AGE_EVENTS
 
 TRACEBACK = (
@@ -257,4 +257,6 @@ async def test_e2e_hostile_input_is_bounded_and_never_raises(memory: Memory) -> 
     ET.fromstring(envelope)
     events = await memory.backends.store.read_events(session.session_id, limit=10_000)
     assert len(events) < 200
-    assert all(len(e.summary) <= 200 and len(e.body.encode()) <= 4096 for e in events)
+    assert all(
+        len(e.summary) <= 200 and len(e.body.encode()) <= body_max_bytes(e.kind) for e in events
+    )

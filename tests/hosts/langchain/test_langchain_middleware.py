@@ -30,7 +30,7 @@ from plait.adapters.hosts.langchain import (
     select_unrecorded,
 )
 from plait.nodes.envelope import compose_envelope
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind, SessionEvent, body_max_bytes
 from plait.state.snapshot import Snapshot, fold_snapshot
 
 ENVELOPE_OPEN = "<session_memory"
@@ -337,4 +337,4 @@ async def test_a_five_megabyte_message_is_recorded_capped(memory: Memory) -> Non
         if e.kind is EventKind.PROMPT
     ]
     assert prompt.summary.startswith("We decided to keep the whole log")
-    assert len(prompt.body.encode()) <= 4096
+    assert len(prompt.body.encode()) <= body_max_bytes(prompt.kind)

@@ -1,0 +1,15 @@
+"""``plait bench middleware``: a real create_agent loop with and without plait's middleware."""
+
+from __future__ import annotations
+
+from plait import Memory
+from plait.devtools.middleware_bench import agent_turns, bench_middleware
+
+
+async def test_each_turn_is_timed_and_plait_records_what_was_said(memory: Memory) -> None:
+    assert len(await agent_turns(None, 3)) == 3
+    timings = await bench_middleware(memory, turns=10)
+    assert [t.samples for t in timings] == [10, 10, 10]
+    assert all(t.p50 <= t.p95 <= t.p99 for t in timings)
+    sessions = await memory.backends.store.list_sessions(memory.group_id)  # the turns were kept
+    assert sessions
