@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 from graphiti_core.llm_client.client import LLMClient
 from pydantic import BaseModel
+from support.local_web import free_port
 from tenacity import wait_none
 
 from plait.adapters.backends.graphiti import OfflineLLMClient, make_graphiti, open_knowledge_graph
@@ -123,12 +123,6 @@ async def test_a_failing_llm_is_retried_then_dead_lettered_and_replays_cleanly(
         assert await episode_count(graph, group_id) == 1
     finally:
         await graph.aclose()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def test_events_stay_queued_while_the_graph_server_is_unreachable(

@@ -34,14 +34,18 @@ async def run_hook(
     event: str,
     stdin: bytes | dict[str, Any],
     keep: bool = False,
+    env: dict[str, str] | None = None,
 ) -> tuple[int, dict[str, Any], str]:
-    """Run ``plait-hook HOST EVENT`` as the host would; exit code, stdout JSON, stderr."""
+    """Run ``plait-hook HOST EVENT`` as the host would; exit code, stdout JSON, stderr.
+
+    ``env``: more variables for the hook.
+    """
     raw = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode()
     args = [*HOOK, host, event, *(["--keep"] if keep else [])]
     process = await asyncio.create_subprocess_exec(
         *args,
         cwd=project,
-        env=env_for(data),
+        env=env_for(data) | (env or {}),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

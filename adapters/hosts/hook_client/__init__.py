@@ -12,7 +12,8 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
 
 1. reads it (a string longer than :data:`STRING_MAX` is cut, marked; broken JSON: a one-line
    reason on stderr, nothing on stdout);
-2. finds the project's ``plait serve`` (``PLAIT_URL``, else ``url`` in
+2. finds the project's ``plait serve`` (``PLAIT_URL``, a comma-separated list tried in order
+   for replicas of a shared service, else ``url`` in
    ``<data_dir>/services/<project_key>.json``; token ``PLAIT_TOKEN``, else ``<data_dir>/token``;
    ``data_dir`` is ``PLAIT_DATA_DIR``, else ``$XDG_DATA_HOME/plait``, else
    ``~/.local/share/plait``; the project is ``PLAIT_PROJECT_DIR``, else the working directory);

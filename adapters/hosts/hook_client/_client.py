@@ -83,22 +83,26 @@ def read_text(path: str) -> str:
         return handle.read()
 
 
-def service_address(data: str, key: str) -> tuple[str, str] | None:
-    """The running service's URL and token, None when none is announced or no token exists."""
-    url = os.environ.get("PLAIT_URL")
-    if not url:
+def service_addresses(data: str, key: str) -> list[tuple[str, str]]:
+    """The service's URLs with the token, in the order to try; none when none is known.
+
+    ``PLAIT_URL`` may list several, comma-separated (replicas of a shared service): a call goes
+    to the first that answers.
+    """
+    urls = [url.strip() for url in os.environ.get("PLAIT_URL", "").split(",") if url.strip()]
+    if not urls:
         try:
             announced = read_text(os.path.join(data, SERVICES_DIR, f"{key}.json"))
-            url = str(json.loads(announced)["url"])
+            urls = [str(json.loads(announced)["url"])]
         except (OSError, ValueError, KeyError, TypeError):
-            return None
+            return []
     token = os.environ.get("PLAIT_TOKEN")
     if not token:
         try:
             token = read_text(os.path.join(data, "token")).strip()
         except OSError:
-            return None
-    return (url, token) if token else None
+            return []
+    return [(url, token) for url in urls] if token else []
 
 
 # -- reading the host's JSON ----------------------------------------------------------------------
@@ -243,14 +247,14 @@ def write_spool(data: str, key: str, call: HookCall) -> str:
 # -- one hook ---------------------------------------------------------------------------------
 def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, str]:
     """Send the call; the answer to print and a note for stderr (empty when all went well)."""
-    address = service_address(data, key)
     body = json.dumps(
         {"host": call.host, "event": call.event, "payload": call.payload, "call_id": call.call_id}
     ).encode()
     reply = None
-    if address is not None:
+    for address in service_addresses(data, key):  # the same call_id everywhere: stored once
         with contextlib.suppress(OSError, ValueError, IndexError):
             reply = post(*address, body)
+            break
     if reply is None:
         note = start_service(data, key, project)
         return standby(call, data, key), keep_locally(call, data, key, note)

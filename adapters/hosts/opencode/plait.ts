@@ -2,7 +2,8 @@
  * plait for OpenCode: forwards hooks to plait's local service and applies what it returns.
  *
  * Contract (see adapters/hosts/http/service.py):
- * - service URL: env PLAIT_URL, else `url` in <dataDir>/services/<projectKey>.json
+ * - service URL: env PLAIT_URL (or several, comma-separated: replicas tried in turn), else
+ *                `url` in <dataDir>/services/<projectKey>.json
  * - token:       env PLAIT_TOKEN, else <dataDir>/token
  * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` of a plait.json (below), else the
  *                platform's user data dir + "/plait"
@@ -182,6 +183,8 @@ class PlaitClient {
   private url?: string
   private token?: string
   private offlineUntil = 0
+  private turn = 0 // the next listed service URL to try
+  private misses = 0 // listed services that failed in a row
   private lastSpawn = 0
   private flushing = false
   private retryAt = 0
@@ -197,8 +200,16 @@ class PlaitClient {
     this.outbox = join(settings.dataDir, "outbox", `${this.key}.jsonl`)
   }
 
+  /** PLAIT_URL: one service URL, or several (replicas of a shared service), comma-separated. */
+  private listed(): string[] {
+    return (process.env.PLAIT_URL ?? "").split(",").map((url) => url.trim()).filter(Boolean)
+  }
+
   private locate(): boolean {
-    this.url = process.env.PLAIT_URL || readJson(join(this.settings.dataDir, "services", `${this.key}.json`))?.url
+    const listed = this.listed()
+    this.url = listed.length
+      ? listed[this.turn++ % listed.length]
+      : readJson(join(this.settings.dataDir, "services", `${this.key}.json`))?.url
     this.token = process.env.PLAIT_TOKEN
     if (!this.token) {
       try {
@@ -238,15 +249,25 @@ class PlaitClient {
       if (DURABLE.has(name) && response.headers.get(KEPT_HEADER) === "none") this.keep(call)
       const answer = (await response.json()) as Json
       this.offlineUntil = 0
+      this.misses = 0
       void this.flush()
       return answer
     } catch (error) {
-      if ((error as Error)?.name !== "TimeoutError") {
-        this.url = undefined
-        this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
-      }
+      if ((error as Error)?.name !== "TimeoutError") this.unreachable()
       this.undelivered(call)
       return undefined
+    }
+  }
+
+  /**
+   * The service did not answer: find it again before the next call (its service file may name a
+   * new port, or the next listed replica answers); pause once every listed one failed in a row.
+   */
+  private unreachable(): void {
+    this.url = undefined
+    if (++this.misses >= this.listed().length) {
+      this.misses = 0
+      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
     }
   }
 
@@ -312,8 +333,7 @@ class PlaitClient {
     } catch {
       // stays on disk (in the .sending file) and goes again after a pause; the service is found
       // again then, from its service file: it may have come back on another port
-      this.url = undefined
-      this.offlineUntil = Date.now() + OFFLINE_BACKOFF_MS
+      this.unreachable()
     } finally {
       this.flushing = false
       this.release(lock)

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 from support.command_hooks import run_hook, running
+from support.local_web import free_port
 
 from plait import Memory
 from plait.adapters.hosts.claude_code.hooks import host_call
+from plait.adapters.hosts.http.service import read_service_file
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.intents import CompactionAfter, ModelCall, SessionTarget, ToolResult, UserTurn
 
@@ -90,6 +92,30 @@ async def test_claude_code_prompt_is_recorded_and_answered_with_context(
         output = answer["hookSpecificOutput"]
         assert output["hookEventName"] == "UserPromptSubmit"
         assert "Postgres" in output["additionalContext"]
+
+
+async def test_a_hook_goes_to_the_first_of_the_listed_services_that_answers(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """``PLAIT_URL`` lists replicas of a shared service: a dead first one costs a refused
+    connection, and the call is answered and recorded by the next, nothing spooled."""
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        live = read_service_file(data, project)
+        assert live is not None
+        replicas = {"PLAIT_URL": f"http://127.0.0.1:{free_port()}, {live.url}"}
+        said = payload(session, "x", prompt="We decided to use Postgres for the ledger.")
+        code, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", said, True, env=replicas
+        )
+        assert (code, err) == (0, "")
+        assert "prompt" in await kinds(memory, session)
+        assert not list((data / "spool").rglob("hook-*.jsonl"))
+        dead = {"PLAIT_URL": f"http://127.0.0.1:{free_port()}"}
+        _, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", said, True, env=dead
+        )
+        assert "waits in" in err  # no listed service answered: kept for later
 
 
 async def test_claude_code_bad_input_never_blocks_the_host(

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.local_web import free_port
 
 from plait.state.base.processes import pid_alive
 
@@ -28,12 +28,6 @@ LANGGRAPH = Path(sys.executable).parent / "langgraph"
 GRAPHS = ("hooks", "compaction", "drain", "cache_refresh")
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def request(url: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]:

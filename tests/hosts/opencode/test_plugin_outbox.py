@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.local_web import free_port
 
 from plait import Memory
 from plait.adapters.hosts.http import service_file
@@ -98,6 +99,52 @@ async def test_a_kept_call_follows_the_service_to_its_new_port(
     second_url = serve(project, env, started)
     assert second_url != first_url
     assert driver.stdout.readline().strip() == "flushed", "the outbox waited for a new hook call"
+    driver.wait(timeout=30)
+    async with Memory.open(
+        project, data, start_background=False, redis={"url": redis_url}
+    ) as memory:
+        events = await memory.backends.store.read_events(session)
+    prompts = [event.body for event in events if event.kind == "prompt"]
+    assert prompts == ["We decided to use Postgres.", "Rule: money is always Decimal."]
+
+
+async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    """``PLAIT_URL`` lists two replicas of a shared service and the first is down: the call it
+    could not take is kept and delivered to the second, in order, with no further hook call."""
+    project, data = tmp_path / "project", tmp_path / "data"
+    project.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XDG_CONFIG"))}
+    env.update(
+        PLAIT_DATA_DIR=str(data),
+        PLAIT_REDIS__URL=redis_url,
+        PLAIT_SERVE_COMMAND=json.dumps(["true"]),
+        XDG_CONFIG_HOME=str(tmp_path / "xdg"),
+        OUTBOX_KEY=project_key(project),
+    )
+    live = serve(project, env, started)
+    env.update(
+        PLAIT_URL=f"http://127.0.0.1:{free_port()},{live}",
+        PLAIT_TOKEN=(data / "token").read_text().strip(),
+    )
+    plugin = plugin_as_javascript(tmp_path / "plait.mjs")
+    session = f"ses_{uuid.uuid4().hex[:12]}"
+    driver = subprocess.Popen(
+        ["node", str(DRIVER), str(plugin), session],
+        cwd=project,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    started.append(driver)
+    assert driver.stdin is not None and driver.stdout is not None
+    assert driver.stdout.readline().strip() == "sent"
+    driver.stdin.write("again\n")
+    driver.stdin.flush()
+    assert driver.stdout.readline().strip() in ("kept", "delivered")
+    assert driver.stdout.readline().strip() == "flushed"
     driver.wait(timeout=30)
     async with Memory.open(
         project, data, start_background=False, redis={"url": redis_url}

@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.local_web import free_port
 
 from plait import Memory
 from plait.adapters.hosts.http import create_app
@@ -67,12 +68,6 @@ class Service:
         headers = {"authorization": f"Bearer {TOKEN}"}
         issued = httpx.post(f"{self.url}/v1/viewer/login", headers=headers)
         return self.url + issued.json()["path"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
