@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from plait import Memory
-from plait.devtools.middleware_bench import agent_turns, bench_middleware
+from plait.adapters.hosts.langchain.bench import agent_turns
+from plait.devtools.middleware_bench import bench_middleware
 
 
 async def test_each_turn_is_timed_and_plait_records_what_was_said(memory: Memory) -> None:
