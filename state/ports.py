@@ -61,6 +61,11 @@ class ReceivedEnvelope(BaseModel):
     envelope: str
 
 
+def still_true(invalid_at: datetime | None) -> bool:
+    """Whether something that stops being true at ``invalid_at`` (None: never) still is."""
+    return invalid_at is None or invalid_at > datetime.now(UTC)
+
+
 class MemoryHit(BaseModel):
     """One long-term memory search result: a fact (edge), an entity (node) or an episode.
 
@@ -84,7 +89,7 @@ class MemoryHit(BaseModel):
     @property
     def is_current(self) -> bool:
         """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
-        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
+        return still_true(self.invalid_at)
 
     @property
     def tie_rank(self) -> int:
@@ -463,7 +468,7 @@ class GraphFact(BaseModel):
     @property
     def is_current(self) -> bool:
         """Not invalidated (an ``invalid_at`` in the future still counts as current)."""
-        return self.invalid_at is None or self.invalid_at > datetime.now(UTC)
+        return still_true(self.invalid_at)
 
 
 class GraphPicture(BaseModel):

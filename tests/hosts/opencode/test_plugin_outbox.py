@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -64,9 +65,8 @@ def serve(project: Path, env: dict[str, str], started: list[subprocess.Popen]) -
     raise AssertionError("plait serve did not start")
 
 
-async def test_a_kept_call_follows_the_service_to_its_new_port(
-    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
-) -> None:
+def plugin_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
+    """The plugin's and the services' environment for ``tmp_path/project`` (made here)."""
     project, data = tmp_path / "project", tmp_path / "data"
     project.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XDG_CONFIG"))}
@@ -77,35 +77,72 @@ async def test_a_kept_call_follows_the_service_to_its_new_port(
         XDG_CONFIG_HOME=str(tmp_path / "xdg"),
         OUTBOX_KEY=project_key(project),
     )
-    first_url = serve(project, env, started)
+    return env
+
+
+def drive(tmp_path: Path, env: dict[str, str], started: list[subprocess.Popen]) -> Driver:
+    """The real plugin in Node for one new session; it has sent its first prompt."""
     plugin = plugin_as_javascript(tmp_path / "plait.mjs")
     session = f"ses_{uuid.uuid4().hex[:12]}"
-    driver = subprocess.Popen(
+    process = subprocess.Popen(
         ["node", str(DRIVER), str(plugin), session],
-        cwd=project,
+        cwd=tmp_path / "project",
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    started.append(driver)
-    assert driver.stdin is not None and driver.stdout is not None
-    assert driver.stdout.readline().strip() == "sent"
-    started[0].kill()  # SIGKILL: its service file still names its port
-    started[0].wait()
-    driver.stdin.write("again\n")
-    driver.stdin.flush()
-    assert driver.stdout.readline().strip() == "kept"
-    second_url = serve(project, env, started)
-    assert second_url != first_url
-    assert driver.stdout.readline().strip() == "flushed", "the outbox waited for a new hook call"
-    driver.wait(timeout=30)
+    started.append(process)
+    driver = Driver(process, session)
+    assert driver.said() == "sent"
+    return driver
+
+
+@dataclass
+class Driver:
+    """``outbox_driver.mjs`` running: what it says, and the second prompt on demand."""
+
+    process: subprocess.Popen[str]
+    session: str
+
+    def said(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def again(self) -> str:
+        assert self.process.stdin is not None
+        self.process.stdin.write("again\n")
+        self.process.stdin.flush()
+        return self.said()
+
+
+async def prompts_of(tmp_path: Path, redis_url: str, session: str) -> list[str]:
+    """What the session's recorded prompts say, in order."""
+    project, data = tmp_path / "project", tmp_path / "data"
     async with Memory.open(
         project, data, start_background=False, redis={"url": redis_url}
     ) as memory:
         events = await memory.backends.store.read_events(session)
-    prompts = [event.body for event in events if event.kind == "prompt"]
-    assert prompts == ["We decided to use Postgres.", "Rule: money is always Decimal."]
+    return [event.body for event in events if event.kind == "prompt"]
+
+
+SAID = ["We decided to use Postgres.", "Rule: money is always Decimal."]
+
+
+async def test_a_kept_call_follows_the_service_to_its_new_port(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    env = plugin_env(tmp_path, redis_url)
+    first_url = serve(tmp_path / "project", env, started)
+    driver = drive(tmp_path, env, started)
+    started[0].kill()  # SIGKILL: its service file still names its port
+    started[0].wait()
+    assert driver.again() == "kept"
+    second_url = serve(tmp_path / "project", env, started)
+    assert second_url != first_url
+    assert driver.said() == "flushed", "the outbox waited for a new hook call"
+    driver.process.wait(timeout=30)
+    assert await prompts_of(tmp_path, redis_url, driver.session) == SAID
 
 
 async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
@@ -113,42 +150,14 @@ async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
 ) -> None:
     """``PLAIT_URL`` lists two replicas of a shared service and the first is down: the call it
     could not take is kept and delivered to the second, in order, with no further hook call."""
-    project, data = tmp_path / "project", tmp_path / "data"
-    project.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PLAIT_", "XDG_CONFIG"))}
-    env.update(
-        PLAIT_DATA_DIR=str(data),
-        PLAIT_REDIS__URL=redis_url,
-        PLAIT_SERVE_COMMAND=json.dumps(["true"]),
-        XDG_CONFIG_HOME=str(tmp_path / "xdg"),
-        OUTBOX_KEY=project_key(project),
-    )
-    live = serve(project, env, started)
+    env = plugin_env(tmp_path, redis_url)
+    live = serve(tmp_path / "project", env, started)
     env.update(
         PLAIT_URL=f"http://127.0.0.1:{free_port()},{live}",
-        PLAIT_TOKEN=(data / "token").read_text().strip(),
+        PLAIT_TOKEN=(tmp_path / "data" / "token").read_text().strip(),
     )
-    plugin = plugin_as_javascript(tmp_path / "plait.mjs")
-    session = f"ses_{uuid.uuid4().hex[:12]}"
-    driver = subprocess.Popen(
-        ["node", str(DRIVER), str(plugin), session],
-        cwd=project,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    started.append(driver)
-    assert driver.stdin is not None and driver.stdout is not None
-    assert driver.stdout.readline().strip() == "sent"
-    driver.stdin.write("again\n")
-    driver.stdin.flush()
-    assert driver.stdout.readline().strip() in ("kept", "delivered")
-    assert driver.stdout.readline().strip() == "flushed"
-    driver.wait(timeout=30)
-    async with Memory.open(
-        project, data, start_background=False, redis={"url": redis_url}
-    ) as memory:
-        events = await memory.backends.store.read_events(session)
-    prompts = [event.body for event in events if event.kind == "prompt"]
-    assert prompts == ["We decided to use Postgres.", "Rule: money is always Decimal."]
+    driver = drive(tmp_path, env, started)
+    assert driver.again() in ("kept", "delivered")
+    assert driver.said() == "flushed"
+    driver.process.wait(timeout=30)
+    assert await prompts_of(tmp_path, redis_url, driver.session) == SAID
