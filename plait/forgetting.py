@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from plait.dispatch import thread_config
 from plait.nodes.hooks import envelope_for, project_cache_key, session_cache_key
-from plait.state.base.errors import UsageError
+from plait.state.base.errors import BackendUnavailable, UsageError
 from plait.state.base.standby import drop_answers
 from plait.state.events import FORGOTTEN, SessionEvent
 from plait.state.groups import project_key
@@ -148,6 +148,44 @@ async def refold(memory: Memory, root: str) -> None:
     await store.stage_envelope(root, envelope_for(state, memory.settings))
 
 
+async def correct(
+    memory: Memory, root: str, event_id: int, text: str, *, source: str = "edit"
+) -> SessionEvent:
+    """Put right what a captured event says; the corrected event as stored.
+
+    The old event goes with every copy of it (:func:`forget`); the corrected one is recorded
+    in the session in its place, as the user's word (same kind, key and files; ``source`` names
+    where it was corrected), and the session's snapshot and envelope are made again, so the
+    next model call carries the correction. Raises :class:`UsageError` for an empty text or an
+    event the session does not have, :class:`BackendUnavailable` when it cannot be stored.
+    """
+    text = text.strip()
+    if not text:
+        raise UsageError("text: a correction needs some text")
+    selection = Selection(session=root, ids=frozenset({event_id}))
+    found = [e for events in (await select(memory, selection)).events.values() for e in events]
+    if not found:
+        raise UsageError(f"session {root!r} has no event #{event_id}")
+    old = found[0]
+    await forget(memory, selection)
+    corrected = SessionEvent(
+        root_session_id=root,
+        session_id=old.session_id,
+        kind=old.kind,
+        summary=text,
+        body=text,
+        refs=old.refs,
+        key=old.key,
+        source_hook=f"{source}.correct",
+        speaker="user",
+    )
+    stored = await memory.dispatch.record(root, [corrected])
+    if not stored:
+        raise BackendUnavailable("the hot tier did not take the corrected event")
+    await refold(memory, root)
+    return stored[0]
+
+
 def describe(found: Forgotten) -> Sequence[str]:
     """One line an event: its session, id, kind and summary."""
     return [
@@ -157,4 +195,12 @@ def describe(found: Forgotten) -> Sequence[str]:
     ]
 
 
-__all__ = ["Forgotten", "Selection", "UnknownSession", "describe", "forget", "select"]
+__all__ = [
+    "Forgotten",
+    "Selection",
+    "UnknownSession",
+    "correct",
+    "describe",
+    "forget",
+    "select",
+]

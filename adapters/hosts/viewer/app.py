@@ -32,7 +32,7 @@ from plait.adapters.hosts.viewer.auth import (
     host_allowed,
     same_origin,
 )
-from plait.forgetting import Selection, select
+from plait.forgetting import Selection, correct, select
 from plait.forgetting import forget as forget_events
 from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, UnknownObservation, check_id
@@ -293,6 +293,23 @@ async def forget_event(request: Request) -> Response:
     return RedirectResponse(f"{PREFIX}/sessions/{quote(root)}", status_code=303)
 
 
+async def confirm_edit_event(request: Request) -> Response:
+    """A form to put right what a captured event says."""
+    root, selection = await event_selection(request)
+    found = await select(memory_of(request), selection)
+    [event] = [e for events in found.events.values() for e in events]
+    return render(request, "edit_event.html", root=root, e=event)
+
+
+async def edit_event(request: Request) -> Response:
+    """Replace a captured event by its correction (the old one is forgotten everywhere)."""
+    root, selection = await event_selection(request)
+    form = await checked_form(request)
+    [event_id] = selection.ids
+    await correct(memory_of(request), root, event_id, text_field(form, "text"), source="viewer")
+    return RedirectResponse(f"{PREFIX}/sessions/{quote(root)}", status_code=303)
+
+
 async def graph(request: Request) -> Response:
     """The knowledge graph: its newest facts between their entities, one entity's facts."""
     try:
@@ -426,6 +443,8 @@ def viewer_app(memory: Memory, auth: ViewerAuth, port: Callable[[], int | None])
         Route("/memory/{observation_id}/forget", guarded(forget), methods=["POST"]),
         Route("/events/{event_id}/forget", guarded(confirm_forget_event)),
         Route("/events/{event_id}/forget", guarded(forget_event), methods=["POST"]),
+        Route("/events/{event_id}/edit", guarded(confirm_edit_event)),
+        Route("/events/{event_id}/edit", guarded(edit_event), methods=["POST"]),
         Route("/recall", guarded(recall)),
         Route("/graph", guarded(graph)),
         Route("/health", guarded(health)),

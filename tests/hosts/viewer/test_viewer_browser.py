@@ -396,6 +396,22 @@ def test_browser_forgets_a_captured_decision_of_a_session(page: Any, service: Se
     assert "quokka-ship" not in service.run(memory.envelope("ses_quokka"))
 
 
+def test_browser_corrects_a_captured_decision_of_a_session(page: Any, service: Service) -> None:
+    memory = service.memory
+    service.run(memory.user_turn("ses_wombat", "We decided to deploy with wombat-ship."))
+    page.goto(f"{service.url}/ui/sessions/ses_wombat")
+    row = page.locator("tr", has_text="deploy with wombat-ship").filter(has_text="decision")
+    row.get_by_role("link", name="edit").click()
+    page.get_by_role("heading", name="Put this decision right").wait_for()
+    page.get_by_label("corrected text").fill("We decided to deploy with numbat-ship.")
+    shot(page, "edit-event")
+    page.get_by_role("button", name="Save the correction").click()
+    page.get_by_role("heading", name="Timeline").wait_for()
+    assert page.locator("tr", has_text="numbat-ship").filter(has_text="decision").count() >= 1
+    envelope = service.run(memory.envelope("ses_wombat"))
+    assert "<decision>We decided to deploy with numbat-ship.</decision>" in envelope
+
+
 def test_browser_draws_the_knowledge_graph_and_follows_an_entity(
     page: Any, service: Service, seeded: dict[str, str]
 ) -> None:

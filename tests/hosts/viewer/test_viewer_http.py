@@ -248,6 +248,36 @@ async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it
     assert "MongoDB" not in envelope and "Redis streams" in envelope
 
 
+async def test_viewer_corrects_a_captured_decision_and_the_next_envelope_says_so(
+    opened: tuple[Memory, httpx.AsyncClient],
+) -> None:
+    memory, client = opened
+    csrf = await login(client)
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    await memory.user_turn("root-e", "We decided to use MongoDB for the ledger.")
+    events = await memory.backends.store.read_events("root-e")
+    [event] = [e for e in events if e.kind == EventKind.DECISION]
+    timeline = await client.get("/ui/sessions/root-e")
+    link = f"/ui/events/{event.id}/edit?session=root-e"
+    assert link in timeline.text.replace("&amp;", "&")
+    form = await client.get(link)
+    assert form.status_code == 200 and "MongoDB" in form.text and "Save the correction" in form.text
+    assert (await client.get("/ui/events/999/edit?session=root-e")).status_code == 404
+    fixed = "We decided to use PostgreSQL for the ledger."
+    assert (await client.post(link, data={"csrf": csrf, "text": fixed})).status_code == 403
+    empty = await client.post(link, headers=same, data={"csrf": csrf, "text": "  "})
+    assert empty.status_code == 400 and "MongoDB" in await memory.envelope("root-e")
+    done = await client.post(link, headers=same, data={"csrf": csrf, "text": fixed})
+    assert done.status_code == 303
+    decisions = re.search(r"<key_decisions>(.*?)</key_decisions>", await memory.envelope("root-e"))
+    assert decisions is not None  # the prompt it came from stays: it is what the person said
+    assert "MongoDB" not in decisions[1] and "PostgreSQL for the ledger" in decisions[1]
+    [now] = [
+        e for e in await memory.backends.store.read_events("root-e") if e.kind == EventKind.DECISION
+    ]
+    assert now.speaker == "user" and now.source_hook == "viewer.correct"
+
+
 async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(
     opened: tuple[Memory, httpx.AsyncClient],
 ) -> None:
