@@ -15,6 +15,7 @@ from plait.nodes.routing import decide_tool_policy, target_file_size
 from plait.state.base.redact import redact
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
+from plait.state.envelope import memory_update
 from plait.state.events import as_text
 from plait.state.hooks import CachedRecall, HookState
 from plait.state.intents import (
@@ -24,6 +25,7 @@ from plait.state.intents import (
     Intent,
     ModelCall,
     ToolCall,
+    ToolResult,
     UserTurn,
 )
 from plait.state.snapshot import Snapshot, drop_duplicates
@@ -31,6 +33,7 @@ from plait.state.snapshot import Snapshot, drop_duplicates
 CATCH_UP_LIMIT = 1000
 MODEL_CALL = "model call"
 COMPACTION = "compaction"
+TOOL_RESULT = "tool result"
 
 
 def project_cache_key(group_id: str) -> str:
@@ -178,14 +181,26 @@ async def refresh_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> 
     """Recompose after events changed the snapshot; re-stage only when the envelope changed.
 
     So the model calls later in a turn (a bare model call takes what is staged, in one read)
-    see every tool result, edit and error recorded since the user's turn.
+    see every tool result, edit and error recorded since the user's turn. After a tool step,
+    what the envelope now says that the last one a model received did not (new decisions,
+    rules, errors, tasks) is the answer's ``inject``, for a host that adds context to a tool's
+    result (:func:`plait.state.envelope.memory_update`); it then counts as received.
     """
+    stage = runtime.context.stage
+    root = state["session"].root_session_id
     envelope = envelope_for(state, runtime.context.settings)
     digest = envelope_digest(envelope)
     if digest == state.get("staged", envelope_digest(state.get("envelope"))):
         return {}
-    await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
-    return {"envelope": envelope or None, "staged": digest}
+    await stage.stage_envelope(root, envelope)
+    changed: dict[str, Any] = {"envelope": envelope or None, "staged": digest}
+    if envelope and wants(state, ToolResult):
+        received = await stage.received_envelopes(root)
+        update = memory_update(received[0].envelope if received else "", envelope)
+        if update:
+            await stage.log_envelope(root, envelope, TOOL_RESULT)
+            changed["inject"] = update
+    return changed
 
 
 async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

@@ -37,6 +37,11 @@ EMPTY_SECTION = re.compile(r"\n  <(\w+)></\1>")
 # One top-level section of an envelope as plait renders it (two spaces in, on one or more lines).
 SECTION_BLOCK = re.compile(r"^  <(?P<tag>\w+)>.*?</(?P=tag)>$", re.DOTALL | re.MULTILINE)
 PROJECT_SECTIONS = frozenset({"project_rules", "persistent_memory"})
+# What a tool step may add to what the model was told: a block of the new items only.
+UPDATE_HEAD = "<memory_update>"
+UPDATE_TAIL = "</memory_update>"
+UPDATE_TAGS = frozenset({"decision", "rule", "error", "task"})
+UPDATE_MAX_BYTES = 1024
 REQUEST_CUT_BYTES = 300
 
 # One item of a list section: ``<decision>…</decision>`` (no nested markup inside).
@@ -65,6 +70,28 @@ def marked(unmarked: str) -> str:
 def unmarked(envelope: str) -> str:
     """An envelope without its mark."""
     return MARK.sub("", envelope, count=1)
+
+
+def memory_update(previous: str, current: str, max_bytes: int = UPDATE_MAX_BYTES) -> str:
+    """What ``current`` says that ``previous`` did not, as a ``<memory_update>`` block, or "".
+
+    Only what changes the work: new decisions, rules, errors and tasks (a file touched or the
+    request, the model saw itself). At most ``max_bytes``; the newest sections' items first.
+    """
+    said = {(m["tag"], m["text"]) for m in ITEM_LINE.finditer(previous or "")}
+    new = [
+        f"- {m['tag']}: {m['text']}"
+        for m in ITEM_LINE.finditer(current or "")
+        if m["tag"] in UPDATE_TAGS and (m["tag"], m["text"]) not in said
+    ]
+    lines: list[str] = []
+    used = len(UPDATE_HEAD) + len(UPDATE_TAIL) + 2
+    for line in dict.fromkeys(new):
+        if used + len(line.encode()) + 1 > max_bytes:
+            break
+        lines.append(line)
+        used += len(line.encode()) + 1
+    return "\n".join([UPDATE_HEAD, *lines, UPDATE_TAIL]) if lines else ""
 
 
 def project_part(envelope: str) -> str:
@@ -164,6 +191,7 @@ __all__ = [
     "envelope_digest",
     "for_message",
     "marked",
+    "memory_update",
     "project_part",
     "strip_envelopes",
     "unmarked",

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plait.nodes.envelope import compose_envelope, for_message, strip_envelopes
-from plait.state.envelope import project_part
+from plait.state.envelope import memory_update, project_part
 from plait.state.events import EventKind, SessionEvent
 from plait.state.snapshot import Snapshot, fold_snapshot
 
@@ -274,3 +274,26 @@ def test_an_envelopes_project_part_keeps_its_rules_and_long_term_memory_only() -
     session_only = render(fold_snapshot(Snapshot(), [ev(EventKind.PROMPT, "add csv export")]))
     assert session_only and project_part(session_only) == ""
     assert project_part("not an envelope") == ""
+
+
+def test_a_memory_update_lists_only_the_new_decisions_rules_errors_and_tasks() -> None:
+    before = render(full_snapshot())
+    more = fold_snapshot(
+        full_snapshot(),
+        [
+            ev(EventKind.DECISION, "use Postgres for reports"),
+            ev(EventKind.FILE_EDIT, "edited app/report.py", key="app/report.py"),
+        ],
+    )
+    update = memory_update(before, render(more))
+    assert update == "<memory_update>\n- decision: use Postgres for reports\n</memory_update>"
+    assert memory_update(before, before) == ""
+    long = fold_snapshot(more, [ev(EventKind.RULE, f"rule {n} " + "x" * 150) for n in range(20)])
+    assert (
+        len(
+            memory_update(
+                before, render(long, budget_bytes=20000, snapshot_budget_bytes=9000)
+            ).encode()
+        )
+        <= 1024
+    )

@@ -118,6 +118,31 @@ async def test_a_hook_goes_to_the_first_of_the_listed_services_that_answers(
         assert "waits in" in err  # no listed service answered: kept for later
 
 
+async def test_a_tool_step_that_changes_memory_adds_what_changed_to_its_result(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """PostToolUse: a failed test run is a new unresolved error the model was not told of in
+    memory; the answer says so, once (the same result again adds nothing)."""
+    async with running(tmp_path, redis_url):
+        project, data = tmp_path / "project", tmp_path / "data"
+        said = payload(session, "x", prompt="We decided to keep money in integer cents.")
+        await hook(project, data, "UserPromptSubmit", said, keep=True)
+        failed = payload(
+            session,
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "pytest -q"},
+            tool_response={"stdout": "FAILED tests/test_money.py::test_cents", "exit_code": 1},
+        )
+        code, answer, err = await hook(project, data, "PostToolUse", failed, keep=True)
+        assert (code, err) == (0, "")
+        context = answer["hookSpecificOutput"]["additionalContext"]
+        assert context.startswith("<memory_update>") and "- error:" in context
+        assert "integer cents" not in context  # the model was told that already
+        _, again, _ = await hook(project, data, "PostToolUse", failed, keep=True)
+        assert again == {}
+
+
 async def test_claude_code_bad_input_never_blocks_the_host(
     tmp_path: Path, redis_url: str, session: str
 ) -> None:
