@@ -39,6 +39,7 @@ from plait.state.observations import OBSERVATION_TYPES, SCOPES, UnknownObservati
 
 if TYPE_CHECKING:
     from plait.memory import Memory
+    from plait.state.events import SessionEvent
 
 HERE = Path(__file__).parent
 PREFIX = "/ui"
@@ -277,11 +278,17 @@ async def event_selection(request: Request) -> tuple[str, Selection]:
     return root, selection
 
 
-async def confirm_forget_event(request: Request) -> Response:
-    """Ask before forgetting a captured event (a decision, rule, error …) of a session."""
+async def selected_event(request: Request) -> tuple[str, SessionEvent]:
+    """The root session and the captured event a page names (404 pages otherwise)."""
     root, selection = await event_selection(request)
     found = await select(memory_of(request), selection)
     [event] = [e for events in found.events.values() for e in events]
+    return root, event
+
+
+async def confirm_forget_event(request: Request) -> Response:
+    """Ask before forgetting a captured event (a decision, rule, error …) of a session."""
+    root, event = await selected_event(request)
     return render(request, "forget_event.html", root=root, e=event)
 
 
@@ -295,9 +302,7 @@ async def forget_event(request: Request) -> Response:
 
 async def confirm_edit_event(request: Request) -> Response:
     """A form to put right what a captured event says."""
-    root, selection = await event_selection(request)
-    found = await select(memory_of(request), selection)
-    [event] = [e for events in found.events.values() for e in events]
+    root, event = await selected_event(request)
     return render(request, "edit_event.html", root=root, e=event)
 
 
