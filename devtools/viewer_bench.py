@@ -67,6 +67,7 @@ def page_paths(big_session: str, observation_id: str) -> dict[str, str]:
         "memory filtered (type, file)": "/ui/memory?type=decision&file=module_7",
         "observation": f"/ui/memory/{observation_id}",
         "recall": "/ui/recall?q=module_42+pattern",
+        "knowledge graph (300 facts at most)": "/ui/graph?limit=300",
         "health": "/ui/health",
     }
 
