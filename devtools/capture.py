@@ -437,6 +437,7 @@ DATASETS: tuple[tuple[str, str, str], ...] = (
     ("fresh3", "fresh3.jsonl", "fresh3_pairs.jsonl"),
     ("fresh4", "fresh4.jsonl", "fresh4_pairs.jsonl"),
     ("fresh5", "fresh5.jsonl", "fresh5_pairs.jsonl"),
+    ("fresh6", "fresh6.jsonl", "fresh6_pairs.jsonl"),
 )
 METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
@@ -465,6 +466,8 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
     + ("1.00",),
     ("fresh5 (38, 12), after them, never tuned on", "0.71", "1.00", "1.00", "0.67", "0.75", "–")
     + ("1.00",),
+    ("fresh6 (36, 10), 2026-11-25", "0.57 (P 0.89)", "1.00 (P 0.83)", "0.67", "0.67", "0.67")
+    + ("–", "0.57"),
 )
 BLIND_NOTE = (
     "The honest figures are the blind ones: each fresh set's single run before anything was "
@@ -475,7 +478,9 @@ BLIND_NOTE = (
     "fresh4's misses only (taste said without 'prefer', choices without 'use', 'X it is', "
     "'back out of', 'X's out'), and fresh5, never read for tuning, was run again after: "
     "preferences rose from 0.17 to 0.67, decisions from 0.67 to 0.71, precision stayed 1.00. "
-    "Below the goal of 0.90: rules alone do not get there."
+    "fresh6, written on 2026-11-25 without reading the rules and run once, fell lower still "
+    "(decisions 0.57: 'Final answer on X: Y', 'Y it is for Z', 'we're settling on Y', 'Z goes "
+    "through Y', 'Z lives in Y'). Below the goal of 0.90: rules alone do not get there."
 )
 
 
