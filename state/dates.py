@@ -12,10 +12,12 @@ Pure (stdlib and numpy). Long-term recall lifts the turns said in the period a q
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from functools import partial
 
 import numpy as np
 
@@ -34,6 +36,8 @@ MONTH_NAMES: tuple[tuple[str, ...], ...] = (
     ("december", "dec"),
 )
 MONTHS = {name: number for number, names in enumerate(MONTH_NAMES, start=1) for name in names}
+DAY_SECONDS = 86_400
+EPOCH_DAY = date(1970, 1, 1).toordinal()
 DAYS_BEFORE = 7
 DAYS_AFTER = 35
 
@@ -172,6 +176,43 @@ def when_of(query: str, now: datetime) -> Period | Span | None:
     return period_of(query) or relative_span(query, now.date())
 
 
+def stamp_of(when: datetime | None) -> float:
+    """A time as POSIX seconds (a time without a zone taken as UTC); NaN for none."""
+    if when is None:
+        return math.nan
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def day_numbers(stamps: np.ndarray, now: datetime | None = None) -> np.ndarray:
+    """Each POSIX time's day (a proleptic ordinal) on ``now``'s calendar; -1 for NaN."""
+    offset = now.utcoffset() if now is not None else None
+    shift = offset.total_seconds() if offset else 0.0
+    days = np.full(stamps.shape, -1, dtype=np.int64)
+    known = ~np.isnan(stamps)
+    days[known] = np.floor((stamps[known] + shift) / DAY_SECONDS).astype(np.int64) + EPOCH_DAY
+    return days
+
+
+def match_days(period: Period | Span | None, days: np.ndarray) -> np.ndarray:
+    """Per turn 1.0 if its day is in the span, or in or near the period, else 0.0.
+
+    Each distinct day is tested once (a project's turns fall on a few hundred days).
+    """
+    out = np.zeros(days.shape, dtype=np.float32)
+    if period is None:
+        return out
+    hits = [
+        number
+        for number in np.unique(days[days >= 0]).tolist()
+        if (period.contains if isinstance(period, Span) else partial(near, period))(
+            date.fromordinal(number)
+        )
+    ]
+    if hits:
+        out[np.isin(days, hits)] = 1.0
+    return out
+
+
 def time_match(
     period: Period | Span | None, times: Sequence[datetime | None], now: datetime | None = None
 ) -> np.ndarray:
@@ -180,28 +221,20 @@ def time_match(
     0.0 for turns without a time; a turn's day is read in ``now``'s time zone (the asker's
     calendar).
     """
-    out = np.zeros(len(times), dtype=np.float32)
-    if period is None:
-        return out
-    zone = now.tzinfo if now is not None else None
-    by_day: dict[date, bool] = {}
-    for position, when in enumerate(times):
-        if when is None:
-            continue
-        day = (when.astimezone(zone) if zone is not None and when.tzinfo else when).date()
-        if day not in by_day:
-            by_day[day] = period.contains(day) if isinstance(period, Span) else near(period, day)
-        out[position] = by_day[day]
-    return out
+    stamps = np.array([stamp_of(when) for when in times], dtype=np.float64)
+    return match_days(period, day_numbers(stamps, now))
 
 
 __all__ = [
     "MONTHS",
     "Period",
     "Span",
+    "day_numbers",
+    "match_days",
     "near",
     "period_of",
     "relative_span",
+    "stamp_of",
     "time_match",
     "when_of",
 ]

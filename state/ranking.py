@@ -43,7 +43,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from plait.state.dates import time_match, when_of
+from plait.state.dates import day_numbers, match_days, stamp_of, when_of
 from plait.state.words import stem_words
 
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
@@ -122,15 +122,20 @@ class BM25:
     terms: list[Counter[str]] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     _norm: np.ndarray | None = field(default=None, repr=False)
+    # a term's posting as arrays (documents, counts), made on first use after it changed: a
+    # common term's posting at 100,000 turns cost most of a search to read from its dict
+    _arrays: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def set(self, doc: int, text: str) -> None:
         """Index ``text`` as document ``doc`` (a new one is ``len(self)``), replacing what was."""
         self._open(doc)
         for term in self.terms[doc]:
             del self.postings[term][doc]
+            self._arrays.pop(term, None)
         counted = Counter(words(text))
         for term, count in counted.items():
             self.postings.setdefault(term, {})[doc] = count
+            self._arrays.pop(term, None)
         self.terms[doc] = counted
         self.lengths[doc] = sum(counted.values())
         self._norm = None
@@ -142,6 +147,7 @@ class BM25:
         for term, count in counted.items():
             posting = self.postings.setdefault(term, {})
             posting[doc] = posting.get(doc, 0) + count
+            self._arrays.pop(term, None)
         self.terms[doc].update(counted)
         self.lengths[doc] += sum(counted.values())
         self._norm = None
@@ -173,13 +179,24 @@ class BM25:
         out = np.zeros(len(self.terms), dtype=np.float32)
         norm = self.norm()
         for term in set(query_terms):
-            posting = self.postings.get(term)
-            if not posting:
+            found = self._posting(term)
+            if found is None:
                 continue
-            docs = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
-            tf = np.fromiter(posting.values(), dtype=np.float32, count=len(posting))
+            docs, tf = found
             out[docs] += self.idf(term) * tf * (K1 + 1) / (tf + norm[docs])
         return out
+
+    def _posting(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """A term's documents and counts as arrays (None for a term no document has)."""
+        arrays = self._arrays.get(term)
+        if arrays is None:
+            posting = self.postings.get(term)
+            if not posting:
+                return None
+            docs = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            tf = np.fromiter(posting.values(), dtype=np.float32, count=len(posting))
+            arrays = self._arrays[term] = (docs, tf)
+        return arrays
 
 
 # -- one group's turns ---------------------------------------------------------------------------
@@ -209,6 +226,8 @@ class TurnIndex:
     _last_of_session: list[int] = field(default_factory=list)
     _session_turns: list[list[int]] = field(default_factory=list)
     _position: dict[str, int] = field(default_factory=dict)
+    _stamps: list[float] = field(default_factory=list)
+    _stamp_array: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -219,6 +238,12 @@ class TurnIndex:
     def position(self, turn_id: str) -> int | None:
         """Where a turn is, or None."""
         return self._position.get(turn_id)
+
+    def stamps(self) -> np.ndarray:
+        """When each turn was said, POSIX seconds (NaN: unknown), kept until a turn is added."""
+        if self._stamp_array is None:
+            self._stamp_array = np.asarray(self._stamps, dtype=np.float64)
+        return self._stamp_array
 
     def add(self, turn_id: str, session: str, text: str, when: datetime | None = None) -> int:
         """Append a turn after the last one of its session; its position (existing: unchanged)."""
@@ -231,6 +256,8 @@ class TurnIndex:
         self.ids.append(turn_id)
         self.texts.append(text)
         self.times.append(when)
+        self._stamps.append(stamp_of(when))
+        self._stamp_array = None
         self.session_of.append(number)
         self.previous.append(before)
         self.following.append(NO_TURN)
@@ -527,7 +554,7 @@ def rank_turns(
     timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
-        timely = weights.time * time_match(when_of(query, now), index.times, now)
+        timely = weights.time * match_days(when_of(query, now), day_numbers(index.stamps(), now))
     fused = lexical_part + vectors + timely
     spread = spread_to_neighbours(fused, index.previous, index.following, weights.neighbour_share)
     spread = np.where(matched, spread, -np.inf)
