@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
@@ -213,18 +212,6 @@ def match_days(period: Period | Span | None, days: np.ndarray) -> np.ndarray:
     return out
 
 
-def time_match(
-    period: Period | Span | None, times: Sequence[datetime | None], now: datetime | None = None
-) -> np.ndarray:
-    """Per turn 1.0 if said in the span, or in or near the period, else 0.0.
-
-    0.0 for turns without a time; a turn's day is read in ``now``'s time zone (the asker's
-    calendar).
-    """
-    stamps = np.array([stamp_of(when) for when in times], dtype=np.float64)
-    return match_days(period, day_numbers(stamps, now))
-
-
 __all__ = [
     "MONTHS",
     "Period",
@@ -235,6 +222,5 @@ __all__ = [
     "period_of",
     "relative_span",
     "stamp_of",
-    "time_match",
     "when_of",
 ]

@@ -210,7 +210,6 @@ class TurnIndex:
 
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
-    times: list[datetime | None] = field(default_factory=list)
     session_of: list[int] = field(default_factory=list)
     previous: list[int] = field(default_factory=list)
     following: list[int] = field(default_factory=list)
@@ -255,7 +254,6 @@ class TurnIndex:
         before = self._last_of_session[number]
         self.ids.append(turn_id)
         self.texts.append(text)
-        self.times.append(when)
         self._stamps.append(stamp_of(when))
         self._stamp_array = None
         self.session_of.append(number)

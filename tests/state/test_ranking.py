@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, timezone
+from typing import Any
 
 import numpy as np
 import pytest
 
-from plait.state.dates import Period, Span, near, period_of, relative_span, time_match, when_of
+from plait.state.dates import (
+    Period,
+    Span,
+    day_numbers,
+    match_days,
+    near,
+    period_of,
+    relative_span,
+    stamp_of,
+    when_of,
+)
 from plait.state.ranking import (
     BM25,
     LEXICAL_WEIGHTS,
@@ -128,6 +139,11 @@ def test_period_of_reads_the_dates_a_question_names() -> None:
     assert period_of("What did she do in June?") == Period(None, 6, None)
     assert period_of("Where did they go in 2022?") == Period(2022, None, None)
     assert period_of("may I ask") is None
+
+
+def time_match(period: Period | Span | None, times: list, now: datetime | None = None) -> Any:
+    """Per turn, whether it was said in (or for a period, near) what the query names."""
+    return match_days(period, day_numbers(np.array([stamp_of(t) for t in times]), now))
 
 
 def test_time_match_allows_telling_of_an_event_later() -> None:
