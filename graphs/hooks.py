@@ -6,8 +6,8 @@ a model call: (record → fold →) compose → hand the envelope over; a bare o
 compaction before: the compaction graph hands the envelope to the summarizer
 compaction after: record → fold → compaction
 anything else (tool results, edits, todos, idle): record → fold → refresh the staged envelope
-when the events changed it (→ drain when idle; a new root session: prefetch its project's
-long-term memory)
+when the events changed it, and for a host that takes a tool result's context, say what memory
+gained (→ drain when idle; a new root session: prefetch its project's long-term memory)
 a tool call: the tool policy
 """
 
@@ -28,6 +28,7 @@ from plait.nodes.hooks import (
     read_cache,
     read_intents,
     record_events,
+    refresh_and_tell,
     refresh_envelope,
     route_after_capture_events,
     route_after_compose_envelope,
@@ -61,7 +62,9 @@ def build_hooks_graph(
     builder.add_node("hand_over_envelope", hand_over_envelope)
     builder.add_node("take_envelope", take_envelope)
     builder.add_node("compaction", build_compaction_graph().compile())
-    builder.add_node("refresh_envelope", refresh_envelope)
+    builder.add_node(
+        "refresh_envelope", refresh_and_tell if host.tool_context else refresh_envelope
+    )
     builder.add_node("schedule_drain", schedule_drain)
     builder.add_node("schedule_prefetch", schedule_prefetch)
     builder.add_node("apply_tool_policy", apply_tool_policy)

@@ -181,25 +181,34 @@ async def refresh_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> 
     """Recompose after events changed the snapshot; re-stage only when the envelope changed.
 
     So the model calls later in a turn (a bare model call takes what is staged, in one read)
-    see every tool result, edit and error recorded since the user's turn. After a tool step,
-    what the envelope now says that the last one a model received did not (new decisions,
-    rules, errors, tasks) is the answer's ``inject``, for a host that adds context to a tool's
-    result (:func:`plait.state.envelope.memory_update`); it then counts as received.
+    see every tool result, edit and error recorded since the user's turn.
     """
-    stage = runtime.context.stage
-    root = state["session"].root_session_id
     envelope = envelope_for(state, runtime.context.settings)
     digest = envelope_digest(envelope)
     if digest == state.get("staged", envelope_digest(state.get("envelope"))):
         return {}
-    await stage.stage_envelope(root, envelope)
-    changed: dict[str, Any] = {"envelope": envelope or None, "staged": digest}
-    if envelope and wants(state, ToolResult):
-        received = await stage.received_envelopes(root)
-        update = memory_update(received[0].envelope if received else "", envelope)
-        if update:
-            await stage.log_envelope(root, envelope, TOOL_RESULT)
-            changed["inject"] = update
+    await runtime.context.stage.stage_envelope(state["session"].root_session_id, envelope)
+    return {"envelope": envelope or None, "staged": digest}
+
+
+async def refresh_and_tell(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """:func:`refresh_envelope`, and after a tool step what memory gained, for the model.
+
+    For a host that adds context to a tool's result (``HostAdapter.tool_context``): what the
+    envelope now says that the last one a model received did not (new decisions, rules, errors,
+    tasks; :func:`plait.state.envelope.memory_update`) is the answer's ``inject``, and it then
+    counts as received. Other hosts never pay for the read.
+    """
+    changed = await refresh_envelope(state, runtime)
+    envelope = changed.get("envelope")
+    if not envelope or not wants(state, ToolResult):
+        return changed
+    stage, root = runtime.context.stage, state["session"].root_session_id
+    received = await stage.received_envelopes(root)
+    update = memory_update(received[0].envelope if received else "", envelope)
+    if update:
+        await stage.log_envelope(root, envelope, TOOL_RESULT)
+        changed["inject"] = update
     return changed
 
 
@@ -360,6 +369,7 @@ __all__ = [
     "read_cache",
     "record_events",
     "read_intents",
+    "refresh_and_tell",
     "refresh_envelope",
     "route_after_capture_events",
     "route_after_compose_envelope",

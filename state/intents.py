@@ -223,12 +223,15 @@ class HostAdapter:
     node that reads ``state["payload"]`` and returns ``{"intents": [...]}``. ``rebuild`` turns a
     call's
     :attr:`HostCall.replay` form and id back into the call (a host whose calls can wait in
-    plait's spool has one).
+    plait's spool has one). ``tool_context``: the host reads an answer to a finished tool call
+    as context for the model (Claude Code's PostToolUse), so that answer says what memory gained.
     """
 
     name: str
     adapt: AdaptNode | None = None
     rebuild: Callable[[Mapping[str, Any], str], HostCall] | None = None
+    # the host adds context to a tool's result: a tool step tells it what memory gained
+    tool_context: bool = False
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

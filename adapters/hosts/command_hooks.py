@@ -241,7 +241,8 @@ class CommandHooks:
     @cached_property
     def adapter(self) -> HostAdapter:
         """The host as the hooks graph sees it."""
-        return HostAdapter(name=self.name, rebuild=self.rebuild)
+        tool_context = any(self.events.get(event) == "tool_after" for event in self.injecting)
+        return HostAdapter(name=self.name, rebuild=self.rebuild, tool_context=tool_context)
 
     # -- answering ----------------------------------------------------------------------------
     def answer(self, event: str, payload: Any, output: Mapping[str, Any]) -> dict[str, Any]:

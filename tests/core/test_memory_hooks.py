@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -241,3 +242,28 @@ async def test_memory_degrades_to_memory_when_redis_is_down(tmp_path: Path) -> N
         session = SessionReplay(runner=OpenCodeHooks(memory))
         await session.user("We decided to ship on Tuesday.")
         assert "ship on Tuesday" in await session.user("What next?")
+
+
+async def test_a_host_that_takes_no_tool_context_never_pays_for_a_memory_update(
+    memory: Memory,
+) -> None:
+    """OpenCode reads no answer to a finished tool call: its tool steps neither read what the
+    model received nor record a delivery (Claude Code's do; tests/hosts/claude_code)."""
+    session = SessionReplay(runner=OpenCodeHooks(memory))
+    await session.user("We decided to keep money in integer cents.")
+    await session.model_call()
+    output = await session.runner.hook(
+        "tool.execute.after",
+        {"tool": "bash", "sessionID": session.session_id, "callID": "c1", "args": {}},
+        {
+            "title": "bash",
+            "output": "FAILED tests/test_money.py::test_cents",
+            "metadata": {"exit": 1},
+        },
+    )
+    assert "inject" not in json.dumps(output)
+    received = await memory.backends.store.received_envelopes(session.session_id)
+    assert received and all(r.receiver != "tool result" for r in received)
+    assert EventKind.ERROR in {
+        e.kind for e in await memory.backends.store.read_events(session.session_id)
+    }
