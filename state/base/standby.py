@@ -23,6 +23,12 @@ import time
 ANSWERS_DIR = "answers"
 MAX_AGE_S = 7 * 24 * 3600
 ANSWER_MAX_BYTES = 256 * 1024
+# What this process last wrote to each answer file: (the file's mtime_ns, the body's digest). An
+# answer kept again unchanged (the model calls of one turn) is not written again while the file
+# is still the one written and younger than REWRITE_AFTER_S (so it never ages out of MAX_AGE_S).
+_WRITTEN: dict[str, tuple[int, bytes]] = {}
+WRITTEN_MAX = 4096
+REWRITE_AFTER_S = 3600
 
 
 def answers_dir(data_dir: str, project_key: str) -> str:
@@ -53,8 +59,11 @@ def keep_answer(
     for directory in (os.path.join(data_dir, ANSWERS_DIR), folder):
         with contextlib.suppress(FileExistsError):
             os.makedirs(directory, mode=0o700)
+    digest = hashlib.blake2b(body, digest_size=16).digest()
     for who in (session, "") if project_wide else (session,):
         path = answer_path(data_dir, project_key, host, who, event)
+        if unchanged(path, digest):
+            continue
         temporary = f"{path}.{os.getpid()}.tmp"
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
@@ -62,6 +71,19 @@ def keep_answer(
         finally:
             os.close(descriptor)
         os.replace(temporary, path)
+        if len(_WRITTEN) >= WRITTEN_MAX:
+            _WRITTEN.clear()
+        _WRITTEN[path] = (os.stat(path).st_mtime_ns, digest)
+
+
+def unchanged(path: str, digest: bytes) -> bool:
+    """Whether ``path`` still holds what this process wrote there, with this digest, lately."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    fresh = time.time() - found.st_mtime < REWRITE_AFTER_S
+    return fresh and _WRITTEN.get(path) == (found.st_mtime_ns, digest)
 
 
 def standby_answer(data_dir: str, project_key: str, host: str, session: str, event: str) -> bytes:
