@@ -149,7 +149,8 @@ async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
     tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
 ) -> None:
     """``PLAIT_URL`` lists two replicas of a shared service and the first is down: the call it
-    could not take is kept and delivered to the second, in order, with no further hook call."""
+    could not take is kept and delivered to the second, in order (here the next prompt reaches
+    the second replica and the outbox follows it; the test above covers no further call)."""
     env = plugin_env(tmp_path, redis_url)
     live = serve(tmp_path / "project", env, started)
     env.update(
