@@ -2,7 +2,8 @@
  * plait for OpenCode: forwards hooks to plait's local service and applies what it returns.
  *
  * Contract (see adapters/hosts/http/service.py):
- * - service URL: env PLAIT_URL (or several, comma-separated: replicas tried in turn), else
+ * - service URL: env PLAIT_URL (or several, comma-separated: replicas tried in turn, starting
+ *                at one picked by the first session's id, so sessions spread), else
  *                `url` in <dataDir>/services/<projectKey>.json
  * - token:       env PLAIT_TOKEN, else <dataDir>/token
  * - dataDir:     env PLAIT_DATA_DIR, else `dataDir` of a plait.json (below), else the
@@ -87,8 +88,11 @@ const EVENT_TYPES = new Set([
 ])
 
 type Settings = { dataDir: string; serve: string[] }
-/** A hook call as the outbox keeps it (one JSON line each). */
-type Call = { name: string; input: Json; output: Json; call_id: string }
+/**
+ * A hook call as the outbox keeps it (one JSON line each); `to`: the listed replica the plugin
+ * was sending to, which gets it first (a session stays in one replica's order).
+ */
+type Call = { name: string; input: Json; output: Json; call_id: string; to?: string }
 
 function readJson(path: string): Json | undefined {
   try {
@@ -183,7 +187,7 @@ class PlaitClient {
   private url?: string
   private token?: string
   private offlineUntil = 0
-  private turn = 0 // the next listed service URL to try
+  private turn = -1 // the next listed service URL to try (first: picked by the session's id)
   private misses = 0 // listed services that failed in a row
   private lastSpawn = 0
   private flushing = false
@@ -205,8 +209,9 @@ class PlaitClient {
     return (process.env.PLAIT_URL ?? "").split(",").map((url) => url.trim()).filter(Boolean)
   }
 
-  private locate(): boolean {
+  private locate(session = ""): boolean {
     const listed = this.listed()
+    if (this.turn < 0) this.turn = spread(session)
     this.url = listed.length
       ? listed[this.turn++ % listed.length]
       : readJson(join(this.settings.dataDir, "services", `${this.key}.json`))?.url
@@ -229,7 +234,7 @@ class PlaitClient {
       void this.flush()
       return undefined
     }
-    if (Date.now() < this.offlineUntil || (!this.url && !this.locate())) {
+    if (Date.now() < this.offlineUntil || (!this.url && !this.locate(sessionOf(input)))) {
       this.undelivered(call)
       return undefined
     }
@@ -271,8 +276,25 @@ class PlaitClient {
     }
   }
 
-  private post(path: string, body: unknown, timeoutMs: number): Promise<Response> {
-    return fetch(`${this.url}${path}`, {
+  /**
+   * Post calls kept for replica `to` to it while it is listed, so that they reach the replica
+   * that may still hold their session's earlier calls; to this plugin's service when there is
+   * none or it cannot be reached (gone: its sessions move on).
+   */
+  private async postBatch(calls: Call[], to: string | undefined): Promise<Response> {
+    const body = { calls: calls.map(({ name, input, output, call_id }) => ({ name, input, output, call_id })) }
+    if (to && to !== this.url && this.listed().includes(to)) {
+      try {
+        return await this.post("/v1/hooks", body, FLUSH_TIMEOUT_MS, to)
+      } catch (error) {
+        if ((error as Error)?.name === "TimeoutError") throw error
+      }
+    }
+    return this.post("/v1/hooks", body, FLUSH_TIMEOUT_MS)
+  }
+
+  private post(path: string, body: unknown, timeoutMs: number, url = this.url): Promise<Response> {
+    return fetch(`${url}${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
       body: JSON.stringify(body),
@@ -290,8 +312,14 @@ class PlaitClient {
     return existsSync(this.outbox) || existsSync(`${this.outbox}.sending`)
   }
 
-  /** Append one call to the outbox file (synchronous, so nothing is lost on exit). */
+  /**
+   * Append one call to the outbox file (synchronous, so nothing is lost on exit), noting the
+   * replica this plugin sends to when several are listed.
+   */
   keep(call: Json): void {
+    if (this.listed().length > 1 && (this.url || this.locate(sessionOf(call.input)))) {
+      call = { ...call, to: this.url }
+    }
     try {
       mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
       appendFileSync(this.outbox, JSON.stringify(call) + "\n", { mode: 0o600 })
@@ -363,7 +391,10 @@ class PlaitClient {
     } catch {}
   }
 
-  /** Post one batch; how many leading lines are done with (undefined: none, try later). */
+  /**
+   * Post one batch: the leading calls kept for one replica; how many leading lines are done
+   * with (undefined: none, try later).
+   */
   private async sendBatch(lines: string[]): Promise<number | undefined> {
     const calls = lines.map(readCall)
     if (calls[0] === undefined) {
@@ -371,8 +402,10 @@ class PlaitClient {
       return 1
     }
     const broken = calls.indexOf(undefined)
-    const valid = (broken === -1 ? calls : calls.slice(0, broken)) as Call[]
-    const response = await this.post("/v1/hooks", { calls: valid }, FLUSH_TIMEOUT_MS)
+    let valid = (broken === -1 ? calls : calls.slice(0, broken)) as Call[]
+    const other = valid.findIndex((call) => call.to !== valid[0].to)
+    if (other > 0) valid = valid.slice(0, other)
+    const response = await this.postBatch(valid, valid[0].to)
     if (response.status === 413 && valid.length === 1) {
       this.dropped(lines[0], "larger than the service's body limit")
       return 1
@@ -443,6 +476,23 @@ class PlaitClient {
       child.unref()
     } catch {}
   }
+}
+
+/**
+ * Where a client starts in the list of replicas: the sum of its session id's code units, so
+ * one session goes to the same replica each time and sessions spread over the list.
+ */
+function spread(session: string): number {
+  let sum = 0
+  for (let index = 0; index < session.length; index++) sum += session.charCodeAt(index)
+  return sum
+}
+
+/** The OpenCode session a hook call belongs to, when its input names one ("" otherwise). */
+function sessionOf(input: Json): string {
+  const properties = input?.event?.properties
+  const session = input?.sessionID ?? properties?.sessionID ?? properties?.info?.id ?? properties?.part?.sessionID
+  return typeof session === "string" ? session : ""
 }
 
 /** One outbox line as a call (an older line without an id gets one from its text). */

@@ -29,6 +29,7 @@ from plait.state.groups import project_key
 
 PLAIT = str(Path(sys.executable).parent / "plait")
 DRIVER = Path(__file__).parents[2] / "support" / "outbox_driver.mjs"
+REPLICA_DRIVER = DRIVER.with_name("replica_driver.mjs")
 
 pytestmark = [
     pytest.mark.slow,
@@ -80,10 +81,18 @@ def plugin_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
     return env
 
 
-def drive(tmp_path: Path, env: dict[str, str], started: list[subprocess.Popen]) -> Driver:
-    """The real plugin in Node for one new session; it has sent its first prompt."""
+def new_session() -> str:
+    """A fresh OpenCode session id."""
+    return f"ses_{uuid.uuid4().hex[:12]}"
+
+
+def drive(
+    tmp_path: Path, env: dict[str, str], started: list[subprocess.Popen], session: str = ""
+) -> Driver:
+    """The real plugin in Node for one session (a new one by default); it has sent its first
+    prompt."""
     plugin = plugin_as_javascript(tmp_path / "plait.mjs")
-    session = f"ses_{uuid.uuid4().hex[:12]}"
+    session = session or new_session()
     process = subprocess.Popen(
         ["node", str(DRIVER), str(plugin), session],
         cwd=tmp_path / "project",
@@ -148,17 +157,71 @@ async def test_a_kept_call_follows_the_service_to_its_new_port(
 async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
     tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
 ) -> None:
-    """``PLAIT_URL`` lists two replicas of a shared service and the first is down: the call it
-    could not take is kept and delivered to the second, in order (here the next prompt reaches
-    the second replica and the outbox follows it; the test above covers no further call)."""
+    """``PLAIT_URL`` lists two replicas of a shared service and the one the session starts at
+    (picked by its id) is down: the call it could not take is kept and delivered to the other,
+    in order (here the next prompt reaches the other replica and the outbox follows it; the
+    test above covers no further call)."""
     env = plugin_env(tmp_path, redis_url)
     live = serve(tmp_path / "project", env, started)
+    session = new_session()
+    listed = [live, live]
+    listed[sum(map(ord, session)) % 2] = f"http://127.0.0.1:{free_port()}"  # where it starts
     env.update(
-        PLAIT_URL=f"http://127.0.0.1:{free_port()},{live}",
+        PLAIT_URL=",".join(listed),
         PLAIT_TOKEN=(tmp_path / "data" / "token").read_text().strip(),
     )
-    driver = drive(tmp_path, env, started)
+    driver = drive(tmp_path, env, started, session)
     assert driver.again() in ("kept", "delivered")
     assert driver.said() == "flushed"
     driver.process.wait(timeout=30)
     assert await prompts_of(tmp_path, redis_url, driver.session) == SAID
+
+
+def kept_line(session: str, text: str, to: str) -> str:
+    """An outbox line as a plugin sending to replica ``to`` keeps a prompt of ``session``."""
+    info = {"id": f"msg_{uuid.uuid4().hex[:8]}", "sessionID": session, "role": "user"}
+    part = {"type": "text", "text": text, "sessionID": session, "messageID": info["id"]}
+    call = {
+        "name": "chat.message",
+        "input": {"sessionID": session},
+        "output": {"message": info, "parts": [part]},
+        "call_id": str(uuid.uuid4()),
+        "to": to,
+    }
+    return json.dumps(call) + "\n"
+
+
+async def test_kept_calls_go_to_the_replica_they_were_kept_for(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    """Two live replicas share the outbox of a project: calls an OpenCode process kept for the
+    second (its session's earlier calls may still be in that replica's lane) are sent to the
+    second, even by a plugin whose own session goes to the first; its own call to the first.
+    Each session's prompts are recorded once, in order."""
+    env = plugin_env(tmp_path, redis_url)
+    first = serve(tmp_path / "project", env, started)
+    token = (tmp_path / "data" / "token").read_text()
+    other_data = tmp_path / "data-2"
+    other_data.mkdir(mode=0o700)
+    (other_data / "token").write_text(token)
+    (other_data / "token").chmod(0o600)
+    second = serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
+    earlier, session = new_session(), new_session()
+    while sum(map(ord, session)) % 2 != 0:  # this plugin's session starts at the first
+        session = new_session()
+    outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
+    outbox.parent.mkdir(parents=True, mode=0o700)
+    outbox.write_text("".join(kept_line(earlier, text, second) for text in SAID))
+    env.update(PLAIT_URL=f"{first},{second}", PLAIT_TOKEN=token.strip())
+    driver = subprocess.run(
+        ["node", str(REPLICA_DRIVER), str(plugin_as_javascript(tmp_path / "plait.mjs")), session],
+        cwd=tmp_path / "project",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    batches = json.loads(driver.stdout.strip().splitlines()[-1])
+    assert batches.get(second, 0) >= 1, batches  # the kept calls went to their replica
+    assert await prompts_of(tmp_path, redis_url, earlier) == SAID
+    assert await prompts_of(tmp_path, redis_url, session) == ["Rule: money is always Decimal."]
