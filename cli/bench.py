@@ -394,6 +394,13 @@ def bench_load_command(
     kill_serve_after: Annotated[
         float, typer.Option(help="SIGKILL plait serve this long into the run (s), then restart it.")
     ] = 0.0,
+    down: Annotated[
+        float, typer.Option(help="How long the killed plait serve stays down (s) before restart.")
+    ] = 0.0,
+    replicas: Annotated[
+        int, typer.Option(min=1, help="plait serve replicas sharing an external Redis.")
+    ] = 1,
+    workers: Annotated[int, typer.Option(min=0, help="plait worker processes beside them.")] = 0,
     redis: Annotated[
         str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
     ] = "embedded",
@@ -412,7 +419,7 @@ def bench_load_command(
     import json
 
     from plait.devtools.bench import stamp
-    from plait.devtools.load import LoadOptions, add_load_row, render_load, run_load
+    from plait.devtools.load import LoadOptions, add_load_row, render_load, render_shared, run_load
 
     if redis not in ("embedded", "external"):
         fail("--redis is embedded or external", code=2)
@@ -427,6 +434,9 @@ def bench_load_command(
         plugin=plugin,
         pace_ms=pace_ms,
         kill_serve_after_s=kill_serve_after,
+        down_s=down,
+        replicas=replicas,
+        workers=workers,
     )
     try:
         report = run_load(options)
@@ -435,9 +445,9 @@ def bench_load_command(
     if json_output:
         typer.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        console.print(render_load(report, label))
+        console.print((render_shared if options.shared else render_load)(report, label))
     if write:
-        add_load_row(output, stamp(), render_load(report, label))
+        add_load_row(output, stamp(), report, label)
 
 
 @bench_app.command("faults")

@@ -10,6 +10,14 @@ the embedded server is left for plait to bring back, an external one (``redis="e
 spool are empty, then reads every session's event log from Redis and counts the prompts: sent,
 stored, lost, stored more than once, and stored out of order. Nothing here is a test: the
 figures go to ``docs/benchmarks.md``.
+
+With ``replicas`` above one, or ``workers``, the service is shared: an external Redis (with the
+FalkorDB module: the hot tier and the knowledge graph), ``replicas`` ``plait serve`` processes on
+fixed ports, each with its own data dir and the first one's token, listed in the plugins'
+``PLAIT_URL``, and ``workers`` ``plait worker`` processes draining beside them. The bench then
+also counts the hook posts each replica answered, waits for the drain queue to empty and counts
+the events in the knowledge graph's finished episodes, and those in more than one (drained
+twice). ``kill_serve_after_s`` then kills the first replica, which stays down ``down_s``.
 """
 
 from __future__ import annotations
@@ -61,6 +69,14 @@ class LoadOptions:
     hang_s: float = 0.0  # SIGSTOP the hot tier's server this long (then SIGCONT), outage_after_s in
     flaps: int = 0  # kill and restart an external Redis this many times, outage_s down each time
     spool_max_bytes: int = 0  # the service's spool cap (a full disk, as the service sees it)
+    replicas: int = 1  # plait serve processes sharing one external Redis
+    workers: int = 0  # plait worker processes draining beside them
+    down_s: float = 0.0  # how long the killed plait serve stays down before it is started again
+
+    @property
+    def shared(self) -> bool:
+        """Whether the run shares one external Redis between several processes."""
+        return self.replicas > 1 or self.workers > 0
 
 
 @dataclass(kw_only=True)
@@ -89,17 +105,27 @@ class LoadReport:
     redis_back_s: float | None = None
     serve_killed: bool = False
     serve_port_moved: bool = False
+    answered_by: list[int] = field(default_factory=list)  # hook posts each replica answered
+    queue_left: int = 0
+    events_drained: int = 0
+    drained_twice: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
 
 
-def serve_process(options: LoadOptions, project: Path, data: Path, env: dict[str, str]) -> Any:
-    """``plait serve`` for the project, as the plugin starts it (detached, its own session)."""
+def serve_process(
+    options: LoadOptions, project: Path, data: Path, env: dict[str, str], port: int = 0
+) -> Any:
+    """``plait serve`` for the project, as the plugin starts it (detached, its own session).
+
+    On ``port`` when given: a replica listed in ``PLAIT_URL`` keeps its address.
+    """
     command = list(options.serve_command) or [str(Path(sys.executable).parent / "plait"), "serve"]
+    at = ["--port", str(port)] if port else []
     return subprocess.Popen(
-        [*command, "--project", str(project), "--data-dir", str(data)],
+        [*command, "--project", str(project), "--data-dir", str(data), *at],
         cwd=project,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -332,8 +358,8 @@ def serve_killer(
     """SIGKILL ``plait serve`` ``kill_serve_after_s`` into the run, then start it again.
 
     The plugin would start it again itself; the bench does (the driver runs with
-    ``PLAIT_NO_SPAWN``) at once, so the plugins' outboxes and the dead process's spool are sent
-    and adopted while the sessions go on.
+    ``PLAIT_NO_SPAWN``), ``down_s`` later (at once by default), so the plugins' outboxes and the
+    dead process's spool are sent and adopted while the sessions go on.
     """
 
     def act() -> None:
@@ -342,6 +368,7 @@ def serve_killer(
             os.killpg(served[-1].pid, signal.SIGKILL)
         served[-1].wait()
         report.serve_killed = True
+        time.sleep(options.down_s)
         served.append(start())
 
     thread = threading.Thread(target=act, daemon=True)
@@ -352,45 +379,124 @@ def serve_killer(
 @contextlib.contextmanager
 def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[None]:
     """Start everything under ``root``, drive the sessions, count, and stop everything."""
-    project, data = root / "project", root / "data"
+    project = root / "project"
     project.mkdir()
-    data.mkdir(mode=0o700)
+    datas = [root / "data", *(root / f"data-{n}" for n in range(2, options.replicas + 1))]
+    for data in datas:
+        data.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
     if options.spool_max_bytes:
         env["PLAIT_SERVICE__SPOOL_MAX_BYTES"] = str(options.spool_max_bytes)
-    external = ExternalRedis(root / "redis") if options.redis == "external" else None
+    if options.shared:
+        env["PLAIT_REDIS__DRAIN_QUIET_SECONDS"] = "1"  # drain as the run goes, not a minute later
+    external = (
+        ExternalRedis(root / "redis") if options.redis == "external" or options.shared else None
+    )
     if external is not None:
         env["PLAIT_REDIS__URL"] = external.start()
-    served = [serve_process(options, project, data, env)]
+    ports = [free_port() for _ in datas] if options.replicas > 1 else [0]
+    starts = [
+        functools.partial(serve_process, options, project, data, env, port)
+        for data, port in zip(datas, ports, strict=True)
+    ]
+    served: list[list[Any]] = [[starts[0]()]]
+    workers: list[Any] = []
     try:
-        url = service_url(data, project)
-        token = (data / "token").read_text().strip()
+        urls = [service_url(datas[0], project)]
+        token = (datas[0] / "token").read_text().strip()
+        for data, start in zip(datas[1:], starts[1:], strict=True):
+            share_token(data, token)
+            served.append([start()])
+        urls += [service_url(data, project) for data in datas[1:]]
+        workers = [
+            worker_process(project, datas[(n - 1) % len(datas)], env, n)
+            for n in range(1, options.workers + 1)
+        ]
         plugin = plugin_as_javascript(root / "plait.mjs", options.plugin)
         faulty = options.outage_s or options.hang_s
-        killer = outage(options, data, external, report) if faulty else None
-        restart = functools.partial(serve_process, options, project, data, env)
+        killer = outage(options, datas[0], external, report) if faulty else None
         crash = (
-            serve_killer(options, served, restart, report) if options.kill_serve_after_s else None
+            serve_killer(options, served[0], starts[0], report)
+            if options.kill_serve_after_s
+            else None
         )
-        result = drive(options, plugin, project, data, env, root / "result.json")
+        listed = urls if options.replicas > 1 else []
+        result = drive(options, plugin, project, datas[0], env, root / "result.json", listed)
         if killer is not None:
             killer.join(timeout=options.outage_s * max(1, 2 * options.flaps) + options.hang_s + 120)
         if crash is not None:
-            crash.join(timeout=120)
-        moved = current_url(data, project, url)
-        report.serve_port_moved = moved != url
-        report.health = settle(moved, token, options.settle_s)
+            crash.join(timeout=options.down_s + 120)
+        moved = [current_url(data, project, url) for data, url in zip(datas, urls, strict=True)]
+        report.serve_port_moved = moved[0] != urls[0]
+        report.health = [settle(url, token, options.settle_s) for url in moved][0]
         read_driver_result(report, result)
-        with reachable_redis(env, data) as redis_url:
+        report.answered_by = [int(result["answered_by"].get(url, 0)) for url in urls]
+        with reachable_redis(env, datas[0]) as redis_url:
             count_prompts(
                 report, result["prompts"], stored_prompts(redis_url, project, result["prompts"])
             )
+            if options.shared:
+                count_drained(report, redis_url, project, options.settle_s)
         yield
     finally:
-        for serve in served:
-            stop(serve)
+        for process in [*workers, *(serve for replica in served for serve in replica)]:
+            stop(process)
         if external is not None:
             external.kill()
+
+
+def share_token(data: Path, token: str) -> None:
+    """Give a replica's data dir the first replica's token (one service, one token)."""
+    descriptor = os.open(data / "token", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(token + "\n")
+
+
+def worker_process(project: Path, data: Path, env: dict[str, str], number: int) -> Any:
+    """``plait worker`` number ``number``, beside the replica whose data dir it shares.
+
+    As on that replica's machine: its recall index is the replica's.
+    """
+    command = [str(Path(sys.executable).parent / "plait"), "worker", "--name", f"worker-{number}"]
+    return subprocess.Popen(
+        [*command, "--project", str(project), "--data-dir", str(data)],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(data / f"worker-{number}.log").open("ab"),
+        start_new_session=True,
+    )
+
+
+DRAINED_QUERY = (
+    "MATCH (e:Episodic) WHERE e.plait_done = true UNWIND e.plait_events AS id "
+    "WITH id, count(e) AS episodes "
+    "RETURN count(id), sum(CASE WHEN episodes > 1 THEN 1 ELSE 0 END)"
+)
+
+
+def count_drained(report: LoadReport, url: str, project: Path, wait_s: float) -> None:
+    """Wait (at most ``wait_s``) for the drain queue to empty, then count the drained events.
+
+    ``events_drained``: events in the knowledge graph's finished episodes; ``drained_twice``:
+    those in more than one.
+    """
+    from plait.state.base.settings import GraphitiSettings
+    from plait.state.groups import group_id_for
+
+    client = redis.Redis.from_url(url)
+    try:
+        deadline = time.monotonic() + wait_s
+        queue = f"{project_prefix(project)}drain"
+        while (left := int(client.xlen(queue))) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        report.queue_left = left
+        group = group_id_for(GraphitiSettings().group_id_prefix, project)
+        with contextlib.suppress(redis.ResponseError):  # no graph: nothing was drained
+            rows = client.execute_command("GRAPH.QUERY", group, DRAINED_QUERY)[1]
+            report.events_drained, report.drained_twice = (int(v or 0) for v in rows[0])
+    finally:
+        client.close()
 
 
 @contextlib.contextmanager
@@ -417,11 +523,20 @@ def reachable_redis(env: dict[str, str], data: Path) -> Iterator[str]:
 
 
 def drive(
-    options: LoadOptions, plugin: Path, project: Path, data: Path, env: dict[str, str], out: Path
+    options: LoadOptions,
+    plugin: Path,
+    project: Path,
+    data: Path,
+    env: dict[str, str],
+    out: Path,
+    urls: list[str],
 ) -> dict[str, Any]:
-    """Run the Node driver; its result."""
+    """Run the Node driver (the plugins given ``urls`` as ``PLAIT_URL`` when any); its result."""
     driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
     driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
+    if urls:
+        driver_env["PLAIT_URL"] = ",".join(urls)
+        driver_env["PLAIT_TOKEN"] = (data / "token").read_text().strip()
     command = ["node", str(DRIVER), str(plugin), str(options.sessions), str(options.hooks)]
     subprocess.run(
         [*command, str(out), str(options.settle_s), str(options.pace_ms)],
@@ -508,12 +623,68 @@ LOAD_ABOUT = (
 )
 
 
-def add_load_row(path: Path, stamp: str, row: str) -> None:
-    """Add one run to the ``## Load`` section of the benchmarks file (rows accumulate)."""
+SHARED_TITLE = "Load over replicas and workers"
+SHARED_TABLE_HEAD = (
+    "| run | sessions×hooks | replicas | workers | fault | hooks | p50 ms | p99 ms | "
+    "hook posts per replica | prompts sent | stored | lost | duplicates | "
+    "sessions out of order | transforms with envelope | events drained | drained twice | "
+    "queue left | settled s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "---|---|---|"
+)
+SHARED_ABOUT = (
+    "`uv run plait bench load --replicas N --workers M [--kill-serve-after S --down S]`: one "
+    "service shared as a team would run it: an external `redis-server` with the FalkorDB module "
+    "(hot tier and knowledge graph), N `plait serve` replicas on fixed ports (a data dir and "
+    "spool each, one token), M `plait worker`s draining beside them (drain quiet time 1 s), and "
+    "the real OpenCode plugin per session, as in the table above, given all N URLs in "
+    "`PLAIT_URL` (each session starts at the replica its id picks and moves to the next when "
+    "that one fails). Counted as above, plus the hook posts each replica answered, the events "
+    "in the knowledge graph's finished episodes once the drain queue is empty, and the events "
+    "in more than one episode (drained twice). `--kill-serve-after` SIGKILLs the first replica, "
+    "started again on its port `--down` seconds later (its spool is adopted then)."
+)
+
+
+def render_shared(report: LoadReport, label: str = "") -> str:
+    """One markdown table row of a run over replicas and workers."""
+    options = report.options
+    fault = "none"
+    if report.serve_killed:
+        fault = (
+            f"replica 1 killed -9 {float(options['kill_serve_after_s']):.0f} s in, "
+            f"down {float(options['down_s']):.0f} s"
+        )
+    if int(options.get("pace_ms", 0) or 0):
+        fault += f" (hooks {options['pace_ms']} ms apart)"
+    posts = " / ".join(str(n) for n in report.answered_by)
+    return (
+        f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | "
+        f"{options['replicas']} | {options['workers']} | {fault} | {report.hooks} | "
+        f"{report.p50_ms:.0f} | {report.p99_ms:.0f} | {posts} | {report.prompts_sent} | "
+        f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
+        f"{report.out_of_order_sessions} | {report.enveloped}/{report.transforms} | "
+        f"{report.events_drained} | {report.drained_twice} | {report.queue_left} | "
+        f"{report.settled_s:.1f} |"
+    )
+
+
+def add_load_row(path: Path, stamp: str, report: LoadReport, label: str = "") -> str:
+    """Add one run to its section of the benchmarks file (rows accumulate); the row."""
+    if report.options.get("replicas", "1") != "1" or report.options.get("workers", "0") != "0":
+        row = render_shared(report, label)
+        add_row(path, stamp, row, SHARED_TITLE, SHARED_ABOUT, SHARED_TABLE_HEAD)
+    else:
+        row = render_load(report, label)
+        add_row(path, stamp, row, LOAD_TITLE, LOAD_ABOUT, LOAD_TABLE_HEAD)
+    return row
+
+
+def add_row(path: Path, stamp: str, row: str, title: str, about: str, head: str) -> None:
+    """Add ``row`` to the ``## title`` table of the benchmarks file, keeping its rows."""
     from plait.devtools.bench import write_section
 
     text = path.read_text() if path.exists() else ""
-    marker = f"## {LOAD_TITLE}\n"
+    marker = f"## {title}\n"
     rows: list[str] = []
     if marker in text:
         start = text.index(marker)
@@ -524,12 +695,8 @@ def add_load_row(path: Path, stamp: str, row: str) -> None:
         ]
         rows = rows[1:]  # the head
     notes = [line for line in rows if line]
-    body = (
-        f"{LOAD_ABOUT}\n\n{LOAD_TABLE_HEAD}\n"
-        + "\n".join([*notes, row])
-        + f"\n\nLast run: {stamp}\n"
-    )
-    write_section(path, LOAD_TITLE, body)
+    body = f"{about}\n\n{head}\n" + "\n".join([*notes, row]) + f"\n\nLast run: {stamp}\n"
+    write_section(path, title, body)
 
 
-__all__ = ["LoadOptions", "LoadReport", "add_load_row", "render_load", "run_load"]
+__all__ = ["LoadOptions", "LoadReport", "add_load_row", "render_load", "render_shared", "run_load"]

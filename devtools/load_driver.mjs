@@ -14,6 +14,15 @@ import { pathToFileURL } from "node:url"
 
 const [pluginPath, sessionCount = "50", hookCount = "40", outPath, settleSeconds = "120", paceMs = "0"] =
   process.argv.slice(2)
+// Which service answered each hook post (by origin): with replicas, how the sessions spread.
+const answeredBy = {}
+const fetchAsIs = globalThis.fetch
+globalThis.fetch = async (url, init) => {
+  const response = await fetchAsIs(url, init)
+  const { origin, pathname } = new URL(String(url))
+  if (pathname.startsWith("/v1/hooks")) answeredBy[origin] = (answeredBy[origin] ?? 0) + 1
+  return response
+}
 const { default: plugin } = await import(pathToFileURL(pluginPath).href)
 const directory = process.cwd()
 const run = Date.now().toString(36)
@@ -154,6 +163,7 @@ const result = {
   transforms,
   enveloped,
   errors,
+  answered_by: answeredBy,
   prompts,
 }
 writeFileSync(outPath, JSON.stringify(result))

@@ -60,3 +60,19 @@ def test_load_with_the_spool_full_during_an_outage_loses_no_prompt() -> None:
     report = run_load(options)
     assert report.redis_killed
     assert_every_prompt_once_in_order(report)
+
+
+def test_load_over_two_replicas_and_two_workers_with_one_replica_killed() -> None:
+    """A shared service: two ``plait serve`` replicas listed in the plugins' ``PLAIT_URL`` and
+    two ``plait worker``s on one external Redis. The sessions spread over both replicas; the
+    first is killed and stays down a second (its sessions move to the other), then comes back
+    on its port: every prompt once, in order, and every drained event in one episode."""
+    options = LoadOptions(
+        sessions=10, hooks=10, replicas=2, workers=2, kill_serve_after_s=0.5, down_s=1, pace_ms=100
+    )
+    report = run_load(options)
+    assert report.serve_killed
+    assert_every_prompt_once_in_order(report)
+    assert len(report.answered_by) == 2 and min(report.answered_by) > 0, report.answered_by
+    assert report.queue_left == 0 and report.events_drained >= 1, report.as_dict()
+    assert report.drained_twice == 0
