@@ -14,7 +14,8 @@ figures go to ``docs/benchmarks.md``.
 With ``replicas`` above one, or ``workers``, the service is shared: an external Redis (with the
 FalkorDB module: the hot tier and the knowledge graph), ``replicas`` ``plait serve`` processes on
 fixed ports, each with its own data dir and the first one's token, listed in the plugins'
-``PLAIT_URL``, and ``workers`` ``plait worker`` processes draining beside them. The bench then
+``PLAIT_URL`` (each session a user of its own: its plugin's data dir, outbox included, is its
+own), and ``workers`` ``plait worker`` processes draining beside them. The bench then
 also counts the hook posts each replica answered, waits for the drain queue to empty and counts
 the events in the knowledge graph's finished episodes, and those in more than one (drained
 twice). ``kill_serve_after_s`` then kills the first replica, which stays down ``down_s``.
@@ -534,9 +535,10 @@ def drive(
     """Run the Node driver (the plugins given ``urls`` as ``PLAIT_URL`` when any); its result."""
     driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
     driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
-    if urls:
+    if urls:  # a service a team shares: each session a user with its own plugin data dir
         driver_env["PLAIT_URL"] = ",".join(urls)
         driver_env["PLAIT_TOKEN"] = (data / "token").read_text().strip()
+        driver_env["PLAIT_LOAD_USERS"] = "1"
     command = ["node", str(DRIVER), str(plugin), str(options.sessions), str(options.hooks)]
     subprocess.run(
         [*command, str(out), str(options.settle_s), str(options.pace_ms)],
@@ -638,7 +640,8 @@ SHARED_ABOUT = (
     "spool each, one token), M `plait worker`s draining beside them (drain quiet time 1 s), and "
     "the real OpenCode plugin per session, as in the table above, given all N URLs in "
     "`PLAIT_URL` (each session starts at the replica its id picks and moves to the next when "
-    "that one fails). Counted as above, plus the hook posts each replica answered, the events "
+    "that one fails), each session a user of its own (its plugin's data dir and outbox are "
+    "its own, as on a team member's machine). Counted as above, plus the hook posts each replica answered, the events "
     "in the knowledge graph's finished episodes once the drain queue is empty, and the events "
     "in more than one episode (drained twice). `--kill-serve-after` SIGKILLs the first replica, "
     "started again on its port `--down` seconds later (its spool is adopted then)."

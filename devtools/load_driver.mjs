@@ -8,6 +8,8 @@
 // bench can count which ones were stored, and in which order. Times are what OpenCode waits for
 // each hook. Afterwards the driver waits (at most SETTLE_SECONDS) until the plugins' outboxes are
 // empty, nudging an older plugin (which only flushes after a successful call) with a bare call.
+// With PLAIT_LOAD_USERS set, each session is a user of its own: its plugin's data dir (outbox,
+// standby answers) is PLAIT_DATA_DIR/users/N, as on that user's machine.
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -95,7 +97,10 @@ function turn(hooks, sessionID, index, history, sent) {
   ]
 }
 
+const baseDataDir = process.env.PLAIT_DATA_DIR
+
 async function playSession(number) {
+  if (process.env.PLAIT_LOAD_USERS) process.env.PLAIT_DATA_DIR = join(baseDataDir, "users", String(number))
   const hooks = await plugin({ directory, worktree: directory })
   const sessionID = id("ses")
   const sent = []
@@ -114,10 +119,10 @@ async function playSession(number) {
 }
 
 function outboxBacklog() {
-  const dataDir = process.env.PLAIT_DATA_DIR
-  if (!dataDir) return 0
-  const folder = join(dataDir, "outbox")
-  if (!existsSync(folder)) return 0
+  if (!baseDataDir) return 0
+  const folders = process.env.PLAIT_LOAD_USERS
+    ? Array.from({ length: Number(sessionCount) }, (_, n) => join(baseDataDir, "users", String(n), "outbox"))
+    : [join(baseDataDir, "outbox")]
   let bytes = 0
   const walk = (path) => {
     for (const name of readdirSync(path)) {
@@ -128,7 +133,7 @@ function outboxBacklog() {
       else if (/\.(jsonl|sending)$/.test(name)) bytes += stat.size
     }
   }
-  walk(folder)
+  for (const folder of folders) if (existsSync(folder)) walk(folder)
   return bytes
 }
 

@@ -479,13 +479,11 @@ class PlaitClient {
 }
 
 /**
- * Where a client starts in the list of replicas: the sum of its session id's code units, so
- * one session goes to the same replica each time and sessions spread over the list.
+ * Where a client starts in the list of replicas: the first 32 bits of its session id's SHA-256,
+ * so one session goes to the same replica each time and sessions spread over the list.
  */
 function spread(session: string): number {
-  let sum = 0
-  for (let index = 0; index < session.length; index++) sum += session.charCodeAt(index)
-  return sum
+  return parseInt(createHash("sha256").update(session, "utf8").digest("hex").slice(0, 8), 16)
 }
 
 /** The OpenCode session a hook call belongs to, when its input names one ("" otherwise). */

@@ -8,6 +8,7 @@ port; the second starts on another port.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -84,6 +85,11 @@ def plugin_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
 def new_session() -> str:
     """A fresh OpenCode session id."""
     return f"ses_{uuid.uuid4().hex[:12]}"
+
+
+def replica_of(session: str, listed: int) -> int:
+    """The listed replica the plugin starts a session at (its ``spread``)."""
+    return int(hashlib.sha256(session.encode()).hexdigest()[:8], 16) % listed
 
 
 def drive(
@@ -165,7 +171,7 @@ async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
     live = serve(tmp_path / "project", env, started)
     session = new_session()
     listed = [live, live]
-    listed[sum(map(ord, session)) % 2] = f"http://127.0.0.1:{free_port()}"  # where it starts
+    listed[replica_of(session, 2)] = f"http://127.0.0.1:{free_port()}"  # where it starts
     env.update(
         PLAIT_URL=",".join(listed),
         PLAIT_TOKEN=(tmp_path / "data" / "token").read_text().strip(),
@@ -207,7 +213,7 @@ async def test_kept_calls_go_to_the_replica_they_were_kept_for(
     (other_data / "token").chmod(0o600)
     second = serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
     earlier, session = new_session(), new_session()
-    while sum(map(ord, session)) % 2 != 0:  # this plugin's session starts at the first
+    while replica_of(session, 2) != 0:  # this plugin's session starts at the first
         session = new_session()
     outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
     outbox.parent.mkdir(parents=True, mode=0o700)
