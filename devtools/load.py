@@ -175,6 +175,7 @@ class ExternalRedis:
     directory: Path
     port: int = 0
     process: subprocess.Popen[bytes] | None = None
+    replica_of: int = 0  # a replica of the server on this port
 
     def start(self) -> str:
         """Start it (on the same port as before, after a kill) and return its URL."""
@@ -185,6 +186,8 @@ class ExternalRedis:
         command += ["--dir", str(self.directory), "--appendonly", "yes", "--save", ""]
         if module.is_file():
             command += ["--loadmodule", str(module)]
+        if self.replica_of:
+            command += ["--replicaof", "127.0.0.1", str(self.replica_of)]
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
@@ -641,8 +644,9 @@ SHARED_ABOUT = (
     "the real OpenCode plugin per session, as in the table above, given all N URLs in "
     "`PLAIT_URL` (each session starts at the replica its id picks and moves to the next when "
     "that one fails), each session a user of its own (its plugin's data dir and outbox are "
-    "its own, as on a team member's machine). Counted as above, plus the hook posts each replica answered, the events "
-    "in the knowledge graph's finished episodes once the drain queue is empty, and the events "
+    "its own, as on a team member's machine). Counted as above, plus the hook posts each "
+    "replica answered, the events in the knowledge graph's finished episodes once the drain "
+    "queue is empty, and the events "
     "in more than one episode (drained twice). `--kill-serve-after` SIGKILLs the first replica, "
     "started again on its port `--down` seconds later (its spool is adopted then)."
 )

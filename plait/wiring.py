@@ -159,8 +159,7 @@ async def open_backends(
         fallback = InMemoryHotStore(session_ttl_seconds=settings.redis.session_ttl_seconds)
         return Backends(settings=settings, store=fallback, redis_url=None, degraded=[str(error)])
     prefix = project_prefix(project_dir)
-    ttl = settings.redis.session_ttl_seconds
-    store = RedisHotStore(client, prefix=prefix, session_ttl_seconds=ttl)
+    store = hot_store(settings, client, prefix)
     backends = Backends(
         settings=settings, store=store, redis_url=url, server=server, redis=client, prefix=prefix
     )
@@ -219,12 +218,22 @@ def process_server_url(data_dir: Path) -> str:
     return server.url
 
 
+def hot_store(settings: Settings, client: aioredis.Redis, prefix: str) -> RedisHotStore:
+    """The project's hot store on ``client``, as the settings say."""
+    return RedisHotStore(
+        client,
+        prefix=prefix,
+        session_ttl_seconds=settings.redis.session_ttl_seconds,
+        wait_replicas=settings.redis.wait_replicas,
+        wait_timeout_ms=settings.redis.wait_timeout_ms,
+    )
+
+
 def backends_at(settings: Settings, url: str, project_dir: Path) -> Backends:
     """The project's hot store on the Redis server at ``url`` (connected on first use)."""
     client = redis_client(url)
     prefix = project_prefix(project_dir)
-    ttl = settings.redis.session_ttl_seconds
-    store = RedisHotStore(client, prefix=prefix, session_ttl_seconds=ttl)
+    store = hot_store(settings, client, prefix)
     return Backends(settings=settings, store=store, redis_url=url, redis=client, prefix=prefix)
 
 

@@ -28,8 +28,9 @@ from typing import Any
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from plait.adapters.backends.redis_client import async_client, slot_prefix
+from plait.adapters.backends.redis_client import async_client, is_cluster_client, slot_prefix
 from plait.adapters.backends.redis_errors import redis_errors, translated
+from plait.state.base.errors import BackendUnavailable
 from plait.state.events import SessionEvent, forgotten
 from plait.state.ports import (
     ENVELOPES_KEPT,
@@ -46,9 +47,11 @@ CONSUMER_GROUP = "drain"
 # root's member sessions. ARGV: ttl, group ("" = do not enqueue), "1" when the call's key guards
 # the append ("" = no call id), the root's id, how many member sessions follow, the member
 # sessions, then the events. Returns the list length, from which the events' ids follow, or -1
-# for a call already appended.
+# for a call already appended (whose key it touches: a write, so a WAIT after it also covers
+# the first append).
 APPEND_AND_ENQUEUE = """
 if ARGV[3] ~= '' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[1]) then
+  redis.call('EXPIRE', KEYS[3], ARGV[1])
   return -1
 end
 local first_event = 6 + tonumber(ARGV[5])
@@ -101,14 +104,22 @@ class RedisHotStore:
         *,
         prefix: str = "plait:",
         session_ttl_seconds: int = 86_400,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 100,
     ) -> None:
         """Wrap an asyncio Redis client (``decode_responses`` may be either).
 
-        On a cluster client every key goes under one hash tag (:func:`slot_prefix`).
+        On a cluster client every key goes under one hash tag (:func:`slot_prefix`). With
+        ``wait_replicas`` an append returns only once that many replicas have it (``WAIT``, on
+        the connection that wrote, within ``wait_timeout_ms``) and raises
+        :class:`BackendUnavailable` otherwise: the write may then be on the primary alone, and a
+        retry with the same call id appends nothing and waits again.
         """
         self.client = client
         self.prefix = slot_prefix(prefix, client)
         self.session_ttl_seconds = session_ttl_seconds
+        self.wait_replicas = wait_replicas
+        self.wait_timeout_ms = wait_timeout_ms
         self._group_ready = False
 
     @classmethod
@@ -143,10 +154,12 @@ class RedisHotStore:
             for e in events
         ]
         members = list(dict.fromkeys(e.session_id or root_session_id for e in events))
-        length = await self.client.eval(
+        log = self._key("s", root_session_id, "events")
+        length = await self._replicated(
+            log,
             APPEND_AND_ENQUEUE,
             5,
-            self._key("s", root_session_id, "events"),
+            log,
             self._key("drain"),
             self._key("s", root_session_id, "call", call_id or ""),
             self._key("g", enqueue_group or "", "sessions"),
@@ -166,6 +179,30 @@ class RedisHotStore:
             event.model_copy(update={"id": first + offset, "root_session_id": root_session_id})
             for offset, event in enumerate(events)
         ]
+
+    async def _replicated(self, key: str, *script: Any) -> Any:
+        """EVAL ``script`` (its keys in ``key``'s slot), then WAIT with ``wait_replicas``.
+
+        The WAIT goes on the connection that wrote (a pipeline; on a cluster, to ``key``'s
+        primary): WAIT counts what that connection wrote.
+        """
+        if not self.wait_replicas:
+            return await self.client.eval(*script)
+        client: Any = self.client
+        target = {}
+        if is_cluster_client(client):
+            await client.initialize()  # the slots are known (once; lazy until the first command)
+            target = {"target_nodes": client.get_node_from_key(key)}
+        async with self.client.pipeline(transaction=False) as pipe:
+            pipe.eval(*script)
+            pipe.execute_command("WAIT", self.wait_replicas, self.wait_timeout_ms, **target)
+            result, confirmed = await pipe.execute()
+        if int(confirmed) < self.wait_replicas:
+            raise BackendUnavailable(
+                f"{confirmed} of {self.wait_replicas} Redis replica(s) confirmed the write within "
+                f"{self.wait_timeout_ms} ms (redis.wait_replicas); kept to be tried again"
+            )
+        return result
 
     @translated
     async def read_events(

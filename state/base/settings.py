@@ -131,6 +131,17 @@ class RedisSettings(Section):
         ge=0,
         description="Idle ms before a worker takes over another worker's unacked batch.",
     )
+    wait_replicas: int = Field(
+        default=0,
+        ge=0,
+        le=16,
+        description="Replicas that must confirm a recorded call before it is acknowledged "
+        "(Redis WAIT); short of them within wait_timeout_ms the call is kept in the service's "
+        "spool and tried again. 0: the primary alone (replication is asynchronous).",
+    )
+    wait_timeout_ms: int = Field(
+        default=100, ge=1, le=60_000, description="How long a write waits for wait_replicas."
+    )
 
     @field_validator("url")
     @classmethod
