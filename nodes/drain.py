@@ -20,7 +20,6 @@ from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
-from plait.state.groups import user_group_id
 from plait.state.ports import KnowledgeGraph, QueueEntry
 from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, queued_turns
 
@@ -129,8 +128,7 @@ async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
     if context.recall is None:
         return {}
     graphiti = context.settings.graphiti
-    user = user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
-    turns = queued_turns(state.get("batch", []), user)
+    turns = queued_turns(state.get("batch", []), graphiti.group_id_prefix, graphiti.resolved_user())
     if turns:
         await fail_open("recall indexing", context.recall.add_turns(turns), 0)
     return {}

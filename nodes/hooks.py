@@ -17,6 +17,7 @@ from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.envelope import memory_update
 from plait.state.events import as_text
+from plait.state.groups import acting_member
 from plait.state.hooks import CachedRecall, HookState
 from plait.state.intents import (
     CompactionAfter,
@@ -96,6 +97,9 @@ async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     if not fresh:
         return {"events": []}
     context = runtime.context
+    member = acting_member()
+    if member is not None:  # a team member's session: their preferences stay theirs
+        fresh = [event.model_copy(update={"member": member}) for event in fresh]
     stored = await context.events.append_events(
         state["session"].root_session_id,
         fresh,

@@ -27,7 +27,7 @@ from plait.state.base.errors import PlaitError
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, truncate_utf8
-from plait.state.groups import user_group_id
+from plait.state.groups import acting_user, user_group_id
 from plait.state.ports import MemoryHit
 from plait.state.recall import TurnHit, queued_turns
 
@@ -42,7 +42,8 @@ PREFETCH_KINDS = (EventKind.DECISION.value, EventKind.RULE.value, EventKind.PREF
 def recall_groups(group_id: str, settings: Settings) -> list[str]:
     """The groups a recall searches: the project's, and its user's preferences."""
     graphiti = settings.graphiti
-    return [group_id, user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())]
+    user = acting_user(graphiti.resolved_user())
+    return [group_id, user_group_id(graphiti.group_id_prefix, user)]
 
 
 def turn_memory_hit(hit: TurnHit) -> MemoryHit:
@@ -89,7 +90,8 @@ async def index_queued(context: PlaitContext, group_ids: Sequence[str]) -> int:
     if recall is None:
         return 0
     queued = await context.queue.peek(group_ids[:1], QUEUE_PEEK_MAX)
-    turns = queued_turns(queued, group_ids[-1])
+    graphiti = context.settings.graphiti
+    turns = queued_turns(queued, graphiti.group_id_prefix, graphiti.resolved_user())
     return await recall.add_turns(turns) if turns else 0
 
 

@@ -37,12 +37,13 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from plait.state.base.boundary import describe, translate
 from plait.state.base.errors import BackendUnavailable, PlaitError, UsageError
 from plait.state.base.redact import redact, redact_data, redacted_logger
+from plait.state.groups import acting_as, acting_member
 from plait.state.hooks import HookOutput
 from plait.state.intents import HostAdapter, HostCall, SessionTarget
 from plait.state.ports import CallSpool, DeadCalls, SpooledCall, SpoolStats
@@ -182,7 +183,7 @@ class Intake:
             self._parked.append((entry, since))
             return
         try:
-            call = host.rebuild(entry.call, entry.call_id)
+            call = replace(host.rebuild(entry.call, entry.call_id), member=entry.member)
         except UsageError as error:
             self._bury(entry.call_id, entry.host, entry.call, describe(error))
             self._done(entry)
@@ -194,6 +195,8 @@ class Intake:
     async def submit(self, call: HostCall) -> Answer:
         """Keep (when it records), queue and wait for one call, at most the deadline."""
         self.register(call.host)
+        if call.member is None and (member := acting_member()) is not None:
+            call = replace(call, member=member)  # it runs later, maybe in another task
         entry, why = self._keep(call) if self._spoolable(call) else (None, "")
         if call.durable and entry is None and not self.supervisor.up:
             return Answer(output=HookOutput(), reason=why or self._down_reason())
@@ -229,6 +232,7 @@ class Intake:
                 lane=lane_of(call),
                 host=call.host.name,
                 call=redact_data(dict(call.replay or {})),
+                member=call.member,
             )
         except OSError as error:
             logger.warning("plait: the spool cannot take a call: %s", describe(error))
@@ -287,7 +291,8 @@ class Intake:
     async def _run_once(self, work: Work) -> bool:
         """Run one call; True when the lane is done with it, False to try it again."""
         try:
-            output = await asyncio.wait_for(self.run(work.call), RUN_TIMEOUT_S)
+            with acting_as(work.call.member):
+                output = await asyncio.wait_for(self.run(work.call), RUN_TIMEOUT_S)
         except UsageError as error:
             self._give_up(work, error)
             return True

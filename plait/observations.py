@@ -52,7 +52,7 @@ from plait.state.base.boundary import fail_open, fail_open_sync
 from plait.state.base.errors import BackendError, UsageError
 from plait.state.base.redact import redact, redact_data
 from plait.state.base.settings import Settings
-from plait.state.groups import user_group_id
+from plait.state.groups import acting_user, user_group_id
 from plait.state.observations import (
     Observation,
     ObservationDraft,
@@ -297,9 +297,12 @@ class Observations:
 
     @property
     def user_group(self) -> str:
-        """The group of personal observations."""
+        """The group of personal observations: the acting user's.
+
+        A team member's on a service a team shares, else this service's user.
+        """
         graphiti = self.settings.graphiti
-        return user_group_id(graphiti.group_id_prefix, graphiti.resolved_user())
+        return user_group_id(graphiti.group_id_prefix, acting_user(graphiti.resolved_user()))
 
     def group_of(self, scope: Scope) -> str:
         """The group a scope's observations live in."""

@@ -198,6 +198,11 @@ class SessionEvent(BaseModel):
             "None for what a tool or the host reported (and for events stored before the field)."
         ),
     )
+    member: str | None = Field(
+        default=None,
+        description="The team member whose token recorded it, on a service a team shares (their "
+        "preferences go to their own personal group); None: the service's own user.",
+    )
     time: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property

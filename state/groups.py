@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -38,6 +41,31 @@ def user_group_id(prefix: str, user: str) -> str:
     return f"{UNSAFE.sub('-', prefix)}-user-{name}"
 
 
+# Who a request acts for on a service a team shares: the user of the token that opened it (None:
+# the service's owner, whose user is ``graphiti.user_id`` or the OS user).
+_ACTING_USER: ContextVar[str | None] = ContextVar("plait_acting_user", default=None)
+
+
+@contextmanager
+def acting_as(user: str | None) -> Iterator[None]:
+    """Within the block, ``user``'s personal memory is the one read and written."""
+    token = _ACTING_USER.set(user)
+    try:
+        yield
+    finally:
+        _ACTING_USER.reset(token)
+
+
+def acting_user(owner: str) -> str:
+    """The user a request acts for: a team member's, else ``owner`` (the service's user)."""
+    return _ACTING_USER.get() or owner
+
+
+def acting_member() -> str | None:
+    """The team member a request acts for; None for the service's own user."""
+    return _ACTING_USER.get()
+
+
 def project_name_of(group_id: str, prefix: str) -> str:
     """The readable project name inside a :func:`group_id_for` id (``""`` if not one)."""
     head = f"{UNSAFE.sub('-', prefix)}-"
@@ -47,4 +75,12 @@ def project_name_of(group_id: str, prefix: str) -> str:
     return name if len(digest) == DIGEST_CHARS and name else ""
 
 
-__all__ = ["group_id_for", "project_key", "project_name_of", "user_group_id"]
+__all__ = [
+    "acting_as",
+    "acting_member",
+    "acting_user",
+    "group_id_for",
+    "project_key",
+    "project_name_of",
+    "user_group_id",
+]

@@ -244,7 +244,8 @@ class HostCall:
     it is replayed, its events are recorded once. ``durable`` says the call records something
     its host must not lose (the host needs to hear whether it was kept); ``replay`` is the
     call as JSON, from which the host's adapter builds it again (:attr:`HostAdapter.rebuild`),
-    so it can wait in plait's spool; None when it cannot.
+    so it can wait in plait's spool; None when it cannot. ``member`` is the team member whose
+    token made the call (a service a team shares), None for the service's own user.
     """
 
     host: HostAdapter
@@ -254,6 +255,7 @@ class HostCall:
     call_id: str = ""
     durable: bool = False
     replay: Mapping[str, Any] | None = None
+    member: str | None = None
 
 
 __all__ = [

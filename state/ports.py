@@ -319,7 +319,8 @@ class SpooledCall(BaseModel):
 
     ``seq`` orders the calls of one spool; ``lane`` is the session the call is about (calls of
     one lane run in order); ``call`` is the call's JSON form (:attr:`HostCall.replay`), which
-    the ``host``'s adapter builds the call from again.
+    the ``host``'s adapter builds the call from again; ``member`` the team member it is for
+    (:attr:`HostCall.member`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -330,6 +331,7 @@ class SpooledCall(BaseModel):
     host: str
     call: dict[str, Any]
     accepted_at: datetime
+    member: str | None = None
 
 
 DEAD_REASON_MAX = 2000
@@ -385,7 +387,15 @@ class CallSpool(Protocol):
     ``plait dlq replay``) is adopted by the next that looks.
     """
 
-    def append(self, *, call_id: str, lane: str, host: str, call: dict[str, Any]) -> SpooledCall:
+    def append(
+        self,
+        *,
+        call_id: str,
+        lane: str,
+        host: str,
+        call: dict[str, Any],
+        member: str | None = None,
+    ) -> SpooledCall:
         """Keep one call; it is durable when this returns (it survives the process)."""
         ...
 

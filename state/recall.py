@@ -24,6 +24,7 @@ import numpy as np
 
 from plait.state.base.redact import redact
 from plait.state.events import EventKind, SessionEvent
+from plait.state.groups import user_group_id
 from plait.state.ports import QueueEntry, episode_uuid
 
 # Kinds whose newer event with the same key replaces the older one (a reversed decision).
@@ -120,11 +121,17 @@ def indexed_turn(group_id: str, event: SessionEvent) -> IndexedTurn:
     )
 
 
-def queued_turns(entries: Sequence[QueueEntry], user_group: str) -> list[IndexedTurn]:
-    """The indexed turns of queued entries; preferences belong to the user's group."""
+def queued_turns(entries: Sequence[QueueEntry], prefix: str, owner: str) -> list[IndexedTurn]:
+    """The indexed turns of queued entries; a preference to a personal group.
+
+    The group of the team member who said it (:attr:`SessionEvent.member`), else of ``owner``,
+    the service's user.
+    """
     return [
         indexed_turn(
-            user_group if entry.event.kind is EventKind.PREFERENCE else entry.group_id,
+            user_group_id(prefix, entry.event.member or owner)
+            if entry.event.kind is EventKind.PREFERENCE
+            else entry.group_id,
             entry.event,
         )
         for entry in entries

@@ -38,7 +38,7 @@ class InMemoryKnowledgeGraph:
     def group_of(self, group_id: str, event: SessionEvent) -> str:
         """Where an event is kept: a preference in the user's group, the rest in ``group_id``."""
         if self.user_preferences and event.kind is EventKind.PREFERENCE:
-            return user_group_id(self.prefix, self.user)
+            return user_group_id(self.prefix, event.member or self.user)
         return group_id
 
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:

@@ -29,7 +29,15 @@ class InMemorySpool:
     _seq: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _dead_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    def append(self, *, call_id: str, lane: str, host: str, call: dict[str, Any]) -> SpooledCall:
+    def append(
+        self,
+        *,
+        call_id: str,
+        lane: str,
+        host: str,
+        call: dict[str, Any],
+        member: str | None = None,
+    ) -> SpooledCall:
         """Keep one call."""
         entry = SpooledCall(
             seq=next(self._seq),
@@ -38,6 +46,7 @@ class InMemorySpool:
             host=host,
             call=call,
             accepted_at=datetime.now(UTC),
+            member=member,
         )
         self._pending[entry.seq] = entry
         return entry
@@ -54,7 +63,8 @@ class InMemorySpool:
         """Take over the orphans."""
         orphans, self.orphans = self.orphans, []
         return [
-            self.append(call_id=c.call_id, lane=c.lane, host=c.host, call=c.call) for c in orphans
+            self.append(call_id=c.call_id, lane=c.lane, host=c.host, call=c.call, member=c.member)
+            for c in orphans
         ]
 
     def stats(self) -> SpoolStats:

@@ -57,6 +57,8 @@ def entry_line(entry: SpooledCall) -> bytes:
         "call": entry.call,
         "at": entry.accepted_at.timestamp(),
     }
+    if entry.member is not None:
+        record["member"] = entry.member
     return record_line(record)
 
 
@@ -93,6 +95,7 @@ def pending_in(path: Path) -> list[SpooledCall]:
                 host=str(record["host"]),
                 call=dict(record["call"]),
                 accepted_at=datetime.fromtimestamp(float(record.get("at", 0)), UTC),
+                member=str(record["member"]) if record.get("member") else None,
             )
     return list(calls.values())
 
@@ -152,7 +155,15 @@ class FileSpool:
         return self.folder / f"{self.owner}.jsonl"
 
     # -- the spool ------------------------------------------------------------------------------
-    def append(self, *, call_id: str, lane: str, host: str, call: dict[str, Any]) -> SpooledCall:
+    def append(
+        self,
+        *,
+        call_id: str,
+        lane: str,
+        host: str,
+        call: dict[str, Any],
+        member: str | None = None,
+    ) -> SpooledCall:
         """Write one call (one ``write`` of one line); it survives this process from here."""
         self._seq += 1
         entry = SpooledCall(
@@ -162,6 +173,7 @@ class FileSpool:
             host=host,
             call=call,
             accepted_at=datetime.now(UTC),
+            member=member,
         )
         self._write(entry_line(entry))
         self._pending[entry.seq] = entry
@@ -199,7 +211,9 @@ class FileSpool:
             if held is None or not path.exists():
                 return []
             taken = [
-                self.append(call_id=c.call_id, lane=c.lane, host=c.host, call=c.call)
+                self.append(
+                    call_id=c.call_id, lane=c.lane, host=c.host, call=c.call, member=c.member
+                )
                 for c in pending_in(path)
             ]
             path.unlink()

@@ -119,6 +119,20 @@ async def test_knowledge_graph_keeps_preferences_in_the_users_group(
     assert not any("pull requests" in hit.text for hit in await graph.search("pull", [shop], 10))
 
 
+async def test_knowledge_graph_keeps_a_team_members_preferences_in_their_group(
+    graph: KnowledgeGraph, tmp_path: Path, prefix: str
+) -> None:
+    """On a service a team shares, a preference recorded for a member goes to their group."""
+    shop = group(tmp_path, prefix)
+    theirs = event(6, EventKind.PREFERENCE, "Prefer tabs over spaces").model_copy(
+        update={"member": "alice"}
+    )
+    await graph.write_episodes(shop, [theirs])
+    alice, owner = user_group_id(prefix, "alice"), user_group_id(prefix, "ada")
+    assert any("tabs" in hit.text for hit in await graph.search("tabs spaces", [alice], 10))
+    assert await graph.search("tabs spaces", [owner], 10) == []
+
+
 async def test_knowledge_graph_search_respects_the_limit(
     graph: KnowledgeGraph, tmp_path: Path, prefix: str
 ) -> None:

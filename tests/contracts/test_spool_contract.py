@@ -89,7 +89,7 @@ from pathlib import Path
 from plait.adapters.backends.spool import FileSpool
 spool = FileSpool(Path(sys.argv[1]))
 for n in range(5):
-    entry = spool.append(call_id=f"c{n}", lane="s", host="h", call={"n": n})
+    entry = spool.append(call_id=f"c{n}", lane="s", host="h", call={"n": n}, member="alice")
     if n < 2:
         spool.done(entry.seq)
 print("ready", flush=True)
@@ -111,6 +111,7 @@ def test_a_killed_process_leaves_its_calls_for_the_next(tmp_path: Path) -> None:
         adopted = alive.adopt()
         assert [c.call_id for c in adopted] == ["c2", "c3", "c4"]
         assert [c.call for c in alive.pending()] == [{"n": 2}, {"n": 3}, {"n": 4}]
+        assert {c.member for c in adopted} == {"alice"}  # whose call it is survives the process
         assert FileSpool(folder).adopt() == []  # adopted once
         files = {p.name for p in folder.iterdir()}
         assert files == {alive.path.name, alive.path.with_suffix(".lock").name}

@@ -90,11 +90,15 @@ def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_
         entry(2, EventKind.MESSAGE, "Sure, done."),
         entry(3, EventKind.PREFERENCE, "I prefer small pull requests"),
     ]
-    turns = queued_turns(batch, "plait-user-ada")
+    turns = queued_turns(batch, "plait", "ada")
     assert [(t.kind, t.group_id) for t in turns] == [
         ("prompt", "g"),
         ("preference", "plait-user-ada"),
     ]
+    member = batch[2].model_copy(
+        update={"event": batch[2].event.model_copy(update={"member": "alice"})}
+    )
+    assert [t.group_id for t in queued_turns([member], "plait", "ada")] == ["plait-user-alice"]
 
 
 def test_the_envelope_says_a_decision_once_when_the_session_already_has_it() -> None:

@@ -167,22 +167,24 @@ class GraphitiKnowledgeGraph:
     async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
         """Write the events as one episode (per group); count the new ones.
 
-        Preferences go to the user's group (cross-project) when ``user_preferences``; they are
-        statements made outright, so the offline extractor reads them (no LLM call). The two
-        groups are written concurrently (each is its own graph, and graphiti-core scopes a
-        call to its group). Past the day's LLM spend cap the offline extractor reads
-        everything. Raises :class:`~plait.BackendUnavailable` when the server does not
-        answer.
+        Preferences go to the user's group (cross-project) when ``user_preferences``: a team
+        member's to theirs (:attr:`SessionEvent.member`); they are statements made outright, so
+        the offline extractor reads them (no LLM call). The groups are written concurrently
+        (each is its own graph, and graphiti-core scopes a call to its group). Past the day's
+        LLM spend cap the offline extractor reads everything. Raises
+        :class:`~plait.BackendUnavailable` when the server does not answer.
         """
         project = project_name_of(group_id, self.prefix)
         rest, preferences = (
             split_preferences(events) if self.user_preferences else (list(events), [])
         )
         graphiti = await self.ready()
-        writes = [
-            (await self.extractor(graphiti), group_id, rest),
-            (self.offline(graphiti), user_group_id(self.prefix, self.user), preferences),
-        ]
+        writes = [(await self.extractor(graphiti), group_id, rest)]
+        personal: dict[str, list[SessionEvent]] = {}
+        for preference in preferences:  # each member's to their own group
+            group = user_group_id(self.prefix, preference.member or self.user)
+            personal.setdefault(group, []).append(preference)
+        writes += [(self.offline(graphiti), group, said) for group, said in personal.items()]
         results = await asyncio.gather(
             *(write_events(g, group, batch, project) for g, group, batch in writes if batch),
             return_exceptions=True,

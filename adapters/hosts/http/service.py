@@ -105,7 +105,7 @@ from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.errors import ConfigError
 from plait.state.base.processes import pid_alive
 from plait.state.base.redact import redacted_logger
-from plait.state.groups import project_key
+from plait.state.groups import acting_as, project_key
 
 if TYPE_CHECKING:
     from plait.memory import Memory
@@ -285,12 +285,16 @@ class BearerTokenGuard:
                         send, 401, "unauthorized", "missing or wrong bearer token"
                     )
                     return
-                _, refusal = self.team.admit(given)
+                record, refusal = self.team.admit(given)
                 if refusal is not None:
                     await send_plain_error(
                         send, refusal.status, refusal.error, refusal.detail, refusal.retry_after_s
                     )
                     return
+                member = record.user if record is not None else None
+                with acting_as(member):  # a member's personal memory is theirs alone
+                    await self.app(scope, receive, send)
+                return
         await self.app(scope, receive, send)
 
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
 
 from plait.adapters.hosts.http import service_file
+from plait.wiring import project_prefix
 
 PLAIT = str(Path(sys.executable).parent / "plait")
 EVENT = {
@@ -196,3 +198,93 @@ def test_with_a_certificate_the_service_speaks_https(tmp_path: Path, env: dict[s
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def tool(url: str, token: str, name: str, **arguments: object) -> httpx.Response:
+    headers = {"authorization": f"Bearer {token}"}
+    return httpx.post(f"{url}/v1/memory/{name}", json=arguments, headers=headers, timeout=30)
+
+
+def test_personal_memory_is_its_owners_alone(
+    service: tuple[Path, str], env: dict[str, str], tmp_path: Path
+) -> None:
+    """Two members of one project: what one saves as personal, the other (and the service's
+    owner) can neither find nor read nor delete; what one saves for the project, both see."""
+    project, url = service
+    tokens = {}
+    for user in ("alice", "bob"):
+        made = cli(env, "token", "create", "--user", user, "--project", str(project), "--json")
+        tokens[user] = json.loads(made.stdout)["token"]
+    owner = (tmp_path / "data" / "token").read_text().strip()
+    mine = tool(
+        url,
+        tokens["alice"],
+        "memory_save",
+        title="Alice's editor",
+        content="I prefer tabs over spaces in every file I write.",
+        type="preference",
+        scope="personal",
+    )
+    assert mine.status_code == 200, mine.text
+    mine_id = mine.json()["id"]
+    shared = tool(
+        url,
+        tokens["alice"],
+        "memory_save",
+        title="Ledger database",
+        content="We decided the ledger uses Postgres.",
+        type="decision",
+    )
+    assert shared.status_code == 200, shared.text
+
+    def found(token: str, query: str) -> set[str]:
+        answer = tool(url, token, "memory_search", query=query)
+        assert answer.status_code == 200, answer.text
+        return {row["title"] for row in answer.json()["results"]}
+
+    assert "Alice's editor" in found(tokens["alice"], "tabs spaces")
+    for other in (tokens["bob"], owner):
+        assert "Alice's editor" not in found(other, "tabs spaces")
+        assert "Ledger database" in found(other, "ledger Postgres")
+        assert tool(url, other, "memory_get", id=mine_id).status_code == 404
+        assert tool(url, other, "memory_delete", id=mine_id).status_code == 404
+    assert tool(url, tokens["alice"], "memory_get", id=mine_id).status_code == 200
+
+
+def test_what_a_member_says_in_a_session_is_recorded_as_theirs(
+    service: tuple[Path, str], env: dict[str, str], tmp_path: Path, redis_url: str
+) -> None:
+    """A preference said in a session opened with a member's token is recorded with their name
+    (the drain and the recall index put it in their personal group); the owner's has none."""
+    project, url = service
+    made = cli(env, "token", "create", "--user", "alice", "--project", str(project), "--json")
+    tokens = {"alice": json.loads(made.stdout)["token"]}
+    tokens["owner"] = (tmp_path / "data" / "token").read_text().strip()
+    for who, token in tokens.items():
+        session = f"ses_{who}"
+        message = {"id": f"msg_{who}", "sessionID": session, "role": "user"}
+        part = {"type": "text", "text": "I prefer tabs over spaces.", "sessionID": session}
+        said = {
+            "input": {"sessionID": session},
+            "output": {"message": message, "parts": [part]},
+            "call_id": f"call-{who}",
+        }
+        answer = httpx.post(
+            f"{url}/v1/hooks/chat.message",
+            json=said,
+            headers={"authorization": f"Bearer {token}"},
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+    client = redis.Redis.from_url(redis_url)
+    try:
+        prefix = project_prefix(project)
+        members = {}
+        for who in tokens:
+            for raw in client.lrange(f"{prefix}s:ses_{who}:events", 0, -1):
+                event = json.loads(raw)
+                if event["kind"] == "preference":
+                    members[who] = event.get("member")
+    finally:
+        client.close()
+    assert members == {"alice": "alice", "owner": None}
