@@ -97,8 +97,7 @@ async def record_events(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     if not fresh:
         return {"events": []}
     context = runtime.context
-    member = acting_member()
-    if member is not None:  # a team member's session: their preferences stay theirs
+    if (member := acting_member()) is not None:  # a team member's: their preferences stay theirs
         fresh = [event.model_copy(update={"member": member}) for event in fresh]
     stored = await context.events.append_events(
         state["session"].root_session_id,

@@ -41,6 +41,7 @@ from plait.state.base.redact import redacted_logger
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
+from plait.state.groups import acting_as, acting_member
 from plait.state.hooks import CachedRecall
 from plait.state.observations import ObservationRecall
 from plait.state.ports import GraphPicture, HotStore, KnowledgeGraph, MemoryHit, event_uuid
@@ -162,7 +163,7 @@ class Background:
         self.refresh_graph: RefreshGraph = build_cache_refresh_graph().compile()
         self._drain_wanted = asyncio.Event()
         self._refresh_wanted = asyncio.Event()
-        self._refreshes: dict[tuple[str, str], str] = {}
+        self._refreshes: dict[tuple[str, str], tuple[str, str | None]] = {}  # (query, member)
         self._summaries: dict[str, None] = {}
         self._summary_wanted = asyncio.Event()
         # Set by the process's Memory: session summaries and observations in recall.
@@ -180,8 +181,11 @@ class Background:
         self._drain_wanted.set()
 
     def schedule_refresh(self, group_id: str, root_session_id: str, query: str) -> None:
-        """Queue a refresh; a newer query for the same session replaces an older one."""
-        self._refreshes[(group_id, root_session_id)] = query
+        """Queue a refresh; a newer query for the same session replaces an older one.
+
+        It runs later, for the team member the request acts for (their personal group).
+        """
+        self._refreshes[(group_id, root_session_id)] = (query, acting_member())
         self._refresh_wanted.set()
 
     def schedule_summary(self, group_id: str, root_session_id: str) -> None:
@@ -452,11 +456,13 @@ class Background:
             while self._refreshes:
                 await self.pause_for_hooks()  # a query that comes meanwhile replaces this one
                 key = next(iter(self._refreshes))
-                query = self._refreshes.pop(key)
+                query, member = self._refreshes.pop(key)
                 group_id, root = key
                 self._refreshing += 1
                 try:
-                    await fail_open("cache refresh", self.refresh(group_id, root, query), None)
+                    with acting_as(member):
+                        refreshed = self.refresh(group_id, root, query)
+                        await fail_open("cache refresh", refreshed, None)
                 finally:
                     self._refreshing -= 1
 

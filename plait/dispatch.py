@@ -35,6 +35,7 @@ from plait.state.base.errors import BackendError, PlaitError, UsageError
 from plait.state.base.redact import redacted_logger
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
+from plait.state.groups import acting_member
 from plait.state.hooks import HookOutput, HookState, SessionRef, hook_input
 from plait.state.intents import HostAdapter, HostCall, Sessionless, SessionTarget
 from plait.supervisor import Supervisor
@@ -262,10 +263,8 @@ class Dispatch:
     async def _record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
         store = self.backends.store
         root = await find_root(store, session_id)
-        prepared = [
-            event.model_copy(update={"root_session_id": root, "session_id": session_id})
-            for event in events
-        ]
+        here = {"root_session_id": root, "session_id": session_id, "member": acting_member()}
+        prepared = [event.model_copy(update=here) for event in events]
         return await store.append_events(root, prepared, enqueue_group=self.context.group_id)
 
     async def root_of(self, session_id: str) -> str:

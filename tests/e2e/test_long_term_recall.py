@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plait import Memory, Settings
+from plait.state.groups import acting_as
 
 
 def settings_for(tmp_path: Path, redis_url: str) -> Settings:
@@ -59,3 +60,25 @@ async def test_a_long_prompt_is_found_by_its_last_words(tmp_path: Path, redis_ur
         assert any("zanzibar-queue" in event.body for event in events)
         hits = await memory.search("zanzibar-queue")
     assert hits and hits[0].kind == "prompt"
+
+
+async def test_each_team_member_recalls_their_own_preferences(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """On a service a team shares, a preference said in a member's session goes to their own
+    group: a new session of theirs recalls it, the owner's does not, and the other way round
+    (the refresh runs in the background for the member who asked for it)."""
+    async with Memory.open(tmp_path, settings=settings_for(tmp_path, redis_url)) as memory:
+        assert memory.background is not None
+        with acting_as("alice"):
+            await memory.user_turn("alice-1", "I prefer tabs over spaces in Python files.")
+        await memory.user_turn("owner-1", "I prefer a dark terminal theme.")
+        await memory.background.drain()
+        envelopes = {}
+        for who, member in (("alice", "alice"), ("owner", None)):
+            with acting_as(member):
+                await memory.lifecycle(f"{who}-2", "created")
+                await memory.background.refreshed()
+                envelopes[who] = await memory.model_call(f"{who}-2", query="set up the editor")
+    assert "tabs over spaces" in envelopes["alice"] and "dark terminal" not in envelopes["alice"]
+    assert "dark terminal" in envelopes["owner"] and "tabs over spaces" not in envelopes["owner"]
