@@ -474,6 +474,32 @@ def bench_wait_command(
     console.print(table)
 
 
+@bench_app.command("size")
+def bench_size_command(
+    sessions: Annotated[int, typer.Option(min=1, help="Sessions to play.")] = 200,
+    turns: Annotated[int, typer.Option(min=1, help="Turns per session.")] = 10,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """What sessions cost the hot tier's Redis, before and after a drain."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.size_bench import render_size, run_size_bench
+
+    text = render_size(_run(run_size_bench(sessions, turns)))
+    body = (
+        f"{stamp()}\n\n`uv run plait bench size --sessions {sessions} --turns {turns}`: a fresh "
+        "data dir and its embedded server; OpenCode sessions played through `plait.Memory.hook` "
+        "as the plugin sends them (`session.created`, then per turn a prompt, the model call, "
+        "a shell command and its output, a file edit, the assistant's answer; a decision every "
+        "third turn), one after another, the drain held back; Redis's `used_memory` read "
+        "before, after the sessions, and after the drain emptied the queue (offline extractor, "
+        "words-only recall index); every key sized with `MEMORY USAGE` by what it holds, and "
+        "the rest of `used_memory` (the graphs, their indices, the server's own).\n\n"
+        f"{text}\n"
+    )
+    write_section(output, "Size of the hot tier", body)
+    console.print(text)
+
+
 @bench_app.command("faults")
 def bench_faults_command(
     only: Annotated[
