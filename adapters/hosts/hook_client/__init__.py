@@ -17,14 +17,20 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
    ``<data_dir>/services/<project_key>.json``; token ``PLAIT_TOKEN``, else ``<data_dir>/token``;
    ``data_dir`` is ``PLAIT_DATA_DIR``, else ``$XDG_DATA_HOME/plait``, else
    ``~/.local/share/plait``; the project is ``PLAIT_PROJECT_DIR``, else the working directory);
-3. posts ``{"host", "event", "payload", "call_id"}`` to ``POST /v1/host`` over loopback and
-   prints the body of a 200 answer (the host's JSON answer) on stdout;
+3. posts ``{"host", "event", "payload", "call_id"}`` to ``POST /v1/host`` (HTTP, or HTTPS for
+   an ``https://`` URL, the certificate checked against the system's authorities or
+   ``SSL_CERT_FILE``; a path in the URL is a proxy's prefix) and prints the body of a 200 answer
+   (the host's JSON answer) on stdout;
 4. with no service, starts one in the background (``PLAIT_SERVE_COMMAND``, else ``plait
    serve``; a JSON list or a command line; at most once per :data:`START_INTERVAL_S`) and
    answers nothing; a ``--keep`` call
    the service did not keep (no service, or ``503``) is written, redacted, to the project's spool
    (``<data_dir>/spool/<project_key>/hook-*.jsonl``, 0600), which the service adopts and runs
-   when it is up.
+   when it is up;
+5. with ``PLAIT_URL`` (a service chosen, perhaps shared and remote) it starts none, and a
+   ``--keep`` call no listed service kept waits, redacted, in the client's outbox
+   (``<data_dir>/outbox/<project_key>/*.json``, 0600); every later hook first sends what waits
+   there, oldest first with its call id, and a ``--keep`` call waits behind it until it is sent.
 
 It always exits 0: whatever fails, the host goes on (fail open). It imports only the standard
 library on its way (plait's redaction only when it writes the spool), so it starts fast.

@@ -32,6 +32,8 @@ START_INTERVAL_S = 15.0
 ROUTE = "/v1/host"
 SERVICES_DIR = "services"
 SPOOL_DIR = "spool"
+OUTBOX_DIR = "outbox"
+FLUSH_BUDGET_S = 2.0  # a hook sends what waits in its outbox for at most this long
 
 
 class HookCall:
@@ -131,17 +133,59 @@ def read_payload(stream: IO[bytes]) -> Any:
 
 
 # -- talking to the service ----------------------------------------------------------------------
-def post(url: str, token: str, body: bytes, timeout: float = TIMEOUT_S) -> Reply:
-    """POST ``body`` to :data:`ROUTE` over plain HTTP/1.1 (loopback); OSError when unreachable."""
-    rest = url.split("://", 1)[-1].rstrip("/")
-    host, _, port = rest.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
+class Endpoint:
+    """Where a service URL points: ``http[s]://host[:port][/prefix]`` (a proxy may add a prefix).
+
+    Parsed here rather than with :mod:`urllib.parse`, whose import costs a fast hook a few ms.
+    ValueError when the URL is not one.
+    """
+
+    __slots__ = ("host", "netloc", "port", "prefix", "tls")
+
+    def __init__(self, url: str) -> None:
+        """Parse ``url`` (no scheme means ``http``)."""
+        scheme, found, rest = url.strip().partition("://")
+        if not found:
+            scheme, rest = "http", url.strip()
+        if scheme.lower() not in ("http", "https"):
+            raise ValueError(f"{url!r} is not an http(s) URL")
+        self.tls = scheme.lower() == "https"
+        netloc, _, path = rest.partition("/")
+        host, port = netloc, ""
+        if netloc.startswith("["):  # [::1]:8080
+            host, _, tail = netloc[1:].partition("]")
+            port = tail.removeprefix(":")
+        elif netloc.count(":") == 1:
+            host, _, port = netloc.partition(":")
+        if not host or (port and not port.isdigit()):
+            raise ValueError(f"{url!r} has no host or a bad port")
+        self.host, self.netloc = host, netloc
+        self.port = int(port) if port else (443 if self.tls else 80)
+        self.prefix = "/" + path.strip("/") if path.strip("/") else ""
+
+
+def post(
+    url: str, token: str, body: bytes, timeout: float = TIMEOUT_S, route: str = ROUTE
+) -> Reply:
+    """POST ``body`` to ``route`` over HTTP/1.1, or HTTPS for an ``https://`` URL.
+
+    The certificate is checked against the system's authorities (``SSL_CERT_FILE`` names
+    another bundle, e.g. a team's own). OSError when unreachable, ValueError on a bad URL.
+    """
+    endpoint = Endpoint(url)
     request = (
-        f"POST {ROUTE} HTTP/1.1\r\nHost: {rest}\r\nAuthorization: Bearer {token}\r\n"
+        f"POST {endpoint.prefix}{route} HTTP/1.1\r\nHost: {endpoint.netloc}\r\n"
+        f"Authorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         "Connection: close\r\n\r\n"
     ).encode()
-    with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT_S) as sock:
+    address = (endpoint.host, endpoint.port)
+    with socket.create_connection(address, timeout=CONNECT_TIMEOUT_S) as raw:
+        sock = raw
+        if endpoint.tls:
+            import ssl  # here only: a loopback service speaks plain HTTP
+
+            sock = ssl.create_default_context().wrap_socket(raw, server_hostname=endpoint.host)
         sock.settimeout(timeout)
         sock.sendall(request + body)
         chunks = []
@@ -205,6 +249,101 @@ def redacted(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
+def chosen_services() -> bool:
+    """Whether ``PLAIT_URL`` names the service (a shared one, perhaps remote).
+
+    Then no local ``plait serve`` is started and a call it did not keep waits in the client's
+    own outbox, sent by the next hook; else the local service's spool holds it.
+    """
+    return bool(os.environ.get("PLAIT_URL", "").strip())
+
+
+def outbox(data: str, key: str) -> str:
+    """The project's outbox folder: a call a chosen service did not keep, a file each."""
+    return os.path.join(data, OUTBOX_DIR, key)
+
+
+def outbox_body(call: HookCall) -> bytes:
+    """What the call posts, its payload redacted (nothing raw waits on disk)."""
+    from plait.state.base.redact import redact  # here only: it costs what a fast hook cannot
+
+    return json.dumps(
+        {
+            "host": call.host,
+            "event": call.event,
+            "payload": redacted(call.payload, redact),
+            "call_id": call.call_id,
+        }
+    ).encode()
+
+
+def write_outbox(data: str, key: str, call: HookCall) -> str:
+    """Keep the call in the outbox, named so the files sort in the order they were kept."""
+    folder = outbox(data, key)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    name = f"{time.time_ns():020d}-{os.getpid()}-{os.urandom(4).hex()}.json"
+    partial = os.path.join(folder, f".{name}")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(descriptor, outbox_body(call))
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+    os.rename(partial, os.path.join(folder, name))  # whole or not there
+    return os.path.join(folder, name)
+
+
+def waiting(data: str, key: str) -> list[str]:
+    """The outbox's calls, oldest first."""
+    try:
+        names = os.listdir(outbox(data, key))
+    except OSError:
+        return []
+    return sorted(name for name in names if name.endswith(".json") and not name.startswith("."))
+
+
+def flush_outbox(data: str, key: str, addresses: list[tuple[str, str]]) -> int:
+    """Send the outbox's calls, oldest first, each with its call id (stored once); how many wait.
+
+    A call the service answered (200: kept; 4xx: dead-lettered there, never sent again) leaves
+    the outbox; the first it did not keep (503, unreachable) stops the flush, so the session's
+    order holds. One hook flushes at a time (a lock); another finds it busy and goes on.
+    """
+    names = waiting(data, key)
+    if not names:
+        return 0
+    folder = outbox(data, key)
+    lock = os.open(os.path.join(folder, ".lock"), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return len(names)
+        deadline = time.monotonic() + FLUSH_BUDGET_S
+        names = waiting(data, key)
+        for index, name in enumerate(names):
+            if time.monotonic() > deadline or not sent(os.path.join(folder, name), addresses):
+                return len(names) - index
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(folder, name))
+        return 0
+    finally:
+        os.close(lock)
+
+
+def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
+    """Post one kept call to the first service that answers; whether it is done with."""
+    try:
+        with open(path, "rb") as handle:
+            body = handle.read()
+    except FileNotFoundError:
+        return True  # another flush sent it
+    for address in addresses:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            return post(*address, body).status != 503
+    return False
+
+
 def spool_line(call: HookCall) -> bytes:
     """The call as a line of plait's file spool (``plait.adapters.backends.spool``), redacted."""
     from plait.state.base.redact import redact  # here only: it costs what a fast hook cannot
@@ -250,13 +389,17 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
     body = json.dumps(
         {"host": call.host, "event": call.event, "payload": call.payload, "call_id": call.call_id}
     ).encode()
+    addresses = service_addresses(data, key)
+    chosen = chosen_services()
+    if chosen and flush_outbox(data, key, addresses) and call.keep:  # after what waits
+        return standby(call, data, key), keep_locally(call, data, key, "earlier calls wait")
     reply = None
-    for address in service_addresses(data, key):  # the same call_id everywhere: stored once
+    for address in addresses:  # the same call_id everywhere: stored once
         with contextlib.suppress(OSError, ValueError, IndexError):
             reply = post(*address, body)
             break
     if reply is None:
-        note = start_service(data, key, project)
+        note = "no service in PLAIT_URL answered" if chosen else start_service(data, key, project)
         return standby(call, data, key), keep_locally(call, data, key, note)
     if reply.status == 200:
         return reply.body, ""
@@ -276,9 +419,12 @@ def standby(call: HookCall, data: str, key: str) -> bytes:
 
 
 def keep_locally(call: HookCall, data: str, key: str, why: str) -> str:
-    """Spool a ``--keep`` call; the note for stderr."""
+    """Keep a ``--keep`` call (the outbox for a chosen service, else the spool); stderr's note."""
     if not call.keep:
         return why
+    if chosen_services():
+        path = write_outbox(data, key, call)
+        return f"{why}; the call waits in the outbox ({os.path.basename(path)}), sent next hook"
     path = write_spool(data, key, call)
     return f"{why}; the call waits in {os.path.basename(path)}"
 

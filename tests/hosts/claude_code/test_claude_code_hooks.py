@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.certificates import self_signed
 from support.command_hooks import run_hook, running
 from support.local_web import free_port
 
@@ -116,6 +117,78 @@ async def test_a_hook_goes_to_the_first_of_the_listed_services_that_answers(
             "claude-code", project, data, "UserPromptSubmit", said, True, env=dead
         )
         assert "waits in" in err  # no listed service answered: kept for later
+
+
+async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_is_back(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """With ``PLAIT_URL`` (a shared, perhaps remote service) no local service adopts a spool:
+    a call no listed service kept waits, redacted, in the client's outbox, and the next hook
+    sends it before its own call, so both are recorded in order; nothing is spooled."""
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        live = read_service_file(data, project)
+        assert live is not None
+        secret = "MYSQL_PWD=hunter2hunter2"
+        first = payload(session, "x", prompt=f"We decided to use Postgres. {secret}")
+        dead = {"PLAIT_URL": f"http://127.0.0.1:{free_port()}"}
+        _, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", first, True, env=dead
+        )
+        assert "outbox" in err and "started" not in err
+        kept = list((data / "outbox").rglob("*.json"))
+        assert len(kept) == 1 and "hunter2hunter2" not in kept[0].read_text()
+        assert stat.S_IMODE(kept[0].stat().st_mode) == 0o600
+        assert await kinds(memory, session) == []
+        second = payload(session, "x", prompt="Now wire the ledger service.")
+        code, _, err = await run_hook(
+            "claude-code",
+            project,
+            data,
+            "UserPromptSubmit",
+            second,
+            True,
+            env={"PLAIT_URL": live.url},
+        )
+        assert (code, err) == (0, "")
+        prompts = [
+            event.body or event.summary
+            for event in await memory.backends.store.read_events(session)
+            if str(event.kind) == "prompt"
+        ]
+        assert len(prompts) == 2 and "Postgres" in prompts[0] and "ledger service" in prompts[1]
+        assert not list((data / "outbox").rglob("*.json"))
+        assert not list((data / "spool").rglob("hook-*.jsonl"))
+
+
+async def test_a_service_that_speaks_https_is_reached_over_tls(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """``service.tls_cert``: the service's URL is https, and the hook client speaks TLS to it
+    (the certificate checked against ``SSL_CERT_FILE``); before, it sent plain HTTP and every
+    hook was lost to a service it never reached."""
+    cert, key = self_signed(tmp_path)
+    async with running(tmp_path, redis_url, tls=(cert, key)) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        live = read_service_file(data, project)
+        assert live is not None and live.url.startswith("https://")
+        trusted = {"SSL_CERT_FILE": str(cert)}
+        said = payload(session, "x", prompt="We decided to use Postgres for the ledger.")
+        code, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", said, True, env=trusted
+        )
+        assert (code, err) == (0, "")
+        assert "prompt" in await kinds(memory, session)
+        _, _, err = await run_hook(  # a certificate it cannot check: refused, kept for later
+            "claude-code",
+            project,
+            data,
+            "UserPromptSubmit",
+            said,
+            True,
+            env={"PLAIT_URL": live.url},
+        )
+        assert "outbox" in err
 
 
 async def test_a_tool_step_that_changes_memory_adds_what_changed_to_its_result(

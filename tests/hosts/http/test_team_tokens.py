@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 import redis
+from support.certificates import self_signed
 
 from plait.adapters.hosts.http import service_file
 from plait.wiring import project_prefix
@@ -144,31 +145,7 @@ def test_beyond_loopback_the_service_needs_tls_or_a_proxy(
 
 
 def test_with_a_certificate_the_service_speaks_https(tmp_path: Path, env: dict[str, str]) -> None:
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    made = subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-            "-days",
-            "1",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ],
-        capture_output=True,
-        timeout=60,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"openssl could not make a certificate: {made.stderr[-200:]!r}")
+    cert, key = self_signed(tmp_path)
     tls_env = {**env, "PLAIT_SERVICE__TLS_CERT": str(cert), "PLAIT_SERVICE__TLS_KEY": str(key)}
     project = tmp_path / "project"
     project.mkdir()
