@@ -27,6 +27,7 @@ CURATE = "memory_curate"
 REPORTS = "reports"
 GROUPS = (SHELL, SHELL_MORE, CORPUS, CORPUS_MORE, MEMORY, CURATE, REPORTS)
 DEFAULT_GROUPS = (SHELL, CORPUS, MEMORY, CURATE)
+MEMORY_GROUPS = (MEMORY, CURATE)  # what a shared service runs (``remote``); the rest run here
 _TEXT: dict[str, Any] = {"type": "string"}
 HIDDEN_ARGUMENT = "session_id"
 
@@ -241,6 +242,7 @@ def spec_of(name: str) -> ToolSpec | None:
 
 __all__ = [
     "DEFAULT_GROUPS",
+    "MEMORY_GROUPS",
     "GROUPS",
     "HIDDEN_ARGUMENT",
     "INSTRUCTIONS",

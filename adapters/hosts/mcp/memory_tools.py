@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 
 from plait.adapters.hosts.mcp._tools import session_for
-from plait.adapters.hosts.mcp.catalog import CURATE, MEMORY, TOOLS, list_as_catalog
+from plait.adapters.hosts.mcp.catalog import MEMORY_GROUPS, TOOLS, list_as_catalog
 from plait.observation_tools import MemoryToolbox, answer_text
 from plait.state.base.errors import PlaitError
 
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from plait.observations import Observations
 
 HOST = "mcp"
-MEMORY_GROUPS = (MEMORY, CURATE)
 MEMORY_TOOL_SPECS = tuple(spec for spec in TOOLS if spec.group in MEMORY_GROUPS)
 
 
@@ -170,7 +169,6 @@ def register_memory_tools(
 
 
 __all__ = [
-    "MEMORY_GROUPS",
     "MEMORY_TOOL_SPECS",
     "register_memory_tools",
     "tool_answer",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from plait.state.base.settings import Settings
 
 SERVER_MODULE = "plait.adapters.hosts.mcp.server"
+REMOTE_MODULE = "plait.adapters.hosts.mcp.remote"
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = PROTOCOL_VERSIONS[-1]
 SERVER_VERSION = "0.1.0"
@@ -264,15 +265,29 @@ async def stdin_reader() -> asyncio.StreamReader:
 
 
 async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
-    """Serve the project's tools on stdio until stdin closes (``plait mcp``)."""
-    from plait.adapters.hosts.mcp.catalog import enabled_tools
+    """Serve the project's tools on stdio until stdin closes (``plait mcp``).
+
+    With ``PLAIT_URL`` the memory tools run on that service (:mod:`.remote`) and only they are
+    offered; else every enabled tool runs here, over the project's own memory.
+    """
+    from plait.adapters.hosts.mcp.catalog import MEMORY_GROUPS, enabled_tools
+
+    tools = enabled_tools(settings.mcp.tools)
+    remote = bool(os.environ.get("PLAIT_URL", "").strip())
+    if remote:
+        tools = [tool for tool in tools if tool.group in MEMORY_GROUPS]
 
     async def open_backend() -> ToolBackend:
+        if remote:
+            module = await import_in_background(REMOTE_MODULE)
+            data = str(settings.resolved_data_dir())
+            backend: ToolBackend = module.open_remote_backend(data, str(project_dir))
+            return backend
         module = await import_in_background(SERVER_MODULE)
         opened: ToolBackend = await module.open_tool_backend(project_dir, settings)
         return opened
 
-    await serve_stdio(enabled_tools(settings.mcp.tools), open_backend)
+    await serve_stdio(tools, open_backend)
 
 
 async def import_in_background(name: str) -> Any:

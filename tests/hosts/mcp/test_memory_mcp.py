@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from support.command_hooks import running
+from support.local_web import free_port
 
 from plait import Memory
+from plait.adapters.hosts.http.service import read_service_file
 from plait.adapters.hosts.mcp import build_server
 from plait.adapters.hosts.mcp.memory_tools import MEMORY_TOOL_SPECS
 from plait.observation_tools import TOOL_NAMES
@@ -166,3 +169,55 @@ async def test_session_forget_takes_captured_events_out_of_the_envelope(
     assert "not an ISO 8601" in bad and "say what to forget" in none
     envelope = await memory.envelope("ses_m")
     assert "quoll" not in envelope and "mkdocs" in envelope
+
+
+async def test_with_plait_url_the_memory_tools_run_on_that_service(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """A team member's ``plait mcp`` (``PLAIT_URL``, their token): the memory tools run on the
+    shared service, so a save lands in the team's memory, not in one this machine opens (its
+    Redis is unreachable here); only the memory tools are offered; a wrong token or a service
+    that does not answer is a tool error that says so. Before, ``plait mcp`` opened the
+    project's memory on the member's machine whatever ``PLAIT_URL`` said."""
+    async with running(tmp_path, redis_url) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        live = read_service_file(data, project)
+        assert live is not None
+        token = (data / "token").read_text().strip()
+
+        def member(url: str, token: str) -> StdioServerParameters:
+            return StdioServerParameters(
+                command=str(Path(sys.executable).parent / "plait"),
+                args=["mcp", "--project", str(tmp_path / "tree")],
+                env={
+                    "PATH": os.environ["PATH"],
+                    "PLAIT_DATA_DIR": str(tmp_path / "member-data"),
+                    "PLAIT_REDIS__URL": "redis://127.0.0.1:1",  # nothing local to open
+                    "PLAIT_URL": url,
+                    "PLAIT_TOKEN": token,
+                },
+                cwd=tmp_path / "tree",
+            )
+
+        async with Client(member(live.url, token), mode="legacy") as client:
+            listed = {tool.name for tool in (await client.list_tools()).tools}
+            assert listed == set(TOOL_NAMES)
+            saved = await call(
+                client,
+                "memory_save",
+                title="Ledger rounding",
+                content="We round ledger amounts half-even.",
+                type="decision",
+            )
+            found = await call(client, "memory_search", query="ledger rounding")
+            assert found["results"][0]["id"] == saved["id"]
+            bad = await refusal(client, "memory_get", id="obs_nonexistent")
+            assert "obs_nonexistent" in bad
+        assert (await memory.observations.get(saved["id"])).title == "Ledger rounding"
+        async with Client(member(live.url, "not-the-token"), mode="legacy") as client:
+            assert "refused the token" in await refusal(client, "memory_search", query="ledger")
+        dead = f"http://127.0.0.1:{free_port()}"
+        async with Client(member(dead, token), mode="legacy") as client:
+            assert "nothing was done" in await refusal(
+                client, "memory_save", title="x", content="y"
+            )
