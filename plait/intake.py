@@ -161,6 +161,7 @@ class Intake:
                 entry.host,
                 entry.call,
                 f"no host {entry.host!r} is served here ({served})",
+                member=entry.member,
             )
             self._done(entry)
 
@@ -185,7 +186,7 @@ class Intake:
         try:
             call = replace(host.rebuild(entry.call, entry.call_id), member=entry.member)
         except UsageError as error:
-            self._bury(entry.call_id, entry.host, entry.call, describe(error))
+            self._bury(entry.call_id, entry.host, entry.call, describe(error), member=entry.member)
             self._done(entry)
             return
         future: asyncio.Future[HookOutput] = asyncio.get_running_loop().create_future()
@@ -327,7 +328,8 @@ class Intake:
         """Dead-letter a call that cannot run (a spooled one) and tell its caller why."""
         reason = describe(error)
         if work.entry is not None:
-            self._bury(work.call.call_id, work.call.host.name, work.entry.call, reason)
+            call = work.call
+            self._bury(call.call_id, call.host.name, work.entry.call, reason, member=call.member)
             self._done(work.entry)
         work.settle(error)
 
@@ -343,16 +345,27 @@ class Intake:
             logger.warning("plait: the spool cannot mark a call done: %s", describe(error))
 
     def _bury(
-        self, call_id: str, host: str, call: dict[str, Any], reason: str, why: str = "cannot run"
+        self,
+        call_id: str,
+        host: str,
+        call: dict[str, Any],
+        reason: str,
+        why: str = "cannot run",
+        *,
+        member: str | None,
     ) -> str:
         logger.warning("plait: a %s call %s and is dead-lettered: %s", host, why, reason)
         return self.dead.dead_letter_call(
-            call_id=call_id, host=host, call=redact_data(call), reason=redact(reason)
+            call_id=call_id,
+            host=host,
+            call=redact_data(call),
+            reason=redact(reason),
+            member=member,
         ).dead_id
 
     def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str:
         """Dead-letter a call its host sent that cannot even be read; the dead letter's id."""
-        return self._bury(call_id, host, call, reason, why="is not usable")
+        return self._bury(call_id, host, call, reason, why="is not usable", member=acting_member())
 
     # -- upkeep ---------------------------------------------------------------------------------
     async def tick(self) -> None:

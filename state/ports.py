@@ -353,10 +353,18 @@ class DeadCall(BaseModel):
     call: dict[str, Any]
     reason: str
     dead_at: datetime
+    member: str | None = None  # the team member whose call it was (a replay runs as them)
 
     @classmethod
     def now(
-        cls, *, dead_id: str, call_id: str, host: str, call: dict[str, Any], reason: str
+        cls,
+        *,
+        dead_id: str,
+        call_id: str,
+        host: str,
+        call: dict[str, Any],
+        reason: str,
+        member: str | None = None,
     ) -> DeadCall:
         """A call dead-lettered now, its reason cut to :data:`DEAD_REASON_MAX` characters."""
         return cls(
@@ -366,6 +374,7 @@ class DeadCall(BaseModel):
             call=call,
             reason=reason[:DEAD_REASON_MAX],
             dead_at=datetime.now(UTC),
+            member=member,
         )
 
 
@@ -429,9 +438,15 @@ class DeadCalls(Protocol):
     """Host calls that cannot run, where a person can list, replay or drop them."""
 
     def dead_letter_call(
-        self, *, call_id: str, host: str, call: dict[str, Any], reason: str
+        self,
+        *,
+        call_id: str,
+        host: str,
+        call: dict[str, Any],
+        reason: str,
+        member: str | None = None,
     ) -> DeadCall:
-        """Keep a call that cannot run, with the reason."""
+        """Keep a call that cannot run, with the reason (and whose it was: a replay is theirs)."""
         ...
 
     def list_dead_calls(self, limit: int = 100) -> list[DeadCall]:

@@ -79,7 +79,13 @@ class InMemorySpool:
         """Nothing to release."""
 
     def dead_letter_call(
-        self, *, call_id: str, host: str, call: dict[str, Any], reason: str
+        self,
+        *,
+        call_id: str,
+        host: str,
+        call: dict[str, Any],
+        reason: str,
+        member: str | None = None,
     ) -> DeadCall:
         """Keep a call that cannot run."""
         dead = DeadCall.now(
@@ -88,6 +94,7 @@ class InMemorySpool:
             host=host,
             call=call,
             reason=reason,
+            member=member,
         )
         self._dead[dead.dead_id] = dead
         return dead
@@ -107,6 +114,7 @@ class InMemorySpool:
                 host=d.host,
                 call=d.call,
                 accepted_at=datetime.now(UTC),
+                member=d.member,
             )
             for d in taken
         ]

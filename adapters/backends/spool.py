@@ -290,7 +290,13 @@ class FileSpool:
         return self.folder / DEAD_FILE
 
     def dead_letter_call(
-        self, *, call_id: str, host: str, call: dict[str, Any], reason: str
+        self,
+        *,
+        call_id: str,
+        host: str,
+        call: dict[str, Any],
+        reason: str,
+        member: str | None = None,
     ) -> DeadCall:
         """Append a call that cannot run, with the reason."""
         dead = DeadCall.now(
@@ -299,6 +305,7 @@ class FileSpool:
             host=host,
             call=call,
             reason=reason,
+            member=member,
         )
         record = {
             "dead_id": dead.dead_id,
@@ -308,6 +315,8 @@ class FileSpool:
             "reason": dead.reason,
             "at": dead.dead_at.timestamp(),
         }
+        if member is not None:
+            record["member"] = member
         private_directory(self.folder)
         with locked(self.folder / "dead.lock"), private_file(self.dead_path).open("ab") as out:
             out.write(record_line(record))
@@ -329,6 +338,7 @@ class FileSpool:
                         call=dict(record["call"]),
                         reason=str(record.get("reason") or ""),
                         dead_at=datetime.fromtimestamp(float(record.get("at", 0)), UTC),
+                        member=str(record["member"]) if record.get("member") else None,
                     )
                 )
         return found
@@ -375,6 +385,7 @@ class FileSpool:
                         host=dead.host,
                         call=dead.call,
                         accepted_at=datetime.now(UTC),
+                        member=dead.member,
                     )
                     for seq, dead in enumerate(taken, start=1)
                 ]

@@ -48,8 +48,11 @@ def test_spool_keeps_calls_in_order_until_done(spool: CallSpool) -> None:
 
 
 def test_dead_calls_are_listed_dropped_and_replayed(spool: FileSpool | InMemorySpool) -> None:
-    one = spool.dead_letter_call(call_id="a", host="h", call=CALL, reason="bad field input.x")
+    one = spool.dead_letter_call(
+        call_id="a", host="h", call=CALL, reason="bad field input.x", member="alice"
+    )
     two = spool.dead_letter_call(call_id="b", host="h", call={"n": 2}, reason="too large")
+    assert [d.member for d in spool.list_dead_calls()] == ["alice", None]
     assert [(d.call_id, d.reason) for d in spool.list_dead_calls()] == [
         ("a", "bad field input.x"),
         ("b", "too large"),
@@ -59,6 +62,7 @@ def test_dead_calls_are_listed_dropped_and_replayed(spool: FileSpool | InMemoryS
     assert spool.list_dead_calls() == []
     adopted = spool.adopt()
     assert [(c.call_id, c.call) for c in adopted] == [("a", CALL)]
+    assert adopted[0].member == "alice"  # a replay runs as the member whose call it was
     assert [c.call_id for c in spool.pending()] == ["a"]
 
 
