@@ -62,11 +62,12 @@ async def running(
     *,
     background: bool = False,
     tls: tuple[Path, Path] | None = None,
+    port: int = 0,
 ) -> AsyncIterator[Memory]:
     """A real ``serve`` for ``tmp_path/project`` on a loopback port, announced in ``…/data``.
 
     ``background``: with the drain and the recall caches (a new session's long-term memory).
-    ``tls``: certificate and key: the service speaks HTTPS.
+    ``tls``: certificate and key: the service speaks HTTPS. ``port``: where (0: any free one).
     """
     project, data = tmp_path / "project", tmp_path / "data"
     project.mkdir(exist_ok=True)
@@ -78,7 +79,9 @@ async def running(
         # one group per test folder: a second service of the same test sees the same memory
         graphiti={"group_id_prefix": f"t{uuid.uuid5(uuid.NAMESPACE_URL, str(tmp_path)).hex[:10]}"},
     ) as memory:
-        task = asyncio.create_task(serve(memory, data_dir=data, project_dir=project, tls=tls))
+        task = asyncio.create_task(
+            serve(memory, port=port, data_dir=data, project_dir=project, tls=tls)
+        )
         for _ in range(200):
             if read_service_file(data, project) is not None:
                 break

@@ -31,6 +31,11 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
    ``--keep`` call no listed service kept waits, redacted, in the client's outbox
    (``<data_dir>/outbox/<project_key>/*.json``, 0600); every later hook first sends what waits
    there, oldest first with its call id, and a ``--keep`` call waits behind it until it is sent.
+   The hook that keeps a call also starts the outbox's flusher (``plait-hook --flush DATA_DIR
+   PROJECT_KEY``, detached, one at a time: it holds ``.flusher`` with its pid), which tries
+   again every few seconds (at most 4 s apart) until the outbox is empty, so what waits is
+   recorded soon after the service answers again, with no other hook to carry it; it gives up
+   after :data:`FLUSHER_LIFE_S` (the next hook starts another).
 
 It always exits 0: whatever fails, the host goes on (fail open). It imports only the standard
 library on its way (plait's redaction only when it writes the spool), so it starts fast.
@@ -39,6 +44,7 @@ library on its way (plait's redaction only when it writes the spool), so it star
 from __future__ import annotations
 
 from plait.adapters.hosts.hook_client._client import (
+    FLUSHER_LIFE_S,
     START_INTERVAL_S,
     STRING_MAX,
     HookCall,
@@ -46,4 +52,4 @@ from plait.adapters.hosts.hook_client._client import (
     run,
 )
 
-__all__ = ["START_INTERVAL_S", "STRING_MAX", "HookCall", "main", "run"]
+__all__ = ["FLUSHER_LIFE_S", "START_INTERVAL_S", "STRING_MAX", "HookCall", "main", "run"]

@@ -34,6 +34,9 @@ SERVICES_DIR = "services"
 SPOOL_DIR = "spool"
 OUTBOX_DIR = "outbox"
 FLUSH_BUDGET_S = 2.0  # a hook sends what waits in its outbox for at most this long
+FLUSHER_PAUSES_S = (0.5, 1.0, 2.0, 4.0)  # between the flusher's tries (the last repeats)
+FLUSHER_LIFE_S = 900.0  # a flusher gives up after this; the next hook starts another
+FLUSHER_LOCK = ".flusher"
 
 
 class HookCall:
@@ -331,6 +334,58 @@ def flush_outbox(data: str, key: str, addresses: list[tuple[str, str]]) -> int:
         os.close(lock)
 
 
+def start_flusher(data: str, key: str) -> None:
+    """Start the outbox's flusher, detached, unless one runs (it holds :data:`FLUSHER_LOCK`).
+
+    So what waits is sent once a listed service answers again, whether or not the host calls
+    another hook (a session that ended, a person who went home).
+    """
+    import subprocess  # here only: a hook whose call was kept starts none
+
+    lock = os.open(os.path.join(outbox(data, key), FLUSHER_LOCK), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return  # a flusher runs
+    finally:
+        os.close(lock)  # released: the flusher takes it
+    with contextlib.suppress(OSError):
+        subprocess.Popen(
+            [sys.executable, "-m", "plait.adapters.hosts.hook_client", "--flush", data, key],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+
+def run_flusher(data: str, key: str) -> str:
+    """The flusher: send the outbox, pausing between tries, until it is empty (or too long).
+
+    Returns why it stopped. A second flusher finds the lock held and stops at once.
+    """
+    lock = os.open(os.path.join(outbox(data, key), FLUSHER_LOCK), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return "another flusher runs"
+        os.ftruncate(lock, 0)
+        os.write(lock, str(os.getpid()).encode())  # who it is, for a person (or a test)
+        deadline = time.monotonic() + FLUSHER_LIFE_S
+        tries = 0
+        while flush_outbox(data, key, service_addresses(data, key)):
+            if time.monotonic() > deadline:
+                return "gave up for now; the next hook starts another"
+            time.sleep(FLUSHER_PAUSES_S[min(tries, len(FLUSHER_PAUSES_S) - 1)])
+            tries += 1
+        return ""
+    finally:
+        with contextlib.suppress(OSError):
+            os.ftruncate(lock, 0)  # no pid left behind that names another process later
+        os.close(lock)
+
+
 def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
     """Post one kept call to the first service that answers; whether it is done with."""
     try:
@@ -424,13 +479,20 @@ def keep_locally(call: HookCall, data: str, key: str, why: str) -> str:
         return why
     if chosen_services():
         path = write_outbox(data, key, call)
-        return f"{why}; the call waits in the outbox ({os.path.basename(path)}), sent next hook"
+        start_flusher(data, key)
+        name = os.path.basename(path)
+        return f"{why}; the call waits in the outbox ({name}), sent when a service answers"
     path = write_spool(data, key, call)
     return f"{why}; the call waits in {os.path.basename(path)}"
 
 
 def run(argv: list[str], stdin: IO[bytes], stdout: IO[bytes]) -> str:
-    """One hook: read, forward, answer. Returns the note for stderr ("" when none)."""
+    """One hook: read, forward, answer. Returns the note for stderr ("" when none).
+
+    ``--flush DATA_DIR PROJECT_KEY`` runs the outbox's flusher instead (:func:`start_flusher`).
+    """
+    if argv[:1] == ["--flush"] and len(argv) == 3:
+        return run_flusher(argv[1], argv[2])
     args = [arg for arg in argv if arg != "--keep"]
     if len(args) != 2:
         return "usage: plait-hook HOST EVENT [--keep]"
@@ -465,4 +527,15 @@ def main() -> None:
     sys.exit(0)
 
 
-__all__ = ["START_INTERVAL_S", "STRING_MAX", "HookCall", "Reply", "main", "run"]
+__all__ = [
+    "FLUSHER_LIFE_S",
+    "START_INTERVAL_S",
+    "STRING_MAX",
+    "HookCall",
+    "Reply",
+    "main",
+    "post",
+    "project_key",
+    "run",
+    "service_addresses",
+]

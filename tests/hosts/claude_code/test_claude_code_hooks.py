@@ -7,7 +7,12 @@ The client runs as the host runs it (a process per hook, JSON on stdin); the ser
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
+import os
+import signal
 import stat
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -117,6 +122,7 @@ async def test_a_hook_goes_to_the_first_of_the_listed_services_that_answers(
             "claude-code", project, data, "UserPromptSubmit", said, True, env=dead
         )
         assert "waits in" in err  # no listed service answered: kept for later
+    stop_flusher(next((data / "outbox").rglob(".flusher")))
 
 
 async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_is_back(
@@ -161,6 +167,64 @@ async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_i
         assert not list((data / "spool").rglob("hook-*.jsonl"))
 
 
+async def test_what_waits_in_the_outbox_is_sent_when_the_service_is_back_with_no_other_hook(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """Liveness: a call kept in the outbox is recorded once the chosen service answers, by the
+    outbox's flusher (started by the hook that kept it), without another hook to carry it;
+    the flusher then ends. Before, it waited for the next hook, which may never come."""
+    project, data = tmp_path / "project", tmp_path / "data"
+    data.mkdir()
+    (data / "token").write_text("shared-service-token")
+    (data / "token").chmod(0o600)
+    port = free_port()
+    chosen = {"PLAIT_URL": f"http://127.0.0.1:{port}", "PLAIT_TOKEN": "shared-service-token"}
+    said = payload(session, "x", prompt="We decided to use Postgres for the ledger.")
+    project.mkdir()
+    _, _, err = await run_hook(
+        "claude-code", project, data, "UserPromptSubmit", said, True, env=chosen
+    )
+    assert "outbox" in err
+    flusher = next((data / "outbox").rglob(".flusher"))
+    async with running(tmp_path, redis_url, port=port) as memory:
+        for _ in range(300):  # its pauses are at most 4 s; nobody calls a hook meanwhile
+            if "prompt" in await kinds(memory, session):
+                break
+            await asyncio.sleep(0.1)
+        assert "prompt" in await kinds(memory, session)
+        assert not list((data / "outbox").rglob("*.json"))
+        for _ in range(100):  # and the flusher is gone
+            if flusher_ended(flusher):
+                break
+            await asyncio.sleep(0.1)
+        assert flusher_ended(flusher)
+
+
+def stop_flusher(lock: Path) -> None:
+    """End the outbox's running flusher (its pid is in its lock file) and wait until it has."""
+    for _ in range(200):
+        pid = lock.read_text().strip()
+        if pid:  # it has started
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGTERM)
+            if flusher_ended(lock):
+                return
+        time.sleep(0.05)
+    raise AssertionError("no flusher ended")
+
+
+def flusher_ended(lock: Path) -> bool:
+    """Whether no flusher holds the outbox's flusher lock."""
+    descriptor = os.open(lock, os.O_WRONLY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(descriptor)
+    return True
+
+
 async def test_a_service_that_speaks_https_is_reached_over_tls(
     tmp_path: Path, redis_url: str, session: str
 ) -> None:
@@ -189,6 +253,7 @@ async def test_a_service_that_speaks_https_is_reached_over_tls(
             env={"PLAIT_URL": live.url},
         )
         assert "outbox" in err
+    stop_flusher(next((data / "outbox").rglob(".flusher")))  # it would try for 15 minutes
 
 
 async def test_a_tool_step_that_changes_memory_adds_what_changed_to_its_result(
