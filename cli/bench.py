@@ -500,6 +500,40 @@ def bench_size_command(
     console.print(text)
 
 
+@bench_app.command("footprint")
+def bench_footprint_command(
+    projects: Annotated[int, typer.Option(min=1, help="Projects used at once.")] = 4,
+    idle_exit_s: Annotated[
+        float, typer.Option(min=1, help="The services' idle time (service.idle_exit_s).")
+    ] = 30,
+    output: OutputOption = Path("docs/benchmarks.md"),
+) -> None:
+    """Resident memory of plait's processes for several projects, one process or one each."""
+    from plait.devtools.bench import stamp, write_section
+    from plait.devtools.footprint_bench import SETTLE_S, render_footprint, run_footprint
+
+    reports = [
+        run_footprint(projects, one_process=shared, idle_exit_s=idle_exit_s)
+        for shared in (True, False)
+    ]
+    text = render_footprint(reports)
+    body = (
+        f"{stamp()}\n\n`uv run plait bench footprint --projects {projects} --idle-exit-s "
+        f"{idle_exit_s:g}`: a fresh data dir; `plait serve --project` started for each project "
+        "as the plugin starts it (real processes, the embedded FalkorDB server), each "
+        "project's service sent a session's start and three prompts with their model calls over "
+        "HTTP; "
+        f"{SETTLE_S:g} s later the resident memory (`VmRSS`) of every process plait runs for "
+        "the data dir is summed; then nothing is sent until the services' idle time has "
+        "passed. Once with one `plait serve` process for every project (the default, "
+        "`service.one_process`), once with a process per project (`service.one_process = "
+        "false`, as before).\n\n"
+        f"{text}\n"
+    )
+    write_section(output, "Footprint of several projects", body)
+    console.print(text)
+
+
 @bench_app.command("faults")
 def bench_faults_command(
     only: Annotated[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -24,6 +25,7 @@ from plait.state.base.redact import redact_process_output
 
 if TYPE_CHECKING:
     from plait.adapters.hosts.http import ServiceInfo
+    from plait.adapters.hosts.http.lifecycle import ServiceLock
     from plait.state.base.settings import Settings
 
 
@@ -56,28 +58,42 @@ def serve(
 ) -> None:
     """Run the local HTTP service the OpenCode plugin talks to (loopback, bearer token).
 
-    One per project: a second start finds the first (or replaces it if it hangs). It stops on
-    SIGTERM or Ctrl-C, and after serve.idle_exit_s without a hook.
+    One per project: a second start finds the first (or replaces it if it hangs). One process
+    serves every project of the data dir (service.one_process): a start for another project
+    hands it to the running process and exits. It stops on SIGTERM or Ctrl-C, and a project
+    after serve.idle_exit_s without a hook (the process with its last project).
     """
     from plait.adapters.hosts.http import running_service, service_file
     from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
+    from plait.adapters.hosts.http.user_service import join
 
     redact_process_output()
     settings = load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     directory = settings.resolved_data_dir()
+    shared = settings.service.one_process and host is None and port is None
+    found = running_service(directory, project_dir)
+    joined = join(directory, project_dir) if found is None and shared else None
+    if joined is not None:
+        console.print(
+            f"plait serve: {project_dir} is served by the running plait service "
+            f"(pid {joined.pid}) at {joined.url}"
+        )
+        raise typer.Exit(0)
     lock = ServiceLock(lock_path(service_file(directory, project_dir)))
     try:
-        mine = take_over(lock, answers=lambda: running_service(directory, project_dir) is not None)
+        mine = found is None and take_over(
+            lock, answers=lambda: running_service(directory, project_dir) is not None
+        )
     except (PlaitError, OSError) as error:
         fail(f"cannot start the service for {project_dir}: {error}")
     if not mine:
-        found = running_service(directory, project_dir)
+        found = found or running_service(directory, project_dir)
         where = f" at {found.url} (pid {found.pid})" if found else ""
         console.print(f"plait serve: already running for this project{where}")
         raise typer.Exit(0)
     try:
-        _run(_serve(settings, project_dir, host, port))
+        _run(_serve_here(settings, data_dir, project_dir, host, port, lock, shared=shared))
     except PlaitError as error:
         fail(str(error))
     except OSError as error:
@@ -88,7 +104,66 @@ def serve(
         lock.release()
 
 
-async def _serve(settings: Settings, project_dir: Path, host: str | None, port: int | None) -> None:
+async def _serve_here(
+    settings: Settings,
+    data_dir: Path | None,
+    project_dir: Path,
+    host: str | None,
+    port: int | None,
+    lock: ServiceLock,
+    *,
+    shared: bool,
+) -> None:
+    """Serve the project (its lock held): as the data dir's one process when it can be."""
+    from plait.adapters.hosts.http import load_or_create_token
+    from plait.adapters.hosts.http.user_service import UserService, control_lock
+
+    directory = settings.resolved_data_dir()
+    control = control_lock(directory)
+    if not shared or not control.try_acquire():  # another process is (becoming) the one
+        await _serve(settings, project_dir, host, port)
+        return
+
+    async def serve_project(path: Path, stop: asyncio.Event, held: ServiceLock | None) -> None:
+        await _serve_added(data_dir, path, stop, held)
+
+    try:
+        service = UserService(directory, load_or_create_token(directory), serve_project)
+        await service.run(project_dir, lock)
+    finally:
+        control.release()
+
+
+async def _serve_added(
+    data_dir: Path | None, project_dir: Path, stop: asyncio.Event, lock: ServiceLock | None
+) -> None:
+    """Serve one project in the shared process until ``stop``; its lock claimed unless held.
+
+    The lock is released when the project stops (the process may serve others for long after).
+    """
+    from plait.adapters.hosts.http import running_service, service_file
+    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
+
+    settings = load_settings(project_dir, data_dir)  # the project's own configuration
+    directory = settings.resolved_data_dir()
+    if lock is None:
+        lock = ServiceLock(lock_path(service_file(directory, project_dir)))
+        answers = lambda: running_service(directory, project_dir) is not None  # noqa: E731
+        if not await asyncio.to_thread(take_over, lock, answers=answers):
+            return  # another process answers for it
+    try:
+        await _serve(settings, project_dir, None, None, stop=stop)
+    finally:
+        lock.release()
+
+
+async def _serve(
+    settings: Settings,
+    project_dir: Path,
+    host: str | None,
+    port: int | None,
+    stop: asyncio.Event | None = None,
+) -> None:
     from plait.adapters.backends.tokens import FileTokenBook
     from plait.adapters.hosts.http import serve as serve_http
     from plait.adapters.hosts.http.team import TeamTokens
@@ -109,6 +184,7 @@ async def _serve(settings: Settings, project_dir: Path, host: str | None, port: 
             team=team,
             tls=settings.service.tls(),
             behind_proxy=settings.service.behind_proxy,
+            stop=stop,
         )
 
 
@@ -158,20 +234,36 @@ def stop(
 ) -> None:
     """Stop the project's service (or every one); the embedded server stops once unused."""
     from plait.adapters.hosts.http import project_key
-    from plait.adapters.hosts.http.lifecycle import service_states, stop_service
+    from plait.adapters.hosts.http.lifecycle import service_states
 
     directory = load_settings(project, data_dir).resolved_data_dir()
-    folder = directory / "services"
     keys = (
         [state.key for state in service_states(directory)]
         if all_
         else [project_key((project or Path.cwd()).resolve())]
     )
     try:
-        stopped = [key for key in keys if stop_service(folder, key)]
+        stopped = [key for key in keys if _stop_one(directory, key)]
     except PlaitError as error:
         fail(str(error))
     console.print(f"stopped {len(stopped)} service(s)" if stopped else "no service was running")
+
+
+def _stop_one(directory: Path, key: str) -> bool:
+    """Stop one project's service: in the shared process alone, else its process."""
+    import time
+
+    from plait.adapters.hosts.http.lifecycle import service_state, stop_service
+    from plait.adapters.hosts.http.user_service import stop_in_process
+
+    folder = directory / "services"
+    if stop_in_process(directory, key):
+        deadline = time.monotonic() + 30
+        while service_state(folder, key).running and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not service_state(folder, key).running:
+            return True
+    return stop_service(folder, key)
 
 
 @app.command()

@@ -327,6 +327,11 @@ class ServiceSettings(Section):
     idle_exit_s: float = Field(
         default=1800, ge=0, description="plait serve exits after this long without a hook; 0 never."
     )
+    one_process: bool = Field(
+        default=True,
+        description="One plait serve process serves every project of the data dir (each on a "
+        "port of its own); false: a process per project.",
+    )
     spool_max_bytes: int = Field(
         default=256 * 1024 * 1024,
         ge=0,

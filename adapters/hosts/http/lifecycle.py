@@ -26,6 +26,7 @@ from typing import IO, Any
 from plait.state.base.errors import BackendUnavailable
 from plait.state.base.processes import pid_alive
 
+CONTROL = "_user"  # the files of the process that serves every project (``user_service``)
 START_GRACE_SECONDS = 15.0
 TERM_GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.1
@@ -162,8 +163,11 @@ def service_states(data_dir: Path) -> list[ServiceState]:
     """Every project service the data dir knows of (a lock or a service file), running or not."""
     folder = data_dir / "services"
     keys = sorted(
-        {path.stem for path in folder.glob("*.lock")}
-        | {path.stem for path in folder.glob("*.json")}
+        (
+            {path.stem for path in folder.glob("*.lock")}
+            | {path.stem for path in folder.glob("*.json")}
+        )
+        - {CONTROL}
     )
     return [service_state(folder, key) for key in keys]
 
@@ -199,6 +203,7 @@ def stop_service(folder: Path, key: str) -> bool:
 
 
 __all__ = [
+    "CONTROL",
     "START_GRACE_SECONDS",
     "ServiceState",
     "IdleClock",

@@ -702,12 +702,13 @@ def announced(data_dir: Path | str, info: ServiceInfo) -> Iterator[Path]:
         remove_service_file(data_dir, info)
 
 
-def quiet_server(config: Any) -> Any:
+def quiet_server(config: Any, *, signals: bool = True) -> Any:
     """A uvicorn server that stops on SIGTERM or SIGINT and then returns normally.
 
     uvicorn re-raises the signal once it has stopped, which ends the process before the code
     around :func:`serve` can close the memory and release the embedded server; this one
-    does not, so ``plait serve`` cleans up and exits 0.
+    does not, so ``plait serve`` cleans up and exits 0. ``signals=False``: it takes no signal
+    (several servers in one process: the process stops them, see :mod:`.user_service`).
     """
     import uvicorn
 
@@ -717,7 +718,21 @@ def quiet_server(config: Any) -> Any:
                 self.force_exit = True
             self.should_exit = True
 
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if not signals:
+                yield
+                return
+            with super().capture_signals():
+                yield
+
     return QuietServer(config)
+
+
+async def exit_when_set(server: Any, stop: asyncio.Event) -> None:
+    """Ask ``server`` to stop once ``stop`` is set."""
+    await stop.wait()
+    server.should_exit = True
 
 
 async def exit_when_idle(server: Any, clock: IdleClock, idle_exit_s: float) -> None:
@@ -746,6 +761,7 @@ async def serve(
     tls: tuple[Path, Path] | None = None,
     behind_proxy: bool = False,
     opencode: HostWire = OPENCODE_WIRE,
+    stop: asyncio.Event | None = None,
 ) -> None:
     """Serve the app with uvicorn until stopped; announce it in the data dir meanwhile.
 
@@ -766,6 +782,7 @@ async def serve(
         tls: certificate and key files; the service then speaks HTTPS.
         behind_proxy: a proxy in front terminates TLS, so plain HTTP beyond loopback is allowed.
         opencode: how OpenCode's calls are read and answered (a test may record them).
+        stop: set, the service stops; given, it takes no signal itself (its process does).
 
     Raises:
         ConfigError: ``host`` is not loopback and there is neither TLS nor a proxy in front.
@@ -799,7 +816,7 @@ async def serve(
         ssl_certfile=certificate,
         ssl_keyfile=key,
     )
-    server = quiet_server(config)
+    server = quiet_server(config, signals=stop is None)
     url_host = f"[{host}]" if ":" in host else host
     info = ServiceInfo(
         url=f"{'https' if tls else 'http'}://{url_host}:{bound_port}",
@@ -808,12 +825,15 @@ async def serve(
         pid=os.getpid(),
         project_dir=os.path.realpath(os.fspath(project_dir)),
     )
-    watchdog = asyncio.ensure_future(exit_when_idle(server, clock, idle_exit_s or math.inf))
+    watchdogs = [asyncio.ensure_future(exit_when_idle(server, clock, idle_exit_s or math.inf))]
+    if stop is not None:
+        watchdogs.append(asyncio.ensure_future(exit_when_set(server, stop)))
     try:
         with announced(data_dir, info):
             await server.serve(sockets=[sock])
     finally:
-        watchdog.cancel()
+        for watchdog in watchdogs:
+            watchdog.cancel()
 
 
 __all__ = [

@@ -194,3 +194,59 @@ def test_lock_can_be_taken_once(tmp_path: Path) -> None:
     first.release()
     assert second.try_acquire()
     second.release()
+
+
+def announced_pid(data_dir: Path, project: Path) -> int:
+    return int(json.loads(service_file(data_dir, project).read_text())["pid"])
+
+
+def test_one_process_serves_every_project_and_stops_them_one_by_one(
+    tmp_path: Path, project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    """The second project of a data dir is served by the running process (one process, not
+    two of ~170 MB each), on a port of its own; ``plait stop --project`` stops that project
+    alone, and a signal stops the rest and the process."""
+    other = tmp_path / "other"
+    other.mkdir()
+    process = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    pids = server_pids(data_dir)
+    joined = subprocess.run(
+        [PLAIT, "serve", "--project", str(other)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert joined.returncode == 0 and "served by the running plait service" in joined.stdout
+    assert healthy(data_dir, other)
+    assert announced_pid(data_dir, other) == announced_pid(data_dir, project) == process.pid
+    first, second = (json.loads(service_file(data_dir, p).read_text()) for p in (project, other))
+    assert first["port"] != second["port"]
+    stopped = subprocess.run(
+        [PLAIT, "stop", "--project", str(project)], env=env, capture_output=True, text=True
+    )
+    assert "stopped 1 service" in stopped.stdout
+    assert not service_file(data_dir, project).exists() and healthy(data_dir, other)
+    assert ServiceLock(lock_path(service_file(data_dir, project))).try_acquire()  # released
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=30) == 0
+    assert wait_for(lambda: nothing_left(data_dir, (process.pid, *pids)), 10)
+
+
+def test_a_start_with_other_settings_is_not_joined(
+    tmp_path: Path, project: Path, data_dir: Path, env: dict[str, str], started: list
+) -> None:
+    """A ``plait serve`` whose PLAIT_* environment differs serves its project itself: the
+    running process's settings are not its own."""
+    other = tmp_path / "other"
+    other.mkdir()
+    process = serve(project, env, started)
+    assert wait_for(lambda: healthy(data_dir, project))
+    own = serve(other, {**env, "PLAIT_SERVICE__IDLE_EXIT_S": "600"}, started)
+    assert wait_for(lambda: healthy(data_dir, other))
+    assert announced_pid(data_dir, other) == own.pid != process.pid
+    for running in (own, process):
+        running.send_signal(signal.SIGTERM)
+        assert running.wait(timeout=30) == 0
