@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import redis
-
 from plait.adapters.backends.private_files import (
     private_directory,
     private_file,
@@ -447,6 +445,8 @@ def kill_orphan(pid: int) -> None:
 
 def answers_ping(info: ServerInfo) -> bool:
     """Whether the server at ``info`` answers PING with our password."""
+    import redis  # here, not at the top: the reaper imports this module and lives for hours
+
     client = redis.Redis(host=info.host, port=info.port, password=info.password, socket_timeout=1.0)
     try:
         return bool(client.ping())
@@ -463,6 +463,8 @@ def shutdown(info: ServerInfo) -> None:
     module unloads; the data is on disk once SAVE returns, so plait sends SHUTDOWN on a raw socket
     and goes on. A server started meanwhile on the same data dir reads what SAVE wrote.
     """
+    import redis  # here, not at the top: the reaper imports this module and lives for hours
+
     client = redis.Redis(host=info.host, port=info.port, password=info.password, socket_timeout=30)
     try:
         client.save()

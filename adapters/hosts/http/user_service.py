@@ -42,6 +42,7 @@ from plait.state.groups import project_key
 logger = logging.getLogger(__name__)
 
 JOIN_TIMEOUT_S = 120.0  # opening a project's memory in the running process, at the most
+HEALTH_TIMEOUT_S = 2.0  # the running process's control answers its health check within this
 SETTINGS_PREFIX = "PLAIT_"
 NOT_SETTINGS = frozenset({"PLAIT_PROJECT_DIR", "PLAIT_SESSION_ID"})
 
@@ -237,6 +238,8 @@ def join(data_dir: Path, project_dir: Path) -> ServiceInfo | None:
     url, token = found
     body = {"project_dir": str(project_dir), "environment": settings_environment()}
     try:
+        if httpx.get(f"{url}/v1/health", timeout=HEALTH_TIMEOUT_S).status_code != 200:
+            return None  # a process that does not answer at once is not waited for
         answer = httpx.post(
             f"{url}/v1/projects",
             json=body,
