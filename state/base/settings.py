@@ -386,6 +386,11 @@ class McpSettings(Section):
             "link-local or metadata addresses (names or IPs, e.g. localhost)."
         ),
     )
+    remote: Literal["auto", "always", "never"] = Field(
+        default="auto",
+        description="Run the memory tools on the service in PLAIT_URL (and offer only them): "
+        "auto when it names another machine, always, or never (open this machine's memory).",
+    )
 
 
 class CorpusSettings(Section):

@@ -167,6 +167,25 @@ class Endpoint:
         self.prefix = "/" + path.strip("/") if path.strip("/") else ""
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or ``localhost``."""
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def on_other_machines(urls: str) -> bool:
+    """Whether a comma-separated list of service URLs names a host beyond this machine."""
+    for url in urls.split(","):
+        if not url.strip():
+            continue
+        try:
+            host = Endpoint(url).host
+        except ValueError:
+            continue
+        if not is_loopback(host):
+            return True
+    return False
+
+
 def post(
     url: str, token: str, body: bytes, timeout: float = TIMEOUT_S, route: str = ROUTE
 ) -> Reply:
@@ -533,7 +552,9 @@ __all__ = [
     "STRING_MAX",
     "HookCall",
     "Reply",
+    "is_loopback",
     "main",
+    "on_other_machines",
     "post",
     "project_key",
     "run",

@@ -75,6 +75,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from plait.adapters.hosts.hook_client._client import is_loopback
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http.answers import (
     CALL_ID_MAX,
@@ -664,11 +665,6 @@ def running_service(
     except httpx.HTTPError:
         return None
     return info if response.status_code == 200 else None
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is a loopback address or ``localhost``."""
-    return host in ("localhost", "::1") or host.startswith("127.")
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -267,13 +267,14 @@ async def stdin_reader() -> asyncio.StreamReader:
 async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
     """Serve the project's tools on stdio until stdin closes (``plait mcp``).
 
-    With ``PLAIT_URL`` the memory tools run on that service (:mod:`.remote`) and only they are
-    offered; else every enabled tool runs here, over the project's own memory.
+    With ``PLAIT_URL`` naming another machine (``mcp.remote``) the memory tools run on that
+    service (:mod:`.remote`) and only they are offered; else every enabled tool runs here,
+    over the project's own memory.
     """
     from plait.adapters.hosts.mcp.catalog import MEMORY_GROUPS, enabled_tools
 
     tools = enabled_tools(settings.mcp.tools)
-    remote = bool(os.environ.get("PLAIT_URL", "").strip())
+    remote = remote_service(settings.mcp.remote, os.environ.get("PLAIT_URL", ""))
     if remote:
         tools = [tool for tool in tools if tool.group in MEMORY_GROUPS]
 
@@ -288,6 +289,19 @@ async def run_stdio(project_dir: Path, *, settings: Settings) -> None:
         return opened
 
     await serve_stdio(tools, open_backend)
+
+
+def remote_service(mode: str, urls: str) -> bool:
+    """Whether the memory tools run on the service in ``PLAIT_URL`` (``mcp.remote``).
+
+    ``auto``: when it names another machine (a service on this one shares its memory, and the
+    session tools need that memory here); ``always``: whenever it is set; ``never``.
+    """
+    from plait.adapters.hosts.hook_client._client import on_other_machines
+
+    if mode == "never" or not urls.strip():
+        return False
+    return mode == "always" or on_other_machines(urls)
 
 
 async def import_in_background(name: str) -> Any:

@@ -195,6 +195,7 @@ async def test_with_plait_url_the_memory_tools_run_on_that_service(
                     "PLAIT_REDIS__URL": "redis://127.0.0.1:1",  # nothing local to open
                     "PLAIT_URL": url,
                     "PLAIT_TOKEN": token,
+                    "PLAIT_MCP__REMOTE": "always",  # the service is on this machine here
                 },
                 cwd=tmp_path / "tree",
             )
@@ -221,3 +222,15 @@ async def test_with_plait_url_the_memory_tools_run_on_that_service(
             assert "nothing was done" in await refusal(
                 client, "memory_save", title="x", content="y"
             )
+
+
+def test_plait_url_on_this_machine_keeps_the_tools_here_unless_asked() -> None:
+    """``mcp.remote = auto``: a service on this machine shares its memory and the session tools
+    need it here; one on another machine runs the memory tools."""
+    from plait.adapters.hosts.mcp.stdio import remote_service
+
+    assert not remote_service("auto", "http://127.0.0.1:4000, http://localhost:4001")
+    assert remote_service("auto", "http://127.0.0.1:4000,https://plait.team.example:8443/p")
+    assert remote_service("always", "http://127.0.0.1:4000")
+    assert not remote_service("never", "https://plait.team.example")
+    assert not remote_service("always", " ")
