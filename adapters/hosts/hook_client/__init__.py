@@ -27,7 +27,8 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
    the service did not keep (no service, or ``503``) is written, redacted, to the project's spool
    (``<data_dir>/spool/<project_key>/hook-*.jsonl``, 0600), which the service adopts and runs
    when it is up;
-5. with ``PLAIT_URL`` (a service chosen, perhaps shared and remote) it starts none, and a
+5. with ``PLAIT_URL`` (a service chosen, perhaps shared and remote) it starts one only when
+   the URLs name this machine, and a
    ``--keep`` call no listed service kept waits, redacted, in the client's outbox
    (``<data_dir>/outbox/<project_key>/*.json``, 0600); every later hook first sends what waits
    there, oldest first with its call id, and a ``--keep`` call waits behind it until it is sent.

@@ -274,8 +274,9 @@ def redacted(value: Any, redact: Callable[[str], str]) -> Any:
 def chosen_services() -> bool:
     """Whether ``PLAIT_URL`` names the service (a shared one, perhaps remote).
 
-    Then no local ``plait serve`` is started and a call it did not keep waits in the client's
-    own outbox, sent by the next hook; else the local service's spool holds it.
+    Then a call it did not keep waits in the client's own outbox, sent to it once it answers
+    (a local ``plait serve`` is started only when it names this machine); else the local
+    service's spool holds it.
     """
     return bool(os.environ.get("PLAIT_URL", "").strip())
 
@@ -473,7 +474,9 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
             reply = post(*address, body)
             break
     if reply is None:
-        note = "no service in PLAIT_URL answered" if chosen else start_service(data, key, project)
+        note = "no service in PLAIT_URL answered"
+        if not chosen or not on_other_machines(os.environ.get("PLAIT_URL", "")):
+            note = start_service(data, key, project)  # one on this machine may be ours to start
         return standby(call, data, key), keep_locally(call, data, key, note)
     if reply.status == 200:
         return reply.body, ""
