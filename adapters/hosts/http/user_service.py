@@ -156,6 +156,13 @@ class UserService:
         from starlette.responses import JSONResponse
         from starlette.routing import Route
 
+        async def body_of(request: Request) -> dict[str, Any] | None:
+            try:
+                body = await request.json()
+            except ValueError:
+                return None
+            return body if isinstance(body, dict) else None
+
         def allowed(request: Request) -> bool:
             given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
             return hmac.compare_digest(given.encode(), self.token.encode())
@@ -167,12 +174,14 @@ class UserService:
         async def add(request: Request) -> JSONResponse:
             if not allowed(request):
                 return JSONResponse({"error": "forbidden"}, status_code=403)
-            body = await request.json()
+            body = await body_of(request)
+            if body is None or not isinstance(body.get("project_dir"), str):
+                return JSONResponse({"error": "bad_request"}, status_code=400)
             if body.get("environment") != settings_environment():
                 return JSONResponse({"error": "other_settings"}, status_code=409)
             if self.stopping.is_set():
                 return JSONResponse({"error": "stopping"}, status_code=503)
-            info = await self.add(Path(str(body["project_dir"])))
+            info = await self.add(Path(body["project_dir"]))
             if info is None:
                 return JSONResponse({"error": "not_served"}, status_code=503)
             return JSONResponse(asdict(info))
@@ -180,7 +189,9 @@ class UserService:
         async def stop(request: Request) -> JSONResponse:
             if not allowed(request):
                 return JSONResponse({"error": "forbidden"}, status_code=403)
-            body = await request.json()
+            body = await body_of(request)
+            if body is None:
+                return JSONResponse({"error": "bad_request"}, status_code=400)
             return JSONResponse({"stopped": self.stop_project(str(body.get("key")))})
 
         return Starlette(
