@@ -10,14 +10,16 @@ and exits; the process then serves P on a loopback port of its own, announced in
 file as before, so the plugin and the hook clients see no difference. Each project keeps its
 lock, its idle exit, its spool and its data apart; the process ends with its last project.
 ``plait stop --project P`` stops P alone (``POST /v1/projects/stop``). A ``plait serve`` whose
-``PLAIT_*`` environment differs from the running process's serves its project itself (its
-settings are not the process's); ``service.one_process = false`` turns the sharing off.
+``PLAIT_*`` environment (or provider key) differs from the running process's serves its
+project itself (its settings are not the process's); ``service.one_process = false`` turns
+the sharing off.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -37,6 +39,7 @@ from plait.adapters.hosts.http.service import (
     running_service,
 )
 from plait.state.base.processes import pid_alive
+from plait.state.base.settings import KEY_VARIABLES
 from plait.state.groups import project_key
 
 logger = logging.getLogger(__name__)
@@ -55,13 +58,19 @@ def control_file(data_dir: Path) -> Path:
     return data_dir / "services" / f"{CONTROL}.json"
 
 
-def settings_environment() -> dict[str, str]:
-    """The ``PLAIT_*`` variables that shape settings (a project's own are left out)."""
-    return {
+def settings_environment() -> str:
+    """A digest of the variables that shape settings.
+
+    ``PLAIT_*`` (a project's own left out) and the providers' keys; only the digest crosses
+    the control port, never a key.
+    """
+    shaping = {
         key: value
         for key, value in os.environ.items()
-        if key.startswith(SETTINGS_PREFIX) and key not in NOT_SETTINGS
+        if (key.startswith(SETTINGS_PREFIX) and key not in NOT_SETTINGS)
+        or key in KEY_VARIABLES.values()
     }
+    return hashlib.sha256(json.dumps(sorted(shaping.items())).encode()).hexdigest()
 
 
 @dataclass
