@@ -27,6 +27,7 @@ if os.path.isfile(os.path.join(_CHECKOUT, "adapters", "__init__.py")) and _CHECK
 _moved.install()
 
 if TYPE_CHECKING:
+    from plait.adapters.hosts.http.client import ServiceClient, connect
     from plait.memory import Memory
     from plait.state.base.errors import (
         BackendError,
@@ -51,6 +52,8 @@ _HOMES = {
     "UnknownHook": "plait.state.base.errors",
     "UsageError": "plait.state.base.errors",
     "Memory": "plait.memory",
+    "ServiceClient": "plait.adapters.hosts.http.client",
+    "connect": "plait.adapters.hosts.http.client",
     "Settings": "plait.state.base.settings",
     "EventKind": "plait.state.events",
     "Priority": "plait.state.events",
@@ -67,10 +70,12 @@ __all__ = [
     "MissingExtra",
     "PlaitError",
     "Priority",
+    "ServiceClient",
     "SessionEvent",
     "Settings",
     "UnknownHook",
     "UsageError",
+    "connect",
 ]
 
 

@@ -186,17 +186,15 @@ def on_other_machines(urls: str) -> bool:
     return False
 
 
-def post(
-    url: str, token: str, body: bytes, timeout: float = TIMEOUT_S, route: str = ROUTE
-) -> Reply:
-    """POST ``body`` to ``route`` over HTTP/1.1, or HTTPS for an ``https://`` URL.
+def post(url: str, token: str, body: bytes, timeout: float = TIMEOUT_S) -> Reply:
+    """POST ``body`` to :data:`ROUTE` over HTTP/1.1, or HTTPS for an ``https://`` URL.
 
     The certificate is checked against the system's authorities (``SSL_CERT_FILE`` names
     another bundle, e.g. a team's own). OSError when unreachable, ValueError on a bad URL.
     """
     endpoint = Endpoint(url)
     request = (
-        f"POST {endpoint.prefix}{route} HTTP/1.1\r\nHost: {endpoint.netloc}\r\n"
+        f"POST {endpoint.prefix}{ROUTE} HTTP/1.1\r\nHost: {endpoint.netloc}\r\n"
         f"Authorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
         "Connection: close\r\n\r\n"
@@ -558,7 +556,6 @@ __all__ = [
     "is_loopback",
     "main",
     "on_other_machines",
-    "post",
     "project_key",
     "run",
     "service_addresses",

@@ -1,0 +1,125 @@
+"""plait's memory on a shared service, from Python: ``plait.connect(url, token)``.
+
+A builder whose agent runs on another machine than the team's ``plait serve`` reaches its memory
+tools over HTTP (``POST /v1/memory/{tool}``), under their own token, so what they save lands in
+the team's memory (a personal observation in their own group) and what they search is the
+team's. The URL may list replicas, comma-separated: a call goes to the first that answers.
+Errors are plait's own: a field the service refuses is a :class:`UsageError` naming it, an id it
+does not know an :class:`UnknownObservation`, a refused token a :class:`ConfigError`, a
+service that cannot be reached, is over its rate or cannot do it now a
+:class:`BackendUnavailable` (nothing was done). A session's turns reach a shared service
+through the hosts' hooks (the plugin, ``plait-hook``), which keep what it did not take.
+"""
+
+from __future__ import annotations
+
+import os
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from plait.state.base.errors import BackendUnavailable, ConfigError, UsageError
+from plait.state.observations import UnknownObservation
+
+TIMEOUT_S = 30.0
+
+
+class ServiceClient:
+    """The memory tools of a plait service (``memory_save``, ``memory_search``, …)."""
+
+    def __init__(
+        self, url: str | None = None, token: str | None = None, *, timeout: float = TIMEOUT_S
+    ) -> None:
+        """Talk to ``url`` (default ``PLAIT_URL``) with ``token`` (default ``PLAIT_TOKEN``).
+
+        Raises:
+            ConfigError: no URL or no token.
+        """
+        listed = url if url is not None else os.environ.get("PLAIT_URL", "")
+        self.urls = [part.strip().rstrip("/") for part in listed.split(",") if part.strip()]
+        self.token = token if token is not None else os.environ.get("PLAIT_TOKEN", "")
+        if not self.urls:
+            raise ConfigError("url: no plait service URL (pass one or set PLAIT_URL)")
+        if not self.token:
+            raise ConfigError("token: no token for the plait service (pass one or PLAIT_TOKEN)")
+        self._client = httpx.AsyncClient(
+            headers={"authorization": f"Bearer {self.token}"}, timeout=timeout
+        )
+
+    async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        """Run one memory tool on the first service that answers; its JSON answer."""
+        body = {key: value for key, value in arguments.items() if value is not None}
+        failures = []
+        for url in self.urls:
+            try:
+                answer = await self._client.post(f"{url}/v1/memory/{tool}", json=body)
+            except httpx.HTTPError as error:
+                failures.append(f"{url}: {error or type(error).__name__}")
+                continue
+            return answered(answer, url, body)
+        tried = "; ".join(failures)
+        raise BackendUnavailable(f"no plait service answered, nothing was done ({tried})")
+
+    async def save(self, title: str, content: str, **more: Any) -> dict[str, Any]:
+        """``memory_save``: keep a decision, rule, preference … (``type``, ``scope``, …)."""
+        return await self.call("memory_save", title=title, content=content, **more)
+
+    async def search(self, query: str, **more: Any) -> dict[str, Any]:
+        """``memory_search``: what the memory holds about ``query``."""
+        return await self.call("memory_search", query=query, **more)
+
+    async def get(self, observation_id: str) -> dict[str, Any]:
+        """``memory_get``: one observation, whole."""
+        return await self.call("memory_get", id=observation_id)
+
+    async def delete(self, observation_id: str) -> dict[str, Any]:
+        """``memory_delete``: forget one observation (every copy plait made of it)."""
+        return await self.call("memory_delete", id=observation_id)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> ServiceClient:
+        """Use as ``async with plait.connect(...) as team:``."""
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        """Close the connections."""
+        await self.aclose()
+
+
+def answered(answer: httpx.Response, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The tool's JSON answer, or plait's error for what the service said."""
+    try:
+        data = answer.json()
+    except ValueError:
+        data = None
+    if answer.status_code == 200 and isinstance(data, dict):
+        return data
+    detail = str(data.get("detail") if isinstance(data, dict) else "") or answer.text[:300]
+    if answer.status_code == 404 and isinstance(body.get("id"), str):
+        raise UnknownObservation(body["id"])
+    if answer.status_code in (401, 403):
+        raise ConfigError(
+            f"token: the service at {url} refused the token ({answer.status_code}): {detail}"
+        )
+    if answer.status_code in (400, 404, 413, 422):
+        raise UsageError(detail or f"the service at {url} refused the call ({answer.status_code})")
+    raise BackendUnavailable(
+        f"the service at {url} did not do it ({answer.status_code}), nothing was done: {detail}"
+    )
+
+
+def connect(url: str | None = None, token: str | None = None) -> ServiceClient:
+    """A client of the plait service at ``url`` (default ``PLAIT_URL``) under ``token``."""
+    return ServiceClient(url, token)
+
+
+__all__ = ["ServiceClient", "connect"]
