@@ -7,7 +7,8 @@
 // between them: the worst case for the service) or PACE_MS apart. Every prompt carries a unique marker so the
 // bench can count which ones were stored, and in which order. Times are what OpenCode waits for
 // each hook. Afterwards the driver waits (at most SETTLE_SECONDS) until the plugins' outboxes are
-// empty, nudging an older plugin (which only flushes after a successful call) with a bare call.
+// empty, nudging an older plugin (which only flushes after a successful call) with a bare call;
+// the plugin instances live until then (an OpenCode process outlives its last prompt).
 // With PLAIT_LOAD_USERS set, each session is a user of its own: its plugin's data dir (outbox,
 // standby answers) is PLAIT_DATA_DIR/users/N, as on that user's machine.
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs"
@@ -114,8 +115,7 @@ async function playSession(number) {
     await timed(name, work)
     if (Number(paceMs) > 0) await new Promise((resolve) => setTimeout(resolve, Number(paceMs)))
   }
-  await hooks.dispose?.()
-  return hooks
+  return hooks // disposed after the settle wait: an OpenCode process outlives its last prompt
 }
 
 function outboxBacklog() {
@@ -146,6 +146,7 @@ while (outboxBacklog() > 0 && Date.now() < deadline) {
   await instances[0]["tool.execute.before"]?.({ tool: "noop", sessionID: "ses_settle", callID: id("call") }, { args: {} })
   await new Promise((resolve) => setTimeout(resolve, 500))
 }
+await Promise.all(instances.map((hooks) => hooks.dispose?.()))
 const all = Object.values(times).flat().sort((a, b) => a - b)
 const pick = (list, q) => (list.length ? list[Math.min(list.length - 1, Math.floor(q * list.length))] : 0)
 const perHook = Object.fromEntries(

@@ -62,6 +62,9 @@ const KEPT_HEADER = "x-plait-kept"
 const OFFLINE_BACKOFF_MS = 2_000
 // How often the outbox is sent while calls wait in it, whether or not OpenCode calls a hook.
 const OUTBOX_FLUSH_MS = 1_000
+// how long a session's recording calls wait for the replica that holds its earlier calls in its
+// spool (it answered "spooled", then stopped answering) before they go to another replica
+const HOLD_MS = Number(process.env.PLAIT_HOLD_MS ?? 60_000)
 const SPAWN_INTERVAL_MS = 30_000
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 const MCP_PREFIX = "plait_"
@@ -193,6 +196,8 @@ class PlaitClient {
   private flushing = false
   private retryAt = 0
   private batchBytes = BATCH_MAX_BYTES
+  private holdAt?: string // a replica that answered "spooled" and has not caught up since
+  private holdSince = 0 // when it stopped answering
   readonly outbox: string
   readonly key: string
 
@@ -229,7 +234,7 @@ class PlaitClient {
   /** Post one hook; the parsed response body, or undefined when it could not be delivered. */
   async call(name: string, input: Json, output: Json, callId?: string): Promise<Json | undefined> {
     const call: Call = { name, input, output, call_id: callId ?? randomUUID() }
-    if (DURABLE.has(name) && this.backlog()) {
+    if (DURABLE.has(name) && (this.backlog() || this.holding())) {
       this.keep(call) // behind what waits already: a session's calls keep their order
       void this.flush()
       return undefined
@@ -251,7 +256,10 @@ class PlaitClient {
         if (DURABLE.has(name)) this.dropped(call, `status ${response.status}`)
         return undefined
       }
-      if (DURABLE.has(name) && response.headers.get(KEPT_HEADER) === "none") this.keep(call)
+      const kept = response.headers.get(KEPT_HEADER)
+      if (DURABLE.has(name) && kept === "none") this.keep(call)
+      if (DURABLE.has(name) && kept === "spooled" && this.listed().length > 1) this.holdAt = this.url
+      if (DURABLE.has(name) && kept === "stored" && this.url === this.holdAt) this.holdAt = undefined
       const answer = (await response.json()) as Json
       this.offlineUntil = 0
       this.misses = 0
@@ -269,6 +277,7 @@ class PlaitClient {
    * new port, or the next listed replica answers); pause once every listed one failed in a row.
    */
   private unreachable(): void {
+    if (this.holdAt && this.url === this.holdAt) this.holdSince = Date.now()
     this.url = undefined
     if (++this.misses >= this.listed().length) {
       this.misses = 0
@@ -277,9 +286,21 @@ class PlaitClient {
   }
 
   /**
+   * Whether recording calls wait for the replica that holds this session's earlier calls in its
+   * spool: it answered "spooled" and then stopped answering. Stored elsewhere meanwhile, they
+   * would come before the calls that replica records when it is back; after HOLD_MS they go on
+   * to another replica all the same (a replica that stays away must not stop the session).
+   */
+  private holding(): boolean {
+    if (!this.holdAt || this.url === this.holdAt) return false
+    if (this.holdSince && Date.now() - this.holdSince > HOLD_MS) this.holdAt = undefined
+    return this.holdAt !== undefined
+  }
+
+  /**
    * Post calls kept for replica `to` to it while it is listed, so that they reach the replica
    * that may still hold their session's earlier calls; to this plugin's service when there is
-   * none or it cannot be reached (gone: its sessions move on).
+   * none or it cannot be reached (gone: its sessions move on), unless the session is held for it.
    */
   private async postBatch(calls: Call[], to: string | undefined): Promise<Response> {
     const body = { calls: calls.map(({ name, input, output, call_id }) => ({ name, input, output, call_id })) }
@@ -288,6 +309,7 @@ class PlaitClient {
         return await this.post("/v1/hooks", body, FLUSH_TIMEOUT_MS, to)
       } catch (error) {
         if ((error as Error)?.name === "TimeoutError") throw error
+        if (to === this.holdAt && this.holding()) throw error // wait for it, in order
       }
     }
     return this.post("/v1/hooks", body, FLUSH_TIMEOUT_MS)
@@ -317,7 +339,9 @@ class PlaitClient {
    * replica this plugin sends to when several are listed.
    */
   keep(call: Json): void {
-    if (this.listed().length > 1 && (this.url || this.locate(sessionOf(call.input)))) {
+    if (this.holding()) {
+      call = { ...call, to: this.holdAt }
+    } else if (this.listed().length > 1 && (this.url || this.locate(sessionOf(call.input)))) {
       call = { ...call, to: this.url }
     }
     try {
@@ -428,6 +452,9 @@ class PlaitClient {
       done += 1
     }
     if (done < valid.length) this.retryAt = Date.now() + RETRY_MS
+    if (valid[0].to === this.holdAt && results.every((result) => result?.kept === "stored")) {
+      this.holdAt = undefined // the replica has recorded the session's calls: they may go anywhere
+    }
     return done
   }
 

@@ -31,6 +31,7 @@ from plait.state.groups import project_key
 PLAIT = str(Path(sys.executable).parent / "plait")
 DRIVER = Path(__file__).parents[2] / "support" / "outbox_driver.mjs"
 REPLICA_DRIVER = DRIVER.with_name("replica_driver.mjs")
+HOLD_DRIVER = DRIVER.with_name("hold_driver.mjs")
 
 pytestmark = [
     pytest.mark.slow,
@@ -231,3 +232,61 @@ async def test_kept_calls_go_to_the_replica_they_were_kept_for(
     assert batches.get(second, 0) >= 1, batches  # the kept calls went to their replica
     assert await prompts_of(tmp_path, redis_url, earlier) == SAID
     assert await prompts_of(tmp_path, redis_url, session) == ["Rule: money is always Decimal."]
+
+
+async def test_a_session_waits_for_the_replica_that_holds_its_earlier_calls(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    """A replica answered a prompt "spooled" (its lane behind: the call waits in its spool) and
+    then died. The session's next prompt must not be stored by the other replica before the
+    first replica records the first when it is back: the plugin keeps it for that replica and
+    sends it there once it answers again, so both are recorded in order; the other replica gets
+    none of them. Before, the next prompt went straight to the other replica."""
+    env = plugin_env(tmp_path, redis_url)
+    port = free_port()
+    first_env = dict(env, PLAIT_SERVICE__PORT=str(port))
+    first = serve(tmp_path / "project", first_env, started)
+    token = (tmp_path / "data" / "token").read_text()
+    other_data = tmp_path / "data-2"
+    other_data.mkdir(mode=0o700)
+    (other_data / "token").write_text(token)
+    (other_data / "token").chmod(0o600)
+    second = serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
+    session = new_session()
+    while replica_of(session, 2) != 0:  # it starts at the first
+        session = new_session()
+    env.update(PLAIT_URL=f"{first},{second}", PLAIT_TOKEN=token.strip())
+    driver = subprocess.Popen(
+        [
+            "node",
+            str(HOLD_DRIVER),
+            str(plugin_as_javascript(tmp_path / "plait.mjs")),
+            session,
+            first,
+        ],
+        cwd=tmp_path / "project",
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    started.append(driver)
+    assert driver.stdin is not None and driver.stdout is not None
+
+    def ask(line: str) -> str:
+        driver.stdin.write(line + "\n")
+        driver.stdin.flush()
+        return driver.stdout.readline().strip()
+
+    assert ask(f"say {SAID[0]}") == first  # answered "spooled" by the first
+    serving = started[0]
+    serving.kill()
+    serving.wait(timeout=30)
+    assert ask(f"say {SAID[1]}") == "kept"  # not sent to the second
+    time.sleep(1.5)  # the plugin tries to flush meanwhile: the first does not answer
+    assert serve(tmp_path / "project", first_env, started) == first  # back on its port
+    batches = json.loads(ask("wait"))
+    assert batches.get(first, 0) >= 1 and second not in batches, batches
+    ask("end")
+    driver.wait(timeout=30)
+    assert await prompts_of(tmp_path, redis_url, session) == SAID
