@@ -37,6 +37,8 @@ FLUSH_BUDGET_S = 2.0  # a hook sends what waits in its outbox for at most this l
 FLUSHER_PAUSES_S = (0.5, 1.0, 2.0, 4.0)  # between the flusher's tries (the last repeats)
 FLUSHER_LIFE_S = 900.0  # a flusher gives up after this; the next hook starts another
 FLUSHER_LOCK = ".flusher"
+# refused before the service read the call (token, rate, timeout): it may go again later
+NOT_READ = frozenset({401, 403, 408, 429})
 
 
 class HookCall:
@@ -404,6 +406,15 @@ def run_flusher(data: str, key: str) -> str:
         os.close(lock)
 
 
+def done_with(status: int) -> bool:
+    """Whether a call the service answered with ``status`` is settled (never sent again).
+
+    200: kept. Another 4xx: the service read it and dead-lettered it. A 5xx, or a refusal
+    before it was read (:data:`NOT_READ`), leaves it to be sent again.
+    """
+    return status == 200 or (400 <= status < 500 and status not in NOT_READ)
+
+
 def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
     """Post one kept call to the first service that answers; whether it is done with."""
     try:
@@ -413,7 +424,7 @@ def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
         return True  # another flush sent it
     for address in addresses:
         with contextlib.suppress(OSError, ValueError, IndexError):
-            return post(*address, body).status != 503
+            return done_with(post(*address, body).status)
     return False
 
 
@@ -479,8 +490,8 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
     if reply.status == 200:
         return reply.body, ""
     detail = reply.body.decode("utf-8", "replace")[:300].replace("\n", " ")
-    if reply.status == 503:
-        note = f"plait did not keep the call: {detail}"
+    if not done_with(reply.status):
+        note = f"plait did not keep the call ({reply.status}): {detail}"
         return standby(call, data, key), keep_locally(call, data, key, note)
     return b"", f"plait refused the {call.event} call ({reply.status}): {detail}"
 

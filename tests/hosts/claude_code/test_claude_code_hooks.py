@@ -146,6 +146,9 @@ async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_i
         assert len(kept) == 1 and "hunter2hunter2" not in kept[0].read_text()
         assert stat.S_IMODE(kept[0].stat().st_mode) == 0o600
         assert await kinds(memory, session) == []
+        refused = {"PLAIT_URL": live.url, "PLAIT_TOKEN": "not-the-token"}
+        await run_hook("claude-code", project, data, "SessionStart", first, env=refused)
+        assert len(list((data / "outbox").rglob("*.json"))) == 1  # a 401 is no answer: it waits
         second = payload(session, "x", prompt="Now wire the ledger service.")
         code, _, err = await run_hook(
             "claude-code",
