@@ -63,8 +63,7 @@ def serve(
     hands it to the running process and exits. It stops on SIGTERM or Ctrl-C, and a project
     after serve.idle_exit_s without a hook (the process with its last project).
     """
-    from plait.adapters.hosts.http import running_service, service_file
-    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
+    from plait.adapters.hosts.http import running_service
     from plait.adapters.hosts.http.user_service import join
 
     redact_process_output()
@@ -80,14 +79,11 @@ def serve(
             f"(pid {joined.pid}) at {joined.url}"
         )
         raise typer.Exit(0)
-    lock = ServiceLock(lock_path(service_file(directory, project_dir)))
     try:
-        mine = found is None and take_over(
-            lock, answers=lambda: running_service(directory, project_dir) is not None
-        )
+        lock = _claim(directory, project_dir) if found is None else None
     except (PlaitError, OSError) as error:
         fail(f"cannot start the service for {project_dir}: {error}")
-    if not mine:
+    if lock is None:
         found = found or running_service(directory, project_dir)
         where = f" at {found.url} (pid {found.pid})" if found else ""
         console.print(f"plait serve: already running for this project{where}")
@@ -102,6 +98,16 @@ def serve(
         pass
     finally:
         lock.release()
+
+
+def _claim(directory: Path, project_dir: Path) -> ServiceLock | None:
+    """The project's service lock, taken (from a hung holder too); None when a service answers."""
+    from plait.adapters.hosts.http import running_service, service_file
+    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
+
+    lock = ServiceLock(lock_path(service_file(directory, project_dir)))
+    answers = lambda: running_service(directory, project_dir) is not None  # noqa: E731
+    return lock if take_over(lock, answers=answers) else None
 
 
 async def _serve_here(
@@ -141,15 +147,10 @@ async def _serve_added(
 
     The lock is released when the project stops (the process may serve others for long after).
     """
-    from plait.adapters.hosts.http import running_service, service_file
-    from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path, take_over
-
     settings = load_settings(project_dir, data_dir)  # the project's own configuration
-    directory = settings.resolved_data_dir()
     if lock is None:
-        lock = ServiceLock(lock_path(service_file(directory, project_dir)))
-        answers = lambda: running_service(directory, project_dir) is not None  # noqa: E731
-        if not await asyncio.to_thread(take_over, lock, answers=answers):
+        lock = await asyncio.to_thread(_claim, settings.resolved_data_dir(), project_dir)
+        if lock is None:
             return  # another process answers for it
     try:
         await _serve(settings, project_dir, None, None, stop=stop)
