@@ -184,6 +184,16 @@ async def test_calls_go_to_the_next_listed_replica_when_one_is_down(
     assert await prompts_of(tmp_path, redis_url, driver.session) == SAID
 
 
+def second_replica(tmp_path: Path, env: dict[str, str], started: list[subprocess.Popen]) -> str:
+    """Another ``plait serve`` of the project on the same Redis, with a data dir of its own and
+    the first's token (as a team runs replicas); its URL."""
+    other_data = tmp_path / "data-2"
+    other_data.mkdir(mode=0o700)
+    (other_data / "token").write_text((tmp_path / "data" / "token").read_text())
+    (other_data / "token").chmod(0o600)
+    return serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
+
+
 def kept_line(session: str, text: str, to: str) -> str:
     """An outbox line as a plugin sending to replica ``to`` keeps a prompt of ``session``."""
     info = {"id": f"msg_{uuid.uuid4().hex[:8]}", "sessionID": session, "role": "user"}
@@ -208,11 +218,7 @@ async def test_kept_calls_go_to_the_replica_they_were_kept_for(
     env = plugin_env(tmp_path, redis_url)
     first = serve(tmp_path / "project", env, started)
     token = (tmp_path / "data" / "token").read_text()
-    other_data = tmp_path / "data-2"
-    other_data.mkdir(mode=0o700)
-    (other_data / "token").write_text(token)
-    (other_data / "token").chmod(0o600)
-    second = serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
+    second = second_replica(tmp_path, env, started)
     earlier, session = new_session(), new_session()
     while replica_of(session, 2) != 0:  # this plugin's session starts at the first
         session = new_session()
@@ -247,11 +253,7 @@ async def test_a_session_waits_for_the_replica_that_holds_its_earlier_calls(
     first_env = dict(env, PLAIT_SERVICE__PORT=str(port))
     first = serve(tmp_path / "project", first_env, started)
     token = (tmp_path / "data" / "token").read_text()
-    other_data = tmp_path / "data-2"
-    other_data.mkdir(mode=0o700)
-    (other_data / "token").write_text(token)
-    (other_data / "token").chmod(0o600)
-    second = serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
+    second = second_replica(tmp_path, env, started)
     session = new_session()
     while replica_of(session, 2) != 0:  # it starts at the first
         session = new_session()
