@@ -18,12 +18,10 @@ def build_cache_refresh_graph() -> StateGraph[
 ]:
     """Wire the cache-refresh graph."""
     builder = StateGraph(RefreshState, context_schema=PlaitContext)
-    builder.add_node("search_long_term", search_long_term)
-    builder.add_node("rank_hits", rank)
-    builder.add_node("write_cache", write_cache)
+    builder.add_sequence(
+        [("search_long_term", search_long_term), ("rank_hits", rank), ("write_cache", write_cache)]
+    )
     builder.add_edge(START, "search_long_term")
-    builder.add_edge("search_long_term", "rank_hits")
-    builder.add_edge("rank_hits", "write_cache")
     builder.add_edge("write_cache", END)
     return builder
 

@@ -26,21 +26,21 @@ from plait.state.hooks import HookState
 def build_compaction_graph() -> StateGraph[HookState, PlaitContext, HookState, HookState]:
     """Wire the compaction graph (uncompiled, so it can also be a node of the hooks graph)."""
     builder = StateGraph(HookState, context_schema=PlaitContext)
-    builder.add_node("fold_snapshot", fold_snapshot)
-    builder.add_node("read_cache", read_cache)
-    builder.add_node("compose_envelope", compose)
-    builder.add_node("hand_over_envelope", hand_over_envelope)
-    builder.add_node("stage_envelope", stage_envelope)
-    builder.add_node("schedule_drain", schedule_drain)
+    builder.add_sequence(
+        [
+            ("fold_snapshot", fold_snapshot),
+            ("read_cache", read_cache),
+            ("compose_envelope", compose),
+        ]
+    )
+    builder.add_node(hand_over_envelope)
+    builder.add_sequence([stage_envelope, schedule_drain])
     builder.add_edge(START, "fold_snapshot")
-    builder.add_edge("fold_snapshot", "read_cache")
-    builder.add_edge("read_cache", "compose_envelope")
     builder.add_conditional_edges(
         "compose_envelope",
         route_compaction,
         {"before": "hand_over_envelope", "after": "stage_envelope"},
     )
-    builder.add_edge("stage_envelope", "schedule_drain")
     builder.add_edge("hand_over_envelope", END)
     builder.add_edge("schedule_drain", END)
     return builder

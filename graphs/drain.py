@@ -31,18 +31,12 @@ from plait.state.context import PlaitContext
 def build_drain_graph() -> StateGraph[DrainState, PlaitContext, DrainState, DrainState]:
     """Wire the drain graph."""
     builder = StateGraph(DrainState, context_schema=PlaitContext)
-    builder.add_node("claim_batch", claim_batch)
-    builder.add_node("redact_batch", redact_batch)
-    builder.add_node("index_turns", index_turns)
-    builder.add_node("build_episodes", build_episodes)
-    builder.add_node("write_episodes", write_episodes)
-    builder.add_node("wait_backoff", wait_backoff)
-    builder.add_node("ack_batch", ack_batch)
-    builder.add_node("dead_letter_batch", dead_letter_batch)
+    builder.add_node(claim_batch)
+    builder.add_sequence([redact_batch, index_turns, build_episodes])
+    for node in (write_episodes, wait_backoff, ack_batch, dead_letter_batch):
+        builder.add_node(node)
     builder.add_edge(START, "claim_batch")
     builder.add_conditional_edges("claim_batch", route_after_claim_batch)
-    builder.add_edge("redact_batch", "index_turns")
-    builder.add_edge("index_turns", "build_episodes")
     builder.add_conditional_edges("build_episodes", route_after_build_episodes)
     builder.add_conditional_edges("write_episodes", route_after_write_episodes)
     builder.add_edge("wait_backoff", "write_episodes")

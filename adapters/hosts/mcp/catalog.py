@@ -58,154 +58,109 @@ class ToolSpec:
         }
 
 
-def _text(description: str = "") -> dict[str, Any]:
-    return {"type": "string", "description": description} if description else {"type": "string"}
-
-
 _TIMEOUT = {"type": "number", "description": "seconds"}
 
-_ID = {"id": _TEXT}
+
+def _tool(
+    name: str,
+    group: str,
+    description: str,
+    *,
+    required: tuple[str, ...] = (),
+    optional: tuple[str, ...] = (),
+    typed: dict[str, Any] | None = None,
+) -> ToolSpec:
+    """A tool whose arguments are strings (``required`` then ``optional``), then ``typed`` ones."""
+    properties: dict[str, Any] = {key: _TEXT for key in (*required, *optional)}
+    return ToolSpec(
+        name=name,
+        group=group,
+        description=description,
+        properties=properties | (typed or {}),
+        required=required,
+    )
+
+
+_STEPS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"command": _TEXT, "search": _TEXT, "timeout": _TIMEOUT},
+    },
+}
 TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        name="session_execute",
-        group=SHELL,
-        description="Run a shell command; its output is indexed.",
-        properties={"command": _TEXT},
+    _tool(
+        "session_execute",
+        SHELL,
+        "Run a shell command; its output is indexed.",
         required=("command",),
     ),
-    ToolSpec(
-        name="session_search",
-        group=CORPUS,
-        description="Search indexed output; corpus:<source>#<n> reads a chunk.",
-        properties={"query": _TEXT},
+    _tool(
+        "session_search",
+        CORPUS,
+        "Search indexed output; corpus:<source>#<n> reads a chunk.",
         required=("query",),
     ),
-    ToolSpec(
-        name="session_fetch_and_index",
-        group=CORPUS,
-        description="Fetch a URL and index it.",
-        properties={"url": _TEXT},
-        required=("url",),
-    ),
-    ToolSpec(
-        name="session_execute_file",
-        group=SHELL_MORE,
-        description="Run a command on a worktree file (stdin, $FILE; default cat).",
-        properties={"path": _TEXT, "command": _TEXT, "timeout": _TIMEOUT},
+    _tool("session_fetch_and_index", CORPUS, "Fetch a URL and index it.", required=("url",)),
+    _tool(
+        "session_execute_file",
+        SHELL_MORE,
+        "Run a command on a worktree file (stdin, $FILE; default cat).",
         required=("path",),
+        optional=("command",),
+        typed={"timeout": _TIMEOUT},
     ),
-    ToolSpec(
-        name="session_batch_execute",
-        group=SHELL_MORE,
-        description="Run steps in order, each {command} or {search}.",
-        properties={
-            "steps": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"command": _TEXT, "search": _TEXT, "timeout": _TIMEOUT},
-                },
-            }
-        },
+    _tool(
+        "session_batch_execute",
+        SHELL_MORE,
+        "Run steps in order, each {command} or {search}.",
         required=("steps",),
+        typed={"steps": _STEPS},
     ),
-    ToolSpec(
-        name="session_index",
-        group=CORPUS_MORE,
-        description="Index text (content, source) or a worktree file (path) for session_search.",
-        properties={"content": _TEXT, "path": _TEXT, "source": _TEXT, "label": _TEXT},
+    _tool(
+        "session_index",
+        CORPUS_MORE,
+        "Index text (content, source) or a worktree file (path) for session_search.",
+        optional=("content", "path", "source", "label"),
     ),
-    ToolSpec(
-        name="memory_save",
-        group=MEMORY,
-        description="Save a memory; a known topic_key updates it.",
-        properties={
-            "title": _TEXT,
-            "content": _TEXT,
-            "type": _TEXT,
-            "topic_key": _TEXT,
-        },
+    _tool(
+        "memory_save",
+        MEMORY,
+        "Save a memory; a known topic_key updates it.",
         required=("title", "content"),
+        optional=("type", "topic_key"),
     ),
-    ToolSpec(
-        name="memory_search",
-        group=MEMORY,
-        description="Search saved memories.",
-        properties={"query": _TEXT},
-        required=("query",),
+    _tool("memory_search", MEMORY, "Search saved memories.", required=("query",)),
+    _tool("memory_get", MEMORY, "A memory in full.", required=("id",)),
+    _tool("memory_context", MEMORY, "Recent memory, in brief."),
+    _tool(
+        "memory_update", CURATE, "Change a memory.", required=("id",), optional=("title", "content")
     ),
-    ToolSpec(
-        name="memory_get",
-        group=MEMORY,
-        description="A memory in full.",
-        properties=_ID,
-        required=("id",),
+    _tool("memory_delete", CURATE, "Forget a memory.", required=("id",)),
+    _tool(
+        "session_forget",
+        REPORTS,
+        "Forget captured events: a session's, before an ISO date, or matching text.",
+        optional=("session", "before", "match"),
+        typed={"dry_run": {"type": "boolean"}},
     ),
-    ToolSpec(
-        name="memory_context",
-        group=MEMORY,
-        description="Recent memory, in brief.",
-    ),
-    ToolSpec(
-        name="memory_update",
-        group=CURATE,
-        description="Change a memory.",
-        properties={"id": _TEXT, "title": _TEXT, "content": _TEXT},
-        required=("id",),
-    ),
-    ToolSpec(
-        name="memory_delete",
-        group=CURATE,
-        description="Forget a memory.",
-        properties=_ID,
-        required=("id",),
-    ),
-    ToolSpec(
-        name="session_forget",
-        group=REPORTS,
-        description="Forget captured events: a session's, before an ISO date, or matching text.",
-        properties={
-            "session": _TEXT,
-            "before": _TEXT,
-            "match": _TEXT,
-            "dry_run": {"type": "boolean"},
-        },
-    ),
-    ToolSpec(
-        name="memory_timeline",
-        group=CURATE,
-        description="Memories by time.",
-        properties=_ID,
-    ),
-    ToolSpec(
-        name="memory_stats",
-        group=CURATE,
-        description="Counts of saved memory.",
-    ),
-    ToolSpec(
-        name="memory_session_summary",
-        group=CURATE,
-        description="Save this session's summary.",
-        properties={"content": _TEXT},
+    _tool("memory_timeline", CURATE, "Memories by time.", optional=("id",)),
+    _tool("memory_stats", CURATE, "Counts of saved memory."),
+    _tool(
+        "memory_session_summary",
+        CURATE,
+        "Save this session's summary.",
         required=("content",),
     ),
-    ToolSpec(
-        name="memory_suggest_topic_key",
-        group=CURATE,
-        description="A topic_key for a title.",
-        properties={"title": _TEXT, "type": _TEXT},
+    _tool(
+        "memory_suggest_topic_key",
+        CURATE,
+        "A topic_key for a title.",
         required=("title",),
+        optional=("type",),
     ),
-    ToolSpec(
-        name="session_stats",
-        group=REPORTS,
-        description="Corpus and event counts of this session.",
-    ),
-    ToolSpec(
-        name="session_doctor",
-        group=REPORTS,
-        description="Health of plait's parts.",
-    ),
+    _tool("session_stats", REPORTS, "Corpus and event counts of this session."),
+    _tool("session_doctor", REPORTS, "Health of plait's parts."),
 )
 
 INSTRUCTIONS = (
