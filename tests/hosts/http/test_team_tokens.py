@@ -12,8 +12,6 @@ import json
 import os
 import ssl
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +19,11 @@ import httpx
 import pytest
 import redis
 from support.certificates import self_signed
+from support.serve import PLAIT, start_serve
 
 from plait.adapters.hosts.http import service_file
 from plait.wiring import project_prefix
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 EVENT = {
     "input": {"event": {"type": "session.idle", "properties": {"sessionID": "s1"}}},
     "output": {},
@@ -50,20 +48,9 @@ def service(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[Path, str]]:
     """A running ``plait serve`` for a project: the project and the service's URL."""
     project = tmp_path / "project"
     project.mkdir()
-    process = subprocess.Popen(
-        [PLAIT, "serve", "--project", str(project)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, url = start_serve(project, env)
     try:
-        path = service_file(tmp_path / "data", project)
-        deadline = time.monotonic() + 60
-        while not path.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert path.exists(), process.stderr.read() if process.poll() is not None else "no start"
-        yield project, json.loads(path.read_text())["url"]
+        yield project, url
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -149,19 +136,8 @@ def test_with_a_certificate_the_service_speaks_https(tmp_path: Path, env: dict[s
     tls_env = {**env, "PLAIT_SERVICE__TLS_CERT": str(cert), "PLAIT_SERVICE__TLS_KEY": str(key)}
     project = tmp_path / "project"
     project.mkdir()
-    process = subprocess.Popen(
-        [PLAIT, "serve", "--project", str(project)],
-        env=tls_env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, url = start_serve(project, tls_env)
     try:
-        path = service_file(tmp_path / "data", project)
-        deadline = time.monotonic() + 60
-        while not path.exists() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        url = json.loads(path.read_text())["url"]
         assert url.startswith("https://127.0.0.1:")
         owner = (tmp_path / "data" / "token").read_text().strip()
         answer = httpx.post(

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 from support.local_web import free_port
+from support.serve import start_serve
 
 from plait import Memory
-from plait.adapters.hosts.http import service_file
 from plait.devtools.node_plugin import plugin_as_javascript
 from plait.state.groups import project_key
 
@@ -51,21 +51,9 @@ def started() -> Iterator[list[subprocess.Popen]]:
 
 def serve(project: Path, env: dict[str, str], started: list[subprocess.Popen]) -> str:
     """A ``plait serve`` for the project; its URL once it announced itself."""
-    path = service_file(Path(env["PLAIT_DATA_DIR"]), project)
-    before = path.read_text() if path.exists() else ""
-    process = subprocess.Popen(
-        [PLAIT, "serve", "--project", str(project)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process, url = start_serve(project, env)
     started.append(process)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text() not in ("", before):
-            return json.loads(path.read_text())["url"]
-        time.sleep(0.05)
-    raise AssertionError("plait serve did not start")
+    return url
 
 
 def plugin_env(tmp_path: Path, redis_url: str) -> dict[str, str]:

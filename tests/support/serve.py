@@ -1,0 +1,49 @@
+"""A real ``plait serve`` for a test: started as a user starts it, answered once it announced itself."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from plait.adapters.hosts.http import service_file
+
+PLAIT = str(Path(sys.executable).parent / "plait")
+
+
+def start_serve(
+    project: Path, env: dict[str, str], *options: str, seconds: float = 60
+) -> tuple[subprocess.Popen[str], str]:
+    """``plait serve --project PROJECT OPTIONS``: the process and its URL once it wrote a new one.
+
+    A service that exits first fails the test with its stderr (kept in a file: a pipe nobody
+    reads would stop a chatty service); one that stays silent is killed.
+    """
+    path = service_file(Path(env["PLAIT_DATA_DIR"]), project)
+    before = path.read_text() if path.exists() else ""
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(
+            [PLAIT, "serve", "--project", str(project), *options],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            text=True,
+        )
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and process.poll() is None:
+            text = path.read_text() if path.exists() else ""
+            if text not in ("", before):
+                return process, json.loads(text)["url"]
+            time.sleep(0.05)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+            raise AssertionError("plait serve did not start")
+        errors.seek(0)
+        raise AssertionError(f"plait serve exited: {errors.read()}")
+
+
+__all__ = ["PLAIT", "start_serve"]
