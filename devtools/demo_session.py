@@ -112,15 +112,7 @@ async def opening(s: SessionReplay) -> None:
 async def csv_endpoint(s: SessionReplay) -> None:
     """Turns 9-20: the endpoint, a failing test, a subagent, the fix."""
     await s.branch("feature/csv-export")
-    await s.tool(
-        "edit",
-        {
-            "filePath": "app/routes/invoices.py",
-            "oldString": "router = APIRouter()",
-            "newString": "...",
-        },
-        "Edit applied successfully.",
-    )
+    await s.edit("app/routes/invoices.py", "router = APIRouter()", "...")
     await s.file_edited("app/routes/invoices.py")
     await s.user("Now write the tests for the CSV export.")
     await s.tool(
@@ -145,11 +137,7 @@ async def csv_endpoint(s: SessionReplay) -> None:
     )
     await child.idle()
     await s.user("OK, fix format_amount so it keeps the currency.")
-    await s.tool(
-        "edit",
-        {"filePath": "app/money.py", "oldString": "def format_amount", "newString": "..."},
-        "Edit applied successfully.",
-    )
+    await s.edit("app/money.py", "def format_amount", "...")
     await s.tool(
         "bash",
         {"command": "pytest -q tests/test_export.py"},
@@ -164,11 +152,7 @@ async def csv_endpoint(s: SessionReplay) -> None:
     await s.user("Great. Run the whole suite too.")
     await s.tool("bash", {"command": "pytest -q"}, "58 passed in 2.10s", metadata={"exit": 0})
     await s.user("Add a test for an empty invoice list as well.")
-    await s.tool(
-        "edit",
-        {"filePath": "tests/test_export.py", "oldString": "x", "newString": "y"},
-        "Edit applied successfully.",
-    )
+    await s.edit("tests/test_export.py", "x", "y")
     await s.user("Looks fine.")
     await s.idle()
 
@@ -187,11 +171,7 @@ async def cache_reversal(s: SessionReplay) -> None:
         ("Update the export docs", "pending"),
     )
     await s.user("Next, add JSON export at GET /invoices/export.json.")
-    await s.tool(
-        "edit",
-        {"filePath": "app/routes/invoices.py", "oldString": "a", "newString": "b"},
-        "Edit applied successfully.",
-    )
+    await s.edit("app/routes/invoices.py", "a", "b")
     await s.tool("bash", {"command": "mypy app"}, MYPY_FAILURE, metadata={"exit": 1})
     await s.assistant(
         "mypy reports a return type problem in app/cache.py; I'll look at it after the JSON work."
@@ -199,11 +179,7 @@ async def cache_reversal(s: SessionReplay) -> None:
     await s.user("Leave the mypy error for now, finish JSON first.")
     await s.tool("read", {"filePath": "app/schemas.py"}, "class Invoice(BaseModel): ...")
     await s.user("Use the Invoice pydantic schema for the JSON output.")
-    await s.tool(
-        "edit",
-        {"filePath": "app/routes/invoices.py", "oldString": "c", "newString": "d"},
-        "Edit applied successfully.",
-    )
+    await s.edit("app/routes/invoices.py", "c", "d")
     await s.user("Run the tests.")
     await s.tool("bash", {"command": "pytest -q"}, "61 passed in 2.30s", metadata={"exit": 0})
     await s.user("Good.")
@@ -227,18 +203,10 @@ async def wrap_up(s: SessionReplay) -> None:
     )
     await s.user("JSON export is done. Now update the export docs in docs/export.md.")
     await s.tool("read", {"filePath": "docs/export.md"}, "# Export\n")
-    await s.tool(
-        "edit",
-        {"filePath": "docs/export.md", "oldString": "# Export", "newString": "# Export\n..."},
-        "Edit applied successfully.",
-    )
+    await s.edit("docs/export.md", "# Export", "# Export\n...")
     await s.user("Mention both endpoints and the ten-minute cache.")
     await s.user("Also mention that amounts keep their currency.")
-    await s.tool(
-        "edit",
-        {"filePath": "docs/export.md", "oldString": "e", "newString": "f"},
-        "Edit applied successfully.",
-    )
+    await s.edit("docs/export.md", "e", "f")
     await s.user("Commit this on the feature branch.")
     await s.tool(
         "bash",

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 import pytest
 
@@ -56,7 +57,16 @@ def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
 
 
 class HostProject:
-    """A project, its data dir and ``HOME``, and the environment its host runs in."""
+    """A project, its data dir and ``HOME``, and the environment its host runs in.
+
+    As a context manager it ends the services of its data dir when done.
+    """
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_services()
 
     def __init__(self, tmp_path: Path, redis_url: str) -> None:
         self.root, self.data, self.home = (tmp_path / name for name in ("project", "data", "home"))

@@ -126,6 +126,11 @@ class SessionReplay:
         await self.event("message.updated", info=info)
         self.history.append({"info": info, "parts": [part]})
 
+    async def edit(self, path: str, old: str, new: str) -> dict[str, Any]:
+        """The ``edit`` tool on ``path``, applied."""
+        arguments = {"filePath": path, "oldString": old, "newString": new}
+        return await self.tool("edit", arguments, "Edit applied successfully.")
+
     async def tool(
         self,
         tool: str,

@@ -75,11 +75,8 @@ def model() -> Iterator[AnthropicMock]:
 def project(
     tmp_path: Path, redis_url: str, model: AnthropicMock, claude_bin: Path
 ) -> Iterator[Project]:
-    made = Project(tmp_path, redis_url, model.url, claude_bin)
-    try:
+    with Project(tmp_path, redis_url, model.url, claude_bin) as made:
         yield made
-    finally:
-        made.stop_services()
 
 
 def texts(request: dict[str, Any]) -> str:

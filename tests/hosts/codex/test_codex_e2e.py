@@ -91,11 +91,8 @@ def model() -> Iterator[ResponsesMock]:
 def project(
     tmp_path: Path, redis_url: str, model: ResponsesMock, codex_bin: Path
 ) -> Iterator[Project]:
-    made = Project(tmp_path, redis_url, model.url, codex_bin)
-    try:
+    with Project(tmp_path, redis_url, model.url, codex_bin) as made:
         yield made
-    finally:
-        made.stop_services()
 
 
 def envelopes(request: dict[str, Any]) -> str:

@@ -70,11 +70,8 @@ def model() -> Iterator[GeminiMock]:
 def project(
     tmp_path: Path, redis_url: str, model: GeminiMock, gemini_bin: Path
 ) -> Iterator[Project]:
-    made = Project(tmp_path, redis_url, model.url, gemini_bin)
-    try:
+    with Project(tmp_path, redis_url, model.url, gemini_bin) as made:
         yield made
-    finally:
-        made.stop_services()
 
 
 def envelopes(request: dict[str, Any]) -> str:
