@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
-
-PLAIT = str(Path(sys.executable).parent / "plait")
+from support.plait_cli import PLAIT, run_plait
 
 
 def test_plait_ui_starts_the_service_and_prints_a_one_time_link(tmp_path: Path) -> None:
@@ -19,13 +17,7 @@ def test_plait_ui_starts_the_service_and_prints_a_one_time_link(tmp_path: Path) 
     clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
     env = {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path)}
     try:
-        done = subprocess.run(
-            [PLAIT, "ui", "--no-open", "--project", str(project)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_plait(env, "ui", "--no-open", "--project", str(project))
         assert done.returncode == 0, done.stderr
         link = done.stdout.split("plait viewer: ", 1)[1].split()[0]
         with httpx.Client() as browser:

@@ -12,17 +12,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
+from support.plait_cli import PLAIT
 
 from plait import Memory
 from plait.observation_tools import MemoryToolbox
-
-PLAIT = str(Path(sys.executable).parent / "plait")
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from support.plait_cli import PLAIT
 from support.scripted_model import ScriptedChatModel
 from support.service_client import app_client
 
@@ -22,7 +22,6 @@ from plait import Memory
 from plait.adapters.hosts.http import create_app
 from plait.langchain import SessionMemoryMiddleware
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 LONE = "\ud800"
 TOKEN = "text-token"
 

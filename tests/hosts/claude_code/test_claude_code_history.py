@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.plait_cli import PLAIT, run_plait
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 SECRET = "sk-ant-api03-" + "Zq9" * 30
 
 
@@ -71,11 +70,5 @@ def test_claude_code_transcripts_are_imported_once_broken_lines_named(
     assert [s["where"] for s in report["skipped"]] == ["s1.jsonl:3"]
     again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(again.stdout)["events_added"] == 0, "a second import added events"
-    recalled = subprocess.run(
-        [PLAIT, "recall", "where do we store sessions", "--project", str(project)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    recalled = run_plait(env, "recall", "where do we store sessions", "--project", str(project))
     assert "PostgreSQL" in recalled.stdout and SECRET not in recalled.stdout + first.stdout

@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.plait_cli import PLAIT, run_plait
 
 from plait.adapters.hosts.codex.history import CodexHistory
 from plait.state.history import PastCall
 from plait.state.intents import AssistantText, ToolResult, UserTurn
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 SECRET = "sk-proj-" + "Zq9" * 30
 
 
@@ -92,11 +91,5 @@ def test_codex_sessions_are_imported_once_and_redacted(tmp_path: Path, env: dict
     assert json.loads(first.stdout)["events_added"] > 0
     again = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert json.loads(again.stdout)["events_added"] == 0, "a second import added events"
-    recalled = subprocess.run(
-        [PLAIT, "recall", "where do we store sessions", "--project", str(project)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    recalled = run_plait(env, "recall", "where do we store sessions", "--project", str(project))
     assert "PostgreSQL" in recalled.stdout and SECRET not in recalled.stdout

@@ -17,12 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.plait_cli import PLAIT, run_plait
 
 from plait.adapters.hosts.http import service_file
 from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
 from plait.state.base.processes import pid_alive
-
-PLAIT = str(Path(sys.executable).parent / "plait")
 
 
 @pytest.fixture
@@ -211,13 +210,7 @@ def test_one_process_serves_every_project_and_stops_them_one_by_one(
     process = serve(project, env, started)
     assert wait_for(lambda: healthy(data_dir, project))
     pids = server_pids(data_dir)
-    joined = subprocess.run(
-        [PLAIT, "serve", "--project", str(other)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    joined = run_plait(env, "serve", "--project", str(other))
     assert joined.returncode == 0 and "served by the running plait service" in joined.stdout
     assert healthy(data_dir, other)
     assert announced_pid(data_dir, other) == announced_pid(data_dir, project) == process.pid

@@ -19,7 +19,7 @@ import httpx
 import pytest
 import redis
 from support.certificates import self_signed
-from support.serve import PLAIT, start_serve
+from support.plait_cli import PLAIT, run_plait, start_serve
 
 from plait.adapters.hosts.http import service_file
 from plait.wiring import project_prefix
@@ -119,13 +119,7 @@ def test_beyond_loopback_the_service_needs_tls_or_a_proxy(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    refused = subprocess.run(
-        [PLAIT, "serve", "--project", str(project), "--host", "0.0.0.0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    refused = run_plait(env, "serve", "--project", str(project), "--host", "0.0.0.0")
     assert refused.returncode != 0
     assert "tls_cert" in refused.stderr and "behind_proxy" in refused.stderr
     assert not service_file(tmp_path / "data", project).exists()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-PLAIT = str(Path(sys.executable).parent / "plait")
+from support.plait_cli import PLAIT
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.plait_cli import run_plait
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 SECRET = "sk-proj-" + "Q7x9" * 10
 
 SCHEMA = """
@@ -109,10 +107,6 @@ def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
     return {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "PLAIT_REDIS__URL": redis_url}
 
 
-def plait(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PLAIT, *args], env=env, capture_output=True, text=True, timeout=120)
-
-
 def test_past_sessions_are_imported_once_and_remembered(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -122,25 +116,25 @@ def test_past_sessions_are_imported_once_and_remembered(
     db = opencode_database(tmp_path / "opencode.db", project, elsewhere)
     args = ("import-history", "--project", str(project), "--source", str(db), "--json")
 
-    first = plait(env, *args)
+    first = run_plait(env, *args)
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert report["sessions"] == 2 and report["events_added"] > 0
     assert [s["where"] for s in report["skipped"]] == ["opencode.db: part prt_m4_1"]
 
-    again = plait(env, *args)
+    again = run_plait(env, *args)
     assert json.loads(again.stdout)["events_added"] == 0, "a second import added events"
 
-    recalled = plait(
+    recalled = run_plait(
         env, "recall", "which database do we use for storage", "--project", str(project)
     )
     assert recalled.returncode == 0, recalled.stderr
     assert "PostgreSQL" in recalled.stdout and "MongoDB" not in recalled.stdout
-    exported = plait(env, "recall", "never log the key", "--project", str(project))
+    exported = run_plait(env, "recall", "never log the key", "--project", str(project))
     assert SECRET not in exported.stdout and SECRET not in first.stdout
 
 
 def test_a_missing_database_is_a_clear_error(tmp_path: Path, env: dict[str, str]) -> None:
     missing = tmp_path / "nope.db"
-    answer = plait(env, "import-history", "--project", str(tmp_path), "--source", str(missing))
+    answer = run_plait(env, "import-history", "--project", str(tmp_path), "--source", str(missing))
     assert answer.returncode == 2 and "no OpenCode database" in answer.stderr

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,13 +21,12 @@ from pathlib import Path
 
 import pytest
 from support.local_web import free_port
-from support.serve import start_serve
+from support.plait_cli import start_serve
 
 from plait import Memory
 from plait.devtools.node_plugin import plugin_as_javascript
 from plait.state.groups import project_key
 
-PLAIT = str(Path(sys.executable).parent / "plait")
 DRIVER = Path(__file__).parents[2] / "support" / "outbox_driver.mjs"
 REPLICA_DRIVER = DRIVER.with_name("replica_driver.mjs")
 HOLD_DRIVER = DRIVER.with_name("hold_driver.mjs")

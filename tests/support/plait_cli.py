@@ -1,4 +1,4 @@
-"""A real ``plait serve`` for a test: started as a user starts it, answered once it announced itself."""
+"""The ``plait`` command as a test runs it: one command to its end, or a ``plait serve`` left running."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ from pathlib import Path
 from plait.adapters.hosts.http import service_file
 
 PLAIT = str(Path(sys.executable).parent / "plait")
+
+
+def run_plait(
+    env: dict[str, str], *arguments: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """``plait ARGUMENTS`` to its end, its output as text."""
+    return subprocess.run(
+        [PLAIT, *arguments], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def start_serve(
@@ -46,4 +55,4 @@ def start_serve(
         raise AssertionError(f"plait serve exited: {errors.read()}")
 
 
-__all__ = ["PLAIT", "start_serve"]
+__all__ = ["PLAIT", "run_plait", "start_serve"]
