@@ -314,6 +314,9 @@ class HotStore(EventLog, EnvelopeStage, Cache, SessionLinks, DrainQueue, DeadLet
 
 
 # -- the spool: host calls kept on local disk while the hot tier cannot take them ---------------
+CallBody = dict[str, Any]  # a host call's JSON form (HostCall.replay), as the spool keeps it
+
+
 class SpooledCall(BaseModel):
     """A host call plait accepted and keeps until it has run (its events are in the hot tier).
 
@@ -329,7 +332,7 @@ class SpooledCall(BaseModel):
     call_id: str
     lane: str
     host: str
-    call: dict[str, Any]
+    call: CallBody
     accepted_at: datetime
     member: str | None = None
 
@@ -397,13 +400,7 @@ class CallSpool(Protocol):
     """
 
     def append(
-        self,
-        *,
-        call_id: str,
-        lane: str,
-        host: str,
-        call: dict[str, Any],
-        member: str | None = None,
+        self, *, call_id: str, lane: str, host: str, call: CallBody, member: str | None = None
     ) -> SpooledCall:
         """Keep one call; it is durable when this returns (it survives the process)."""
         ...
@@ -438,13 +435,7 @@ class DeadCalls(Protocol):
     """Host calls that cannot run, where a person can list, replay or drop them."""
 
     def dead_letter_call(
-        self,
-        *,
-        call_id: str,
-        host: str,
-        call: dict[str, Any],
-        reason: str,
-        member: str | None = None,
+        self, *, call_id: str, host: str, call: CallBody, reason: str, member: str | None = None
     ) -> DeadCall:
         """Keep a call that cannot run, with the reason (and whose it was: a replay is theirs)."""
         ...

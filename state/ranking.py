@@ -46,6 +46,8 @@ import numpy as np
 from plait.state.dates import day_numbers, match_days, stamp_of, when_of
 from plait.state.words import stem_words
 
+QueryVector = np.ndarray | None  # a query's embedding, when one was made
+
 WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 # Function words only: "when", "where", "who", "did" go too, since they carry a question's form,
 # not its content (bm25s's 33-word list keeps them, which cost 0.06 recall@10 on LoCoMo).
@@ -525,7 +527,7 @@ def rank_turns(
     index: TurnIndex,
     query: str,
     *,
-    query_vector: np.ndarray | None = None,
+    query_vector: QueryVector = None,
     limit: int = 50,
     weights: RankingWeights | None = None,
     now: datetime | None = None,

@@ -26,6 +26,7 @@ from plait.state.base.redact import redact
 from plait.state.events import EventKind, SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import QueueEntry, episode_uuid
+from plait.state.ranking import QueryVector
 
 # Kinds whose newer event with the same key replaces the older one (a reversed decision).
 KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
@@ -171,12 +172,7 @@ class TurnSearch(Protocol):
         ...
 
     async def search_turns(
-        self,
-        query: str,
-        group_ids: Sequence[str],
-        limit: int,
-        *,
-        query_vector: np.ndarray | None = None,
+        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
     ) -> list[TurnHit]:
         """The turns of the groups best matching ``query``, best first, at most ``limit``."""
         ...

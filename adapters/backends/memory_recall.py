@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from plait.state.ranking import TurnIndex, embedded_views, rank_turns
+from plait.state.ranking import QueryVector, TurnIndex, embedded_views, rank_turns
 from plait.state.recall import (
     KEYED_KINDS,
     EmbeddingJob,
@@ -51,12 +51,7 @@ class InMemoryRecallIndex:
         return self.add_now(turns)
 
     async def search_turns(
-        self,
-        query: str,
-        group_ids: Sequence[str],
-        limit: int,
-        *,
-        query_vector: np.ndarray | None = None,
+        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
     ) -> list[TurnHit]:
         """The turns of the groups best matching ``query``, best first, at most ``limit``."""
         return self.search_now(query, group_ids, limit, query_vector=query_vector)
@@ -147,12 +142,7 @@ class InMemoryRecallIndex:
         )
 
     def search_now(
-        self,
-        query: str,
-        group_ids: Sequence[str],
-        limit: int,
-        *,
-        query_vector: np.ndarray | None = None,
+        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
     ) -> list[TurnHit]:
         """Rank every group's turns, merge by score."""
         hits: list[TurnHit] = []

@@ -11,9 +11,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from plait.state.ports import DEAD_CALL_DAYS, DeadCall, SpooledCall, SpoolStats
+from plait.state.ports import DEAD_CALL_DAYS, CallBody, DeadCall, SpooledCall, SpoolStats
 
 
 @dataclass
@@ -30,13 +29,7 @@ class InMemorySpool:
     _dead_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     def append(
-        self,
-        *,
-        call_id: str,
-        lane: str,
-        host: str,
-        call: dict[str, Any],
-        member: str | None = None,
+        self, *, call_id: str, lane: str, host: str, call: CallBody, member: str | None = None
     ) -> SpooledCall:
         """Keep one call."""
         entry = SpooledCall(
@@ -79,13 +72,7 @@ class InMemorySpool:
         """Nothing to release."""
 
     def dead_letter_call(
-        self,
-        *,
-        call_id: str,
-        host: str,
-        call: dict[str, Any],
-        reason: str,
-        member: str | None = None,
+        self, *, call_id: str, host: str, call: CallBody, reason: str, member: str | None = None
     ) -> DeadCall:
         """Keep a call that cannot run."""
         dead = DeadCall.now(

@@ -21,6 +21,7 @@ import numpy as np
 
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex, text_digest
 from plait.adapters.backends.private_files import private_sqlite
+from plait.state.ranking import QueryVector
 from plait.state.recall import EmbeddingJob, IndexedTurn, IndexStats, TurnHit
 
 RECALL_FILE = "recall.sqlite3"
@@ -175,12 +176,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         return await self._run(add)
 
     async def search_turns(
-        self,
-        query: str,
-        group_ids: Sequence[str],
-        limit: int,
-        *,
-        query_vector: np.ndarray | None = None,
+        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
     ) -> list[TurnHit]:
         """Rank the groups' turns (loading them first)."""
 

@@ -35,7 +35,7 @@ from typing import IO, Any
 
 from plait.adapters.backends.private_files import FILE_MODE, private_directory, private_file
 from plait.state.groups import project_key
-from plait.state.ports import DEAD_CALL_DAYS, DeadCall, SpooledCall, SpoolStats
+from plait.state.ports import DEAD_CALL_DAYS, CallBody, DeadCall, SpooledCall, SpoolStats
 
 SPOOL_DIR = "spool"
 DEAD_FILE = "dead.jsonl"
@@ -156,13 +156,7 @@ class FileSpool:
 
     # -- the spool ------------------------------------------------------------------------------
     def append(
-        self,
-        *,
-        call_id: str,
-        lane: str,
-        host: str,
-        call: dict[str, Any],
-        member: str | None = None,
+        self, *, call_id: str, lane: str, host: str, call: CallBody, member: str | None = None
     ) -> SpooledCall:
         """Write one call (one ``write`` of one line); it survives this process from here."""
         self._seq += 1
@@ -290,13 +284,7 @@ class FileSpool:
         return self.folder / DEAD_FILE
 
     def dead_letter_call(
-        self,
-        *,
-        call_id: str,
-        host: str,
-        call: dict[str, Any],
-        reason: str,
-        member: str | None = None,
+        self, *, call_id: str, host: str, call: CallBody, reason: str, member: str | None = None
     ) -> DeadCall:
         """Append a call that cannot run, with the reason."""
         dead = DeadCall.now(
