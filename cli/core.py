@@ -8,25 +8,18 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
     from plait.state.ports import MemoryHit
 
 
-@app.command()
+@cli.app.command()
 def doctor(
-    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Check plait's parts and its host integrations; exit 1 when something is wrong.
 
@@ -41,11 +34,11 @@ def doctor(
     from plait.adapters.hosts.opencode.health import opencode_checks
     from plait.doctor import exit_code, run_checks
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     # a running plait serve owns the embedded server and brings it back: never start a second
     serving = any(state.running for state in service_states(settings.resolved_data_dir()))
     directory = (project or Path.cwd()).resolve()
-    checks = _run(run_checks(settings, directory, launch=not serving))
+    checks = cli.run(run_checks(settings, directory, launch=not serving))
     checks += opencode_checks(settings.resolved_data_dir(), directory)
     checks += claude_code_checks(directory)
     checks += codex_checks(directory)
@@ -60,46 +53,46 @@ def doctor(
         for check in checks:
             status = f"[{colours[check.status]}]{check.status}[/]"
             table.add_row(check.component, status, check.detail)
-        console.print(table)
+        cli.console.print(table)
     raise typer.Exit(exit_code(checks))
 
 
-@app.command()
-def demo(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+@cli.app.command()
+def demo(project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None) -> None:
     """Replay a long coding session and show what survives each compaction."""
     from plait.cli.demo import run_demo
 
-    load_settings(project, data_dir)
-    ok = _run(run_demo(console, data_dir=data_dir, project_dir=project))
+    cli.load_settings(project, data_dir)
+    ok = cli.run(run_demo(cli.console, data_dir=data_dir, project_dir=project))
     raise typer.Exit(0 if ok else 1)
 
 
-@app.command()
+@cli.app.command()
 def recall(
     query: Annotated[str, typer.Argument(help="What to look for.")],
     limit: Annotated[int, typer.Option(min=1, max=100, help="Most hits shown.")] = 10,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Search the project's long-term memory (and your preferences), best first."""
     from plait.memory import Memory
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     from plait.state.events import clean_text
 
     query = clean_text(query)  # an argument that was not UTF-8 arrives with lone surrogates
     if not query.strip():
-        fail("the query is empty", code=2)
+        cli.fail("the query is empty", code=2)
 
     async def search() -> list[MemoryHit]:
         async with Memory.open(project, settings=settings, start_background=False) as memory:
             return await memory.search(query, limit)
 
     try:
-        hits = _run(search())
+        hits = cli.run(search())
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     if json_output:
         typer.echo(json.dumps([hit.model_dump(mode="json") for hit in hits], indent=2))
         return
@@ -109,10 +102,10 @@ def recall(
     for hit in hits:
         since = f"{hit.valid_at:%Y-%m-%d}" if hit.valid_at else ""
         table.add_row(hit.kind, f"{hit.score:.2f}", since, hit.text)
-    console.print(table if hits else "No memories found.")
+    cli.console.print(table if hits else "No memories found.")
 
 
-@app.command("config-reference")
+@cli.app.command("config-reference")
 def config_reference(
     output: Annotated[Path, typer.Option(help="Where to write it.")] = Path(
         "docs/configuration.md"
@@ -123,4 +116,4 @@ def config_reference(
 
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(render_reference())
-    console.print(f"wrote {output}")
+    cli.console.print(f"wrote {output}")

@@ -9,16 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -27,7 +18,7 @@ if TYPE_CHECKING:
     from plait.state.ports import DeadCall, DeadLetters
 
 dlq_app = typer.Typer(help="Dead letters: events that failed to drain.", no_args_is_help=True)
-app.add_typer(dlq_app, name="dlq")
+cli.app.add_typer(dlq_app, name="dlq")
 IdsArgument = Annotated[
     list[str] | None, typer.Argument(help="Dead-letter ids (default: all).", show_default=False)
 ]
@@ -48,16 +39,18 @@ async def _with_store[T](
 def _run_store[T](
     project: Path | None, data_dir: Path | None, action: Callable[[DeadLetters], Awaitable[T]]
 ) -> T:
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     try:
-        return _run(_with_store(settings, (project or Path.cwd()).resolve(), action))
+        return cli.run(_with_store(settings, (project or Path.cwd()).resolve(), action))
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
 
 
 @dlq_app.command("list")
 def dlq_list(
-    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """List dead letters with the reason each failed, then the project's dead calls, if any.
 
@@ -84,29 +77,29 @@ def dlq_list(
         table.add_row(
             d.dead_id, d.group_id, d.event.kind.value, d.event.summary, str(d.attempts), d.reason
         )
-    console.print(table)
+    cli.console.print(table)
     calls = _spool(project, data_dir).list_dead_calls(limit=10_000)
     if calls:
         print_dead_calls(calls)
-        console.print("replay or drop them with `plait dlq calls replay|drop`")
+        cli.console.print("replay or drop them with `plait dlq calls replay|drop`")
 
 
 @dlq_app.command("replay")
 def dlq_replay(
-    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+    ids: IdsArgument = None, project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None
 ) -> None:
     """Put dead letters back on the drain queue."""
     count = _run_store(project, data_dir, lambda store: store.replay_dead(ids or None))
-    console.print(f"replayed {count} dead letter(s)")
+    cli.console.print(f"replayed {count} dead letter(s)")
 
 
 @dlq_app.command("drop")
 def dlq_drop(
-    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+    ids: IdsArgument = None, project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None
 ) -> None:
     """Delete dead letters."""
     count = _run_store(project, data_dir, lambda store: store.drop_dead(ids or None))
-    console.print(f"dropped {count} dead letter(s)")
+    cli.console.print(f"dropped {count} dead letter(s)")
 
 
 calls_app = typer.Typer(
@@ -119,13 +112,15 @@ dlq_app.add_typer(calls_app, name="calls")
 def _spool(project: Path | None, data_dir: Path | None) -> FileSpool:
     from plait.adapters.backends.spool import FileSpool
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     return FileSpool.for_project(settings.resolved_data_dir(), (project or Path.cwd()).resolve())
 
 
 @calls_app.command("list")
 def dlq_calls_list(
-    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """List dead calls of the project with the reason each was given up."""
     dead = _spool(project, data_dir).list_dead_calls(limit=10_000)
@@ -144,22 +139,22 @@ def print_dead_calls(dead: Sequence[DeadCall]) -> None:
     for call in dead:
         name = str(call.call.get("name") or call.call.get("event") or "")
         table.add_row(call.dead_id, call.call_id, call.host, name, call.reason)
-    console.print(table)
+    cli.console.print(table)
 
 
 @calls_app.command("replay")
 def dlq_calls_replay(
-    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+    ids: IdsArgument = None, project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None
 ) -> None:
     """Put dead calls back in the spool (the next plait serve for the project runs them)."""
     count = _spool(project, data_dir).replay_dead_calls(ids or None)
-    console.print(f"replayed {count} dead call(s)")
+    cli.console.print(f"replayed {count} dead call(s)")
 
 
 @calls_app.command("drop")
 def dlq_calls_drop(
-    ids: IdsArgument = None, project: ProjectOption = None, data_dir: DataDirOption = None
+    ids: IdsArgument = None, project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None
 ) -> None:
     """Delete dead calls."""
     count = _spool(project, data_dir).drop_dead_calls(ids or None)
-    console.print(f"dropped {count} dead call(s)")
+    cli.console.print(f"dropped {count} dead call(s)")

@@ -15,16 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -84,21 +75,21 @@ async def import_calls(
     return len(sessions), added, skipped
 
 
-@app.command("import-history")
+@cli.app.command("import-history")
 def import_history(
     host: Annotated[Host, typer.Option(help="Whose past sessions to read.")] = "opencode",
     source: Annotated[
         Path | None,
         typer.Option(help="Where the host keeps them (default: its usual place for this user)."),
     ] = None,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Import the project's past sessions of a coding agent (idempotent: again adds nothing)."""
     from plait.memory import Memory
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     reader = reader_for(host, project_dir, source)
 
@@ -110,13 +101,13 @@ def import_history(
             return found
 
     try:
-        sessions, added, skipped = _run(work())
+        sessions, added, skipped = cli.run(work())
     except PlaitError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     if json_output:
         rows = [{"where": s.where, "reason": s.reason} for s in skipped]
         typer.echo(json.dumps({"sessions": sessions, "events_added": added, "skipped": rows}))
         return
-    console.print(f"{host}: {sessions} sessions, {added} events added, {len(skipped)} skipped")
+    cli.console.print(f"{host}: {sessions} sessions, {added} events added, {len(skipped)} skipped")
     for item in skipped[:SKIPPED_SHOWN]:
-        console.print(f"  skipped {item.where}: {item.reason}", markup=False)
+        cli.console.print(f"  skipped {item.where}: {item.reason}", markup=False)

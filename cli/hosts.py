@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from plait.cli._common import ProjectOption, app
+from plait.cli import _common as cli
 from plait.cli.opencode import changed_files, print_report
 
 
@@ -46,15 +46,15 @@ class HostCommands:
     def register(self) -> None:
         """Add ``plait <command> install|uninstall`` to the CLI."""
         group = typer.Typer(help=f"{self.label} integration.", no_args_is_help=True)
-        app.add_typer(group, name=self.command)
+        cli.app.add_typer(group, name=self.command)
         global_option = Annotated[
             bool, typer.Option("--global", help=f"Your user settings ({self.user_files}).")
         ]
 
-        def install(project: ProjectOption = None, global_: bool = False) -> None:
+        def install(project: cli.ProjectOption = None, global_: bool = False) -> None:
             self.run(True, project, global_)
 
-        def uninstall(project: ProjectOption = None, global_: bool = False) -> None:
+        def uninstall(project: cli.ProjectOption = None, global_: bool = False) -> None:
             self.run(False, project, global_)
 
         install.__doc__ = (
@@ -65,7 +65,7 @@ class HostCommands:
         )
         # the options are made here, per host: give typer the objects, not their names
         for command in (install, uninstall):
-            command.__annotations__ = {"project": ProjectOption, "global_": global_option}
+            command.__annotations__ = {"project": cli.ProjectOption, "global_": global_option}
         group.command("install")(install)
         group.command("uninstall")(uninstall)
 

@@ -18,16 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError, UsageError
 
 if TYPE_CHECKING:
@@ -35,7 +26,7 @@ if TYPE_CHECKING:
     from plait.state.observations import Observation, Scope
 
 memory_app = typer.Typer(help="Observations: list, show, search, forget, export, import.")
-app.add_typer(memory_app, name="memory", no_args_is_help=True)
+cli.app.add_typer(memory_app, name="memory", no_args_is_help=True)
 
 IdArgument = Annotated[str, typer.Argument(help="An observation id (o + 12 hex digits).")]
 ScopeOption = Annotated[
@@ -49,7 +40,7 @@ def run_with[T](
     """Open the project's memory, run ``action`` on its observations, close it; fail cleanly."""
     from plait.memory import Memory
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     directory = (project or Path.cwd()).resolve()
 
     async def run() -> T:
@@ -57,9 +48,9 @@ def run_with[T](
             return await action(memory.observations)
 
     try:
-        return _run(run())
+        return cli.run(run())
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
 
 
 def checked_scope(value: str | None) -> Scope | None:
@@ -71,7 +62,7 @@ def checked_scope(value: str | None) -> Scope | None:
     try:
         return check_scope(value, "--scope")
     except PlaitError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
 
 
 def print_json(value: Any) -> None:
@@ -91,11 +82,11 @@ def print_rows(rows: list[dict[str, Any]], empty: str) -> None:
 
 @memory_app.command("list")
 def memory_list(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     scope: ScopeOption = None,
     all_: Annotated[bool, typer.Option("--all", help="Include superseded ones.")] = False,
-    json_output: JsonOption = False,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """List observations, newest first."""
     from plait.observations import listing
@@ -116,9 +107,9 @@ def memory_list(
 @memory_app.command("show")
 def memory_show(
     observation_id: IdArgument,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Show one observation in full, with its revisions."""
     from plait.observation_tools import full
@@ -131,12 +122,12 @@ def memory_show(
     if json_output:
         print_json(full(observation))
         return
-    console.print(f"[bold]{observation.title}[/]  ({observation.id})", highlight=False)
+    cli.console.print(f"[bold]{observation.title}[/]  ({observation.id})", highlight=False)
     meta = f"{observation.type} · {observation.scope} · revision {observation.revision}"
     topic = f" · topic {observation.topic_key}" if observation.topic_key else ""
-    console.print(meta + topic, highlight=False, markup=False)
+    cli.console.print(meta + topic, highlight=False, markup=False)
     if observation.superseded_by:
-        console.print(f"superseded by {observation.superseded_by}", markup=False)
+        cli.console.print(f"superseded by {observation.superseded_by}", markup=False)
     typer.echo(f"\n{observation.content}\n")
     for revision in reversed(observation.revisions):
         when = revision.updated_at.isoformat(timespec="seconds")
@@ -147,11 +138,11 @@ def memory_show(
 @memory_app.command("search")
 def memory_search(
     query: Annotated[str, typer.Argument(help="Words to look for.")],
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     limit: Annotated[int, typer.Option(help="Most results.", min=1, max=20)] = 10,
     all_: Annotated[bool, typer.Option("--all", help="Include superseded ones.")] = False,
-    json_output: JsonOption = False,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Search observations (as the memory_search tool does)."""
     from plait.observation_tools import MemoryToolbox
@@ -171,9 +162,9 @@ def memory_search(
 @memory_app.command("forget")
 def memory_forget(
     observation_id: IdArgument,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Forget an observation (an import will not bring it back)."""
     from plait.observations import listing
@@ -186,10 +177,10 @@ def memory_forget(
     if json_output:
         print_json({**listing(forgotten), "action": "deleted"})
     else:
-        console.print(f"forgot {forgotten.id}: {forgotten.title}", markup=False)
+        cli.console.print(f"forgot {forgotten.id}: {forgotten.title}", markup=False)
 
 
-@app.command("forget")
+@cli.app.command("forget")
 def forget_captured(
     session: Annotated[
         str | None, typer.Option("--session", help="Every event of this session.")
@@ -204,9 +195,9 @@ def forget_captured(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="List what would go; change nothing.")
     ] = False,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Forget captured events and every copy plait made of them.
 
@@ -219,8 +210,8 @@ def forget_captured(
     try:
         selection = Selection(session=session, before=parsed_time(before), match=match or None)
     except PlaitError as error:
-        fail(str(error), code=2)
-    settings = load_settings(project, data_dir)
+        cli.fail(str(error), code=2)
+    settings = cli.load_settings(project, data_dir)
     directory = (project or Path.cwd()).resolve()
 
     async def run() -> Any:
@@ -228,17 +219,17 @@ def forget_captured(
             return await (select if dry_run else forget)(memory, selection)
 
     try:
-        found = _run(run())
+        found = cli.run(run())
     except PlaitError as error:
-        fail(str(error), code=2 if isinstance(error, UsageError) else 1)
+        cli.fail(str(error), code=2 if isinstance(error, UsageError) else 1)
     lines = describe(found)
     if json_output:
         print_json({"dry_run": dry_run, "events": found.count, "lines": list(lines)})
         return
     for line in lines:
-        console.print(line, markup=False)
+        cli.console.print(line, markup=False)
     verb = "would forget" if dry_run else "forgot"
-    console.print(f"{verb} {found.count} event(s)", markup=False)
+    cli.console.print(f"{verb} {found.count} event(s)", markup=False)
 
 
 def parsed_time(text: str | None) -> datetime | None:
@@ -248,7 +239,7 @@ def parsed_time(text: str | None) -> datetime | None:
     try:
         found = datetime.fromisoformat(text)
     except ValueError:
-        fail(
+        cli.fail(
             f"--before {text!r}: not an ISO 8601 date or time (2026-11-01, 2026-11-01T12:00)",
             code=2,
         )
@@ -257,13 +248,13 @@ def parsed_time(text: str | None) -> datetime | None:
 
 @memory_app.command("export")
 def memory_export(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     scope: ScopeOption = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file (default: stdout).")
     ] = None,
-    json_output: JsonOption = False,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Export observations as JSONL (stable, sorted); --scope project for a team file."""
     wanted = checked_scope(scope)
@@ -289,15 +280,15 @@ def memory_export(
 @memory_app.command("import")
 def memory_import(
     file: Annotated[Path, typer.Argument(help="A file from plait memory export ('-': stdin).")],
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Import exported observations; broken lines are named, the rest applies."""
     if str(file) == "-":
         text = sys.stdin.read()
     elif not file.is_file():
-        fail(f"no file {str(file)!r}", code=2)
+        cli.fail(f"no file {str(file)!r}", code=2)
     else:
         text = file.read_text(encoding="utf-8", errors="replace")
 

@@ -8,18 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.cli._common import (
-    ProjectOption,
-    app,
-    fail,
-)
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
     from plait.adapters.hosts.opencode import InstallReport
 
 opencode_app = typer.Typer(help="OpenCode integration.", no_args_is_help=True)
-app.add_typer(opencode_app, name="opencode")
+cli.app.add_typer(opencode_app, name="opencode")
 
 
 GlobalOption = Annotated[
@@ -45,9 +41,9 @@ def changed_files(
     try:
         return action(directory, global_=global_)
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     except OSError as error:
-        fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
+        cli.fail(f"cannot write {error.filename or directory}: {error.strerror or error}")
 
 
 def print_report(report: InstallReport, heading: str) -> None:
@@ -64,7 +60,7 @@ def print_report(report: InstallReport, heading: str) -> None:
 
 
 @opencode_app.command("install")
-def opencode_install(project: ProjectOption = None, global_: GlobalOption = False) -> None:
+def opencode_install(project: cli.ProjectOption = None, global_: GlobalOption = False) -> None:
     """Add plait's plugin and MCP server to OpenCode (the project's config, or --global)."""
     from plait.adapters.hosts.opencode import install_opencode
 
@@ -81,7 +77,7 @@ def opencode_install(project: ProjectOption = None, global_: GlobalOption = Fals
 
 
 @opencode_app.command("uninstall")
-def opencode_uninstall(project: ProjectOption = None, global_: GlobalOption = False) -> None:
+def opencode_uninstall(project: cli.ProjectOption = None, global_: GlobalOption = False) -> None:
     """Remove what `plait opencode install` added (backups of changed files are kept)."""
     from plait.adapters.hosts.opencode import uninstall_opencode
 

@@ -10,16 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
-from plait.cli._common import run as _run
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redact_process_output
 
@@ -29,10 +20,10 @@ if TYPE_CHECKING:
     from plait.state.base.settings import Settings
 
 
-@app.command()
+@cli.app.command()
 def worker(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     name: Annotated[str | None, typer.Option(help="Consumer name (default: host-pid).")] = None,
     once: Annotated[bool, typer.Option(help="Drain until empty, then exit.")] = False,
 ) -> None:
@@ -40,19 +31,19 @@ def worker(
     from plait.cli.worker import run_worker
 
     redact_process_output()
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     try:
-        _run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
+        cli.run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     except KeyboardInterrupt:
         pass
 
 
-@app.command()
+@cli.app.command()
 def serve(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     host: Annotated[str | None, typer.Option(help="Bind address (default 127.0.0.1).")] = None,
     port: Annotated[int | None, typer.Option(help="Port (default: a free one).")] = None,
 ) -> None:
@@ -67,14 +58,14 @@ def serve(
     from plait.adapters.hosts.http.user_service import join
 
     redact_process_output()
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     directory = settings.resolved_data_dir()
     shared = settings.service.one_process and host is None and port is None
     found = running_service(directory, project_dir)
     joined = join(directory, project_dir) if found is None and shared else None
     if joined is not None:
-        console.print(
+        cli.console.print(
             f"plait serve: {project_dir} is served by the running plait service "
             f"(pid {joined.pid}) at {joined.url}"
         )
@@ -82,18 +73,18 @@ def serve(
     try:
         lock = _claim(directory, project_dir) if found is None else None
     except (PlaitError, OSError) as error:
-        fail(f"cannot start the service for {project_dir}: {error}")
+        cli.fail(f"cannot start the service for {project_dir}: {error}")
     if lock is None:
         found = found or running_service(directory, project_dir)
         where = f" at {found.url} (pid {found.pid})" if found else ""
-        console.print(f"plait serve: already running for this project{where}")
+        cli.console.print(f"plait serve: already running for this project{where}")
         raise typer.Exit(0)
     try:
-        _run(_serve_here(settings, data_dir, project_dir, host, port, lock, shared=shared))
+        cli.run(_serve_here(settings, data_dir, project_dir, host, port, lock, shared=shared))
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
     except OSError as error:
-        fail(f"cannot serve from data dir {directory}: {error.strerror or error}")
+        cli.fail(f"cannot serve from data dir {directory}: {error.strerror or error}")
     except KeyboardInterrupt:
         pass
     finally:
@@ -147,7 +138,7 @@ async def _serve_added(
 
     The lock is released when the project stops (the process may serve others for long after).
     """
-    settings = load_settings(project_dir, data_dir)  # the project's own configuration
+    settings = cli.load_settings(project_dir, data_dir)  # the project's own configuration
     if lock is None:
         lock = await asyncio.to_thread(_claim, settings.resolved_data_dir(), project_dir)
         if lock is None:
@@ -189,55 +180,55 @@ async def _serve(
         )
 
 
-@app.command()
-def mcp(project: ProjectOption = None, data_dir: DataDirOption = None) -> None:
+@cli.app.command()
+def mcp(project: cli.ProjectOption = None, data_dir: cli.DataDirOption = None) -> None:
     """Run plait's MCP server (session tools) on stdio."""
     from plait.adapters.hosts.mcp.stdio import run_stdio
 
     redact_process_output()
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     try:
-        _run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
+        cli.run(run_stdio((project or Path.cwd()).resolve(), settings=settings))
     except PlaitError as error:
-        fail(str(error))
+        cli.fail(str(error))
 
 
-@app.command()
-def status(data_dir: DataDirOption = None, json_output: JsonOption = False) -> None:
+@cli.app.command()
+def status(data_dir: cli.DataDirOption = None, json_output: cli.JsonOption = False) -> None:
     """What plait runs on this machine for the data dir: services, the embedded server."""
     from plait.adapters.backends.embedded import server_state
     from plait.adapters.hosts.http.lifecycle import service_states
 
-    directory = load_settings(None, data_dir).resolved_data_dir()
+    directory = cli.load_settings(None, data_dir).resolved_data_dir()
     services = [asdict(state) for state in service_states(directory)]
     server = server_state(directory)
     if json_output:
         typer.echo(json.dumps({"services": services, "embedded": server}, indent=2))
         return
     running = [state for state in services if state["running"]]
-    console.print(f"data dir {directory}")
+    cli.console.print(f"data dir {directory}")
     for state in running:
-        console.print(f"service  pid {state['pid']}  {state['url']}  {state['project_dir']}")
+        cli.console.print(f"service  pid {state['pid']}  {state['url']}  {state['project_dir']}")
     if not running:
-        console.print("service  none running")
+        cli.console.print("service  none running")
     if server["running"]:
         use = "in use" if server["in_use"] else "unused (stopping)"
-        console.print(f"embedded FalkorDB  pid {server['pid']}  port {server['port']}  {use}")
+        cli.console.print(f"embedded FalkorDB  pid {server['pid']}  port {server['port']}  {use}")
     else:
-        console.print("embedded FalkorDB  not running")
+        cli.console.print("embedded FalkorDB  not running")
 
 
-@app.command()
+@cli.app.command()
 def stop(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     all_: Annotated[bool, typer.Option("--all", help="Every project's service.")] = False,
 ) -> None:
     """Stop the project's service (or every one); the embedded server stops once unused."""
     from plait.adapters.hosts.http import project_key
     from plait.adapters.hosts.http.lifecycle import service_states
 
-    directory = load_settings(project, data_dir).resolved_data_dir()
+    directory = cli.load_settings(project, data_dir).resolved_data_dir()
     keys = (
         [state.key for state in service_states(directory)]
         if all_
@@ -246,8 +237,8 @@ def stop(
     try:
         stopped = [key for key in keys if _stop_one(directory, key)]
     except PlaitError as error:
-        fail(str(error))
-    console.print(f"stopped {len(stopped)} service(s)" if stopped else "no service was running")
+        cli.fail(str(error))
+    cli.console.print(f"stopped {len(stopped)} service(s)" if stopped else "no service was running")
 
 
 def _stop_one(directory: Path, key: str) -> bool:
@@ -267,10 +258,10 @@ def _stop_one(directory: Path, key: str) -> bool:
     return stop_service(folder, key)
 
 
-@app.command()
+@cli.app.command()
 def ui(
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the link in the browser.")
     ] = True,
@@ -281,17 +272,17 @@ def ui(
 
     from plait.adapters.hosts.http import load_or_create_token, running_service
 
-    settings = load_settings(project, data_dir)
+    settings = cli.load_settings(project, data_dir)
     project_dir = (project or Path.cwd()).resolve()
     directory = settings.resolved_data_dir()
     found = running_service(directory, project_dir) or started_service(
         project_dir, directory, wait_s
     )
     if found is None:
-        fail(f"no plait service answers for {project_dir}; start one with `plait serve`")
+        cli.fail(f"no plait service answers for {project_dir}; start one with `plait serve`")
     link = viewer_link(found.url, load_or_create_token(directory))
-    console.print(f"plait viewer: {link}", markup=False, highlight=False, soft_wrap=True)
-    console.print("(the link works once; run `plait ui` again for a new one)", markup=False)
+    cli.console.print(f"plait viewer: {link}", markup=False, highlight=False, soft_wrap=True)
+    cli.console.print("(the link works once; run `plait ui` again for a new one)", markup=False)
     if open_browser:
         webbrowser.open(link)
 
@@ -306,7 +297,7 @@ def viewer_link(url: str, token: str) -> str:
         )
         response.raise_for_status()
     except httpx.HTTPError as error:
-        fail(f"the service at {url} gave no login link: {error}")
+        cli.fail(f"the service at {url} gave no login link: {error}")
     return url + str(response.json()["path"])
 
 

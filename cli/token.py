@@ -13,15 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from plait.cli._common import (
-    DataDirOption,
-    JsonOption,
-    ProjectOption,
-    app,
-    console,
-    fail,
-    load_settings,
-)
+from plait.cli import _common as cli
 from plait.state.base.errors import PlaitError
 
 if TYPE_CHECKING:
@@ -29,13 +21,13 @@ if TYPE_CHECKING:
     from plait.state.tokens import TokenRecord
 
 token_app = typer.Typer(help="Per-user tokens for a shared service.", no_args_is_help=True)
-app.add_typer(token_app, name="token")
+cli.app.add_typer(token_app, name="token")
 
 
 def _book(project: Path | None, data_dir: Path | None) -> FileTokenBook:
     from plait.adapters.backends.tokens import FileTokenBook
 
-    return FileTokenBook(load_settings(project, data_dir).resolved_data_dir())
+    return FileTokenBook(cli.load_settings(project, data_dir).resolved_data_dir())
 
 
 def _row(record: TokenRecord) -> dict[str, object]:
@@ -58,9 +50,9 @@ def token_create(
         bool, typer.Option("--all-projects", help="Every project this data dir serves.")
     ] = False,
     rate: Annotated[int, typer.Option(min=1, help="Requests a minute before 429.")] = 600,
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Make a token for a user; it is printed once and kept only as a digest."""
     from plait.state.groups import project_key
@@ -72,32 +64,36 @@ def token_create(
             user, projects=(scope,), rate_per_minute=rate
         )
     except PlaitError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     if json_output:
         typer.echo(json.dumps({**_row(record), "token": token}))
         return
-    console.print(f"token {record.id} for {record.user} (projects {', '.join(record.projects)})")
+    cli.console.print(
+        f"token {record.id} for {record.user} (projects {', '.join(record.projects)})"
+    )
     typer.echo(token)
-    console.print("It is shown only now: plait keeps its digest, not the token.")
+    cli.console.print("It is shown only now: plait keeps its digest, not the token.")
 
 
 @token_app.command("list")
 def token_list(
-    project: ProjectOption = None, data_dir: DataDirOption = None, json_output: JsonOption = False
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Every token of this data dir, revoked ones marked (never the tokens themselves)."""
     try:
         records = _book(project, data_dir).records()
     except PlaitError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     if json_output:
         typer.echo(json.dumps([_row(record) for record in records]))
         return
     if not records:
-        console.print("no tokens (plait token create --user NAME makes one)")
+        cli.console.print("no tokens (plait token create --user NAME makes one)")
     for record in records:
         state = f"revoked {record.revoked_at:%Y-%m-%d %H:%M}" if record.revoked_at else "active"
-        console.print(
+        cli.console.print(
             f"{record.id}  {record.user}  {state}  {record.rate_per_minute}/min  "
             f"projects {', '.join(record.projects)}  created {record.created_at:%Y-%m-%d %H:%M}",
             markup=False,
@@ -107,16 +103,16 @@ def token_list(
 @token_app.command("revoke")
 def token_revoke(
     token_id: Annotated[str, typer.Argument(help="The token's id (plait token list).")],
-    project: ProjectOption = None,
-    data_dir: DataDirOption = None,
-    json_output: JsonOption = False,
+    project: cli.ProjectOption = None,
+    data_dir: cli.DataDirOption = None,
+    json_output: cli.JsonOption = False,
 ) -> None:
     """Revoke a token: the next request that carries it is refused (401)."""
     try:
         record = _book(project, data_dir).revoke(token_id)
     except PlaitError as error:
-        fail(str(error), code=2)
+        cli.fail(str(error), code=2)
     if json_output:
         typer.echo(json.dumps(_row(record)))
     else:
-        console.print(f"revoked {record.id} ({record.user})", markup=False)
+        cli.console.print(f"revoked {record.id} ({record.user})", markup=False)
