@@ -1,49 +1,6 @@
 """plait's local HTTP service: OpenCode's plugin (or anything that speaks HTTP) posts hooks here."""
 
-from plait.adapters.hosts.http.service import (
-    DEFAULT_HOST,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_PORT,
-    KEPT_HEADER,
-    REASON_HEADER,
-    STATUS_HEADER,
-    TOKEN_FILE,
-    WARNING_HEADER,
-    BatchRequest,
-    BatchResponse,
-    HookRequest,
-    ServiceInfo,
-    create_app,
-    load_or_create_token,
-    project_key,
-    read_service_file,
-    remove_service_file,
-    running_service,
-    serve,
-    service_file,
-    write_service_file,
-)
+from plait.adapters.hosts.http import service
+from plait.adapters.hosts.http.service import *  # noqa: F403 (the service's public names)
 
-__all__ = [
-    "BatchRequest",
-    "BatchResponse",
-    "DEFAULT_HOST",
-    "DEFAULT_MAX_BODY_BYTES",
-    "DEFAULT_PORT",
-    "HookRequest",
-    "KEPT_HEADER",
-    "REASON_HEADER",
-    "STATUS_HEADER",
-    "ServiceInfo",
-    "TOKEN_FILE",
-    "WARNING_HEADER",
-    "create_app",
-    "load_or_create_token",
-    "project_key",
-    "read_service_file",
-    "remove_service_file",
-    "running_service",
-    "serve",
-    "service_file",
-    "write_service_file",
-]
+__all__ = service.__all__
