@@ -10,8 +10,7 @@ milliseconds, and LangGraph, LangChain and graphiti-core load only when somethin
 from __future__ import annotations
 
 import os
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from plait import _moved
 
@@ -25,6 +24,8 @@ if os.path.isfile(os.path.join(_CHECKOUT, "adapters", "__init__.py")) and _CHECK
     __path__.append(_CHECKOUT)
 
 _moved.install()
+
+from plait.state.base.lazy import lazy_names  # noqa: E402 (found only once __path__ is set)
 
 if TYPE_CHECKING:
     from plait.adapters.hosts.http.client import ServiceClient, connect
@@ -79,15 +80,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'plait' has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)

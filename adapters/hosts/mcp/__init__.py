@@ -9,8 +9,9 @@ Names load on first use, so the stdio front starts without the MCP SDK or LangGr
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from plait.state.base.lazy import lazy_names
 
 if TYPE_CHECKING:
     from plait.adapters.hosts.mcp._tools import (
@@ -41,11 +42,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Load a public name from its module on first use."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(home), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
