@@ -38,14 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plait.devtools.recall import (
-    BenchSession,
-    Conversation,
-    Dataset,
-    Question,
-    Turn,
-    write_dataset,
-)
+from plait.devtools.recall import BenchSession, Conversation, Dataset, Question, Turn, write_dataset
 
 CATEGORY_NAMES = {
     1: "multi-hop",

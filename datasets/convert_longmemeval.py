@@ -35,14 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plait.devtools.recall import (
-    BenchSession,
-    Conversation,
-    Dataset,
-    Question,
-    Turn,
-    write_dataset,
-)
+from plait.devtools.recall import BenchSession, Conversation, Dataset, Question, Turn, write_dataset
 
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 SPLITS = ("all", "dev", "test")
