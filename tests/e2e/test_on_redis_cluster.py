@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.cluster import ClusterNode, RedisCluster
@@ -19,6 +20,16 @@ from plait.state.groups import project_key
 from plait.state.observations import ObservationDraft
 
 pytestmark = pytest.mark.slow
+
+
+def on_cluster(cluster: LocalCluster, graph_url: str) -> dict[str, Any]:
+    """How a Memory opens for these tests: the hot tier on the cluster, the graph on its server."""
+    return {
+        "start_background": False,
+        "redis": {"url": cluster.url},
+        "falkordb": {"url": graph_url},
+        "graphiti": {"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
+    }
 
 
 def spread_projects(tmp_path: Path, cluster: LocalCluster) -> list[Path]:
@@ -45,14 +56,8 @@ async def test_a_session_and_its_memory_on_a_redis_cluster(
     projects = spread_projects(tmp_path, redis_cluster)
     for number, project in enumerate(projects):
         project.mkdir()
-        async with Memory.open(
-            project,
-            tmp_path / "data",
-            start_background=False,
-            redis={"url": redis_cluster.url},
-            falkordb={"url": redis_url},
-            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-        ) as memory:
+        opening = on_cluster(redis_cluster, redis_url)
+        async with Memory.open(project, tmp_path / "data", **opening) as memory:
             await memory.user_turn("ses-1", f"We decided to use Postgres {number} for the ledger.")
             await memory.user_turn("ses-1", "Rule: never commit to main.")
             envelope = await memory.envelope("ses-1")
@@ -109,14 +114,8 @@ def test_sync_code_on_a_redis_cluster(
 
     from plait.adapters.backends.checkpoint import RedisSaver
 
-    with Memory.open_sync(
-        tmp_path,
-        tmp_path / "data",
-        start_background=False,
-        redis={"url": redis_cluster.url},
-        falkordb={"url": redis_url},
-        graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-    ) as memory:
+    opening = on_cluster(redis_cluster, redis_url)
+    with Memory.open_sync(tmp_path, tmp_path / "data", **opening) as memory:
         memory.user_turn("ses-sync", "We decided to ship on Fridays.")
         assert "ship on Fridays" in memory.envelope("ses-sync")
 
