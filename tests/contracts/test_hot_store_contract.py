@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
+from support.backends import BACKENDS, backend_url
 
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
@@ -21,16 +22,10 @@ class FakeClock:
         return self.now
 
 
-@pytest.fixture(params=["redis", "redis-cluster", "memory"])
+@pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[HotStore]:
-    if request.param == "redis":
-        redis_url = request.getfixturevalue("redis_url")
-        hot: HotStore = RedisHotStore.from_url(redis_url, prefix=key_prefix)
-    elif request.param == "redis-cluster":
-        cluster = request.getfixturevalue("redis_cluster")
-        hot = RedisHotStore.from_url(cluster.url, prefix=key_prefix)
-    else:
-        hot = InMemoryHotStore()
+    url = backend_url(request)
+    hot: HotStore = RedisHotStore.from_url(url, prefix=key_prefix) if url else InMemoryHotStore()
     yield hot
     await hot.aclose()
 

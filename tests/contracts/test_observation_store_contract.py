@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from support.backends import BACKENDS, backend_url
 
 from plait.adapters.backends.observations_memory import InMemoryObservationStore
 from plait.adapters.backends.observations_redis import RedisObservationStore
@@ -16,16 +17,14 @@ GROUP = "plait-contract-0000aaaa"
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-@pytest.fixture(params=["redis", "redis-cluster", "memory"])
+@pytest.fixture(params=BACKENDS)
 async def store(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIterator[ObservationStore]:
-    if request.param == "redis":
-        redis_url = request.getfixturevalue("redis_url")
-        kept: ObservationStore = RedisObservationStore.from_url(redis_url, prefix=key_prefix)
-    elif request.param == "redis-cluster":
-        cluster_url = request.getfixturevalue("redis_cluster").url
-        kept = RedisObservationStore.from_url(cluster_url, prefix=key_prefix)
-    else:
-        kept = InMemoryObservationStore()
+    url = backend_url(request)
+    kept: ObservationStore = (
+        RedisObservationStore.from_url(url, prefix=key_prefix)
+        if url
+        else InMemoryObservationStore()
+    )
     yield kept
     await kept.aclose()  # type: ignore[attr-defined]
 
