@@ -119,6 +119,7 @@ def ended(payload: Mapping[str, Any]) -> list[Intent]:
 
 
 # -- one host -------------------------------------------------------------------------------------
+HOOK_COMMAND = "plait-hook"  # what every command host's hooks run (the hook client)
 # The events Claude Code introduced and Codex follows, by kind.
 CLAUDE_STYLE_EVENTS = {
     "SessionStart": "session_start",
@@ -131,6 +132,13 @@ CLAUDE_STYLE_EVENTS = {
     "SubagentStop": "stopped",
     "SessionEnd": "ended",
 }
+# Of those, the ones whose calls are kept until recorded, and the ones whose answer a model sees.
+CLAUDE_STYLE_KEEP = frozenset(
+    {"UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStop"}
+)
+CLAUDE_STYLE_INJECTING = frozenset(
+    {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}
+)
 # What each event of a host means, by kind (a host maps its event names to these).
 KINDS = (
     "session_start",
@@ -280,6 +288,9 @@ def tool_policy(action: str, message: str) -> dict[str, Any]:
 
 __all__ = [
     "CLAUDE_STYLE_EVENTS",
+    "CLAUDE_STYLE_INJECTING",
+    "CLAUDE_STYLE_KEEP",
+    "HOOK_COMMAND",
     "KINDS",
     "SUBAGENT_SEPARATOR",
     "CommandHooks",

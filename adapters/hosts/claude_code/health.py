@@ -7,14 +7,13 @@ settings (every hook would run twice), no MCP entry, ``plait-hook`` or ``plait``
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.claude_code.hooks import EVENTS
-from plait.adapters.hosts.claude_code.install import HOOK_COMMAND, MCP_KEY, is_plaits, paths_for
+from plait.adapters.hosts.claude_code.install import MCP_KEY, is_plaits, paths_for
 from plait.adapters.hosts.opencode import jsonc
-from plait.adapters.hosts.opencode.health import check, mcp_entry_check
+from plait.adapters.hosts.opencode.health import check, hook_command_check, mcp_entry_check
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
 
@@ -51,10 +50,8 @@ def hooks_check(project: dict[str, set[str]]) -> Check:
     if missing:
         detail = f"no plait hook on {', '.join(missing)}: plait claude-code install"
         return check("claude-code hooks", "unavailable", detail, True)
-    if shutil.which(HOOK_COMMAND) is None:
-        detail = f"Claude Code cannot find {HOOK_COMMAND!r} on PATH: uv tool install plait"
-        return check("claude-code hooks", "unavailable", detail, True)
-    return check("claude-code hooks", "ok", f"{len(EVENTS)} events ({scopes[0]})", True)
+    ok = f"{len(EVENTS)} events ({scopes[0]})"
+    return hook_command_check("claude-code hooks", "Claude Code", ok)
 
 
 def claude_code_checks(project_dir: Path) -> list[Check]:

@@ -9,7 +9,13 @@ context is cut by Claude Code near 10,000 characters: plait stays under it.
 
 from __future__ import annotations
 
-from plait.adapters.hosts.command_hooks import CLAUDE_STYLE_EVENTS, CommandHooks, stopped
+from plait.adapters.hosts.command_hooks import (
+    CLAUDE_STYLE_EVENTS,
+    CLAUDE_STYLE_INJECTING,
+    CLAUDE_STYLE_KEEP,
+    CommandHooks,
+    stopped,
+)
 
 NAME = "claude-code"
 SESSION_START_MAX = 9500
@@ -35,10 +41,8 @@ HOOKS = CommandHooks(
     label="Claude Code",
     events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
-    keep=frozenset(
-        {"UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStop"}
-    ),
-    injecting=frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}),
+    keep=CLAUDE_STYLE_KEEP,
+    injecting=CLAUDE_STYLE_INJECTING,
     caps={"SessionStart": SESSION_START_MAX},
 )
 EVENTS = HOOKS.readers

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.claude_code.hooks import EVENTS, KEEP_EVENTS, NAME
+from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.opencode import jsonc
 from plait.adapters.hosts.opencode.install import (
     Backups,
@@ -30,7 +31,6 @@ from plait.adapters.hosts.opencode.install import (
 )
 from plait.state.base.errors import ConfigError
 
-HOOK_COMMAND = "plait-hook"
 HOOK_TIMEOUT_S = 10
 MCP_KEY = "plait"
 MCP_ENTRY: dict[str, Any] = {"type": "stdio", "command": "plait", "args": ["mcp"]}

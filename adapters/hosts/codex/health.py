@@ -9,13 +9,11 @@ or ``plait`` not on PATH.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.codex.hooks import EVENTS
 from plait.adapters.hosts.codex.install import (
-    HOOK_COMMAND,
     MCP_KEY,
     hook_events,
     is_plaits,
@@ -24,7 +22,7 @@ from plait.adapters.hosts.codex.install import (
     project_trusted,
     read_toml,
 )
-from plait.adapters.hosts.opencode.health import check, mcp_entry_check
+from plait.adapters.hosts.opencode.health import check, hook_command_check, mcp_entry_check
 from plait.adapters.hosts.opencode.install import read_text
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
@@ -90,10 +88,8 @@ def hooks_check(project: Path, scopes: dict[str, set[str]]) -> Check:
     if scope == "project" and not project_trusted(project, trust_text):
         detail = "Codex reads this project's .codex/ only once trusted: codex exec --trust here"
         return check("codex hooks", "unavailable", detail, True)
-    if shutil.which(HOOK_COMMAND) is None:
-        detail = f"Codex cannot find {HOOK_COMMAND!r} on PATH: uv tool install plait"
-        return check("codex hooks", "unavailable", detail, True)
-    return check("codex hooks", "ok", f"{len(EVENTS)} events, trusted ({scope})", True)
+    ok = f"{len(EVENTS)} events, trusted ({scope})"
+    return hook_command_check("codex hooks", "Codex", ok)
 
 
 def codex_checks(project_dir: Path) -> list[Check]:

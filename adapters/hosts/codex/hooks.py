@@ -11,7 +11,12 @@ earlier prompts' context is gone, so memory comes back through SessionStart ``co
 
 from __future__ import annotations
 
-from plait.adapters.hosts.command_hooks import CLAUDE_STYLE_EVENTS, CommandHooks
+from plait.adapters.hosts.command_hooks import (
+    CLAUDE_STYLE_EVENTS,
+    CLAUDE_STYLE_INJECTING,
+    CLAUDE_STYLE_KEEP,
+    CommandHooks,
+)
 
 NAME = "codex"
 # Codex's tool names, as plait names tools (an MCP tool, ``mcp__server__tool``, keeps its own).
@@ -42,10 +47,8 @@ HOOKS = CommandHooks(
     label="Codex",
     events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
-    keep=frozenset(
-        {"UserPromptSubmit", "PostToolUse", "PreCompact", "PostCompact", "Stop", "SubagentStop"}
-    ),
-    injecting=frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"}),
+    keep=CLAUDE_STYLE_KEEP,
+    injecting=CLAUDE_STYLE_INJECTING,
 )
 EVENTS = HOOKS.readers
 KEEP_EVENTS = HOOKS.keep

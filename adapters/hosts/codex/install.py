@@ -34,6 +34,7 @@ import tomlkit
 from tomlkit.toml_document import TOMLDocument
 
 from plait.adapters.hosts.codex.hooks import EVENTS, KEEP_EVENTS, LABELS, NAME
+from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.opencode import jsonc
 from plait.adapters.hosts.opencode.install import (
     Backups,
@@ -45,7 +46,6 @@ from plait.adapters.hosts.opencode.install import (
 )
 from plait.state.base.errors import ConfigError
 
-HOOK_COMMAND = "plait-hook"
 HOOK_TIMEOUT_S = 10
 # Codex cuts SessionEnd hooks to 3 s (and warns when one asks for more).
 TIMEOUTS = {"SessionEnd": 3}

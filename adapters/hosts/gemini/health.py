@@ -8,20 +8,18 @@ MCP entry in the extension, ``plait-hook`` or ``plait`` not on PATH.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 from plait.adapters.hosts.gemini.hooks import EVENTS
 from plait.adapters.hosts.gemini.install import (
-    HOOK_COMMAND,
     MCP_KEY,
     extension_dir,
     hook_command,
     hooks_enabled,
     settings_path,
 )
-from plait.adapters.hosts.opencode.health import check, mcp_entry_check
+from plait.adapters.hosts.opencode.health import check, hook_command_check, mcp_entry_check
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
 
@@ -71,11 +69,9 @@ def gemini_checks(project_dir: Path) -> list[Check]:
     elif enabled is False:
         detail = "hooks are switched off (hooksConfig.enabled = false in ~/.gemini/settings.json)"
         hooks = check("gemini hooks", "unavailable", detail, True)
-    elif shutil.which(HOOK_COMMAND) is None:
-        detail = f"Gemini CLI cannot find {HOOK_COMMAND!r} on PATH: uv tool install plait"
-        hooks = check("gemini hooks", "unavailable", detail, True)
     else:
-        hooks = check("gemini hooks", "ok", f"{len(EVENTS)} events (extension plait)", True)
+        ok = f"{len(EVENTS)} events (extension plait)"
+        hooks = hook_command_check("gemini hooks", "Gemini CLI", ok)
     servers = read_json(folder / "gemini-extension.json").get("mcpServers")
     entry = servers.get(MCP_KEY) if isinstance(servers, dict) else None
     entries = [entry] if isinstance(entry, dict) else []

@@ -25,6 +25,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.gemini.hooks import EVENTS, KEEP_EVENTS, NAME
 from plait.adapters.hosts.opencode import jsonc
 from plait.adapters.hosts.opencode.install import (
@@ -38,7 +39,6 @@ from plait.adapters.hosts.opencode.install import (
 from plait.state.base.errors import ConfigError
 
 EXTENSION = "plait"
-HOOK_COMMAND = "plait-hook"
 HOOK_TIMEOUT_MS = 10_000
 MCP_KEY = "plait"
 MCP_ENTRY: dict[str, Any] = {"command": "plait", "args": ["mcp"]}

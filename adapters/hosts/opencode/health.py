@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.http import project_key, running_service, service_file
 from plait.adapters.hosts.http.lifecycle import lock_path, service_state
 from plait.adapters.hosts.opencode import jsonc
@@ -36,6 +37,14 @@ def check(component: str, status: str, detail: str, required: bool) -> Check:
         detail=detail,
         required=required,
     )
+
+
+def hook_command_check(component: str, host: str, ok_detail: str) -> Check:
+    """A command-hook host's hooks, last check: the host finds ``plait-hook`` on PATH."""
+    if shutil.which(HOOK_COMMAND) is None:
+        detail = f"{host} cannot find {HOOK_COMMAND!r} on PATH: uv tool install plait"
+        return check(component, "unavailable", detail, True)
+    return check(component, "ok", ok_detail, True)
 
 
 def mcp_entry_check(component: str, entries: list[dict[str, Any]], host: str, both: str) -> Check:
