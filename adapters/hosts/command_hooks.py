@@ -156,7 +156,8 @@ KINDS = (
 class CommandHooks:
     """One command-hook host: its events, tools, recording events and the answers it reads.
 
-    ``events``: the host's event names, each mapped to what it means (one of :data:`KINDS`).
+    ``events``: the host's event names, each mapped to what it means (one of :data:`KINDS`);
+    by default Claude Code's, which Codex follows, with their ``keep`` and ``injecting``.
     ``tools``: the host's tool names as plait names them. ``keep``: events whose calls record
     (installed with ``--keep``, spooled, never lost). ``injecting``: events whose answer the
     host reads as context; ``caps``: the most characters of context an event takes.
@@ -167,10 +168,10 @@ class CommandHooks:
 
     name: str
     label: str
-    events: Mapping[str, str]
     tools: Mapping[str, str]
-    keep: frozenset[str]
-    injecting: frozenset[str]
+    events: Mapping[str, str] = field(default_factory=lambda: CLAUDE_STYLE_EVENTS)
+    keep: frozenset[str] = CLAUDE_STYLE_KEEP
+    injecting: frozenset[str] = CLAUDE_STYLE_INJECTING
     caps: Mapping[str, int] = field(default_factory=dict)
     prompt_of: Callable[[Mapping[str, Any]], Any] = field(default=lambda p: p.get("prompt", ""))
     deny: Callable[[str, str], dict[str, Any]] | None = None

@@ -10,9 +10,6 @@ context is cut by Claude Code near 10,000 characters: plait stays under it.
 from __future__ import annotations
 
 from plait.adapters.hosts.command_hooks import (
-    CLAUDE_STYLE_EVENTS,
-    CLAUDE_STYLE_INJECTING,
-    CLAUDE_STYLE_KEEP,
     CommandHooks,
     stopped,
 )
@@ -39,10 +36,7 @@ TOOLS = {
 HOOKS = CommandHooks(
     name=NAME,
     label="Claude Code",
-    events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
-    keep=CLAUDE_STYLE_KEEP,
-    injecting=CLAUDE_STYLE_INJECTING,
     caps={"SessionStart": SESSION_START_MAX},
 )
 EVENTS = HOOKS.readers

@@ -12,9 +12,6 @@ earlier prompts' context is gone, so memory comes back through SessionStart ``co
 from __future__ import annotations
 
 from plait.adapters.hosts.command_hooks import (
-    CLAUDE_STYLE_EVENTS,
-    CLAUDE_STYLE_INJECTING,
-    CLAUDE_STYLE_KEEP,
     CommandHooks,
 )
 
@@ -45,10 +42,7 @@ LABELS = {
 HOOKS = CommandHooks(
     name=NAME,
     label="Codex",
-    events=CLAUDE_STYLE_EVENTS,
     tools=TOOLS,
-    keep=CLAUDE_STYLE_KEEP,
-    injecting=CLAUDE_STYLE_INJECTING,
 )
 EVENTS = HOOKS.readers
 KEEP_EVENTS = HOOKS.keep
