@@ -18,17 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts import config_files as files
 from plait.adapters.hosts.claude_code.hooks import EVENTS, KEEP_EVENTS, NAME
 from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.opencode import jsonc
-from plait.adapters.hosts.opencode.install import (
-    Backups,
-    InstallReport,
-    change,
-    note_path,
-    read_text,
-    resolved_data_dir,
-)
 from plait.state.base.errors import ConfigError
 
 HOOK_TIMEOUT_S = 10
@@ -105,9 +98,9 @@ def without_empty(text: str, path: tuple[str], name: str) -> str:
     return text
 
 
-def apply(path: Path, edit: Any, install: bool, what: str, backups: Backups) -> None:
+def apply(path: Path, edit: Any, install: bool, what: str, backups: files.Backups) -> None:
     """Edit one file; an uninstall that leaves it holding nothing removes it."""
-    text = read_text(path)
+    text = files.read_text(path)
     updated = edit(text or ("{}\n" if install else ""), str(path), install)
     emptied = not install and text and jsonc.loads(updated, str(path)) == {}
     if emptied and not jsonc.has_comments(updated):
@@ -116,7 +109,7 @@ def apply(path: Path, edit: Any, install: bool, what: str, backups: Backups) -> 
         backups.report.changes.append((path, "removed (plait's entries were all it held)"))
         return
     if updated != (text or ""):
-        change(path, pretty_if_new(text, updated), what, backups)
+        files.change(path, pretty_if_new(text, updated), what, backups)
 
 
 def pretty_if_new(before: str, after: str) -> str:
@@ -127,40 +120,40 @@ def pretty_if_new(before: str, after: str) -> str:
 def check_readable(*paths: Path) -> None:
     """Refuse (``ConfigError`` naming it) before writing anything when a file cannot be read."""
     for path in paths:
-        text = read_text(path)
+        text = files.read_text(path)
         if text.strip():
             jsonc.loads(text, str(path))
 
 
 def run(
     project_dir: Path | str, *, global_: bool, install: bool, backup_dir: Path | None
-) -> InstallReport:
+) -> files.InstallReport:
     """Install or uninstall; the report of what changed."""
     project = Path(project_dir).resolve()
     settings, servers = paths_for(project, global_)
     check_readable(settings, servers)
-    report = InstallReport()
-    data = resolved_data_dir(project)
-    backups = Backups(backup_dir or data / "backups" / "claude-code", report)
+    report = files.InstallReport()
+    data = files.resolved_data_dir(project)
+    backups = files.Backups(backup_dir or data / "backups" / "claude-code", report)
     hooks_what = "hooks: plait-hook on every Claude Code event" if install else "removed hooks"
     apply(settings, with_hooks, install, hooks_what, backups)
     mcp_what = "mcpServers.plait: plait's MCP tools (`plait mcp`)" if install else "removed"
     apply(servers, with_server, install, mcp_what, backups)
     if install:
-        note_path(report, "Claude Code")
+        files.note_path(report, "Claude Code")
     return report
 
 
 def install_claude_code(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Add plait's hooks and MCP server to Claude Code (the project's files, or the user's)."""
     return run(project_dir, global_=global_, install=True, backup_dir=backup_dir)
 
 
 def uninstall_claude_code(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Take out exactly what :func:`install_claude_code` added."""
     return run(project_dir, global_=global_, install=False, backup_dir=backup_dir)
 

@@ -22,8 +22,8 @@ from plait.adapters.hosts.codex.install import (
     project_trusted,
     read_toml,
 )
+from plait.adapters.hosts.config_files import read_text
 from plait.adapters.hosts.opencode.health import check, hook_command_check, mcp_entry_check
-from plait.adapters.hosts.opencode.install import read_text
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
 

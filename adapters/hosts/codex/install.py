@@ -33,17 +33,10 @@ from typing import Any
 import tomlkit
 from tomlkit.toml_document import TOMLDocument
 
+from plait.adapters.hosts import config_files as files
 from plait.adapters.hosts.codex.hooks import EVENTS, KEEP_EVENTS, LABELS, NAME
 from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.opencode import jsonc
-from plait.adapters.hosts.opencode.install import (
-    Backups,
-    InstallReport,
-    change,
-    note_path,
-    read_text,
-    resolved_data_dir,
-)
 from plait.state.base.errors import ConfigError
 
 HOOK_TIMEOUT_S = 10
@@ -299,7 +292,7 @@ def project_trusted(project: Path, trust_text: str) -> bool:
     return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
 
 
-def write(path: Path, before: str, after: str, what: str, backups: Backups) -> None:
+def write(path: Path, before: str, after: str, what: str, backups: files.Backups) -> None:
     """Write a changed file; one that plait's removal left empty is removed."""
     if after == before:
         return
@@ -308,24 +301,26 @@ def write(path: Path, before: str, after: str, what: str, backups: Backups) -> N
         path.unlink()
         backups.report.changes.append((path, "removed (plait's entries were all it held)"))
         return
-    change(path, after, what, backups)
+    files.change(path, after, what, backups)
 
 
 def run(
     project_dir: Path | str, *, global_: bool, install: bool, backup_dir: Path | None
-) -> InstallReport:
+) -> files.InstallReport:
     """Install or uninstall; the report of what changed."""
     project = Path(project_dir).resolve()
     paths = paths_for(project, global_)
-    texts = {path: read_text(path) for path in {paths.hooks, paths.servers, paths.trust}}
+    texts = {path: files.read_text(path) for path in {paths.hooks, paths.servers, paths.trust}}
     hooks_before = texts[paths.hooks]
     hooks_after = with_hooks(hooks_before, str(paths.hooks), install)
     if hooks_after.strip() and jsonc.loads(hooks_after, str(paths.hooks)) == {}:
         hooks_after = ""
     for path in {paths.servers, paths.trust}:
         read_toml(texts[path], str(path))  # refuse a broken file before writing anything
-    report = InstallReport()
-    backups = Backups(backup_dir or resolved_data_dir(project) / "backups" / "codex", report)
+    report = files.InstallReport()
+    backups = files.Backups(
+        backup_dir or files.resolved_data_dir(project) / "backups" / "codex", report
+    )
     old_trust = plaits_trust(paths.hooks, hooks_before)
     new_trust = plaits_trust(paths.hooks, hooks_after) if install else {}
     moves = {} if install else moved_keys(paths.hooks, hooks_before)
@@ -352,13 +347,13 @@ def run(
         )
     what = "hooks: plait-hook on every Codex event" if install else "removed plait's hooks"
     write(paths.hooks, hooks_before, pretty_if_new(hooks_before, hooks_after), what, backups)
-    if install and not global_ and not project_trusted(project, read_text(paths.trust)):
+    if install and not global_ and not project_trusted(project, files.read_text(paths.trust)):
         report.notes.append(
             "Codex reads a project's .codex/ only once you trust the project: answer yes when "
             "codex asks, or run `codex exec --trust` here once (or install with --global)"
         )
     if install:
-        note_path(report, "Codex")
+        files.note_path(report, "Codex")
     return report
 
 
@@ -371,14 +366,14 @@ def pretty_if_new(before: str, after: str) -> str:
 
 def install_codex(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Add plait's hooks (trusted) and MCP server to Codex (the project's files, or the user's)."""
     return run(project_dir, global_=global_, install=True, backup_dir=backup_dir)
 
 
 def uninstall_codex(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Take out exactly what :func:`install_codex` added."""
     return run(project_dir, global_=global_, install=False, backup_dir=backup_dir)
 

@@ -25,17 +25,10 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts import config_files as files
 from plait.adapters.hosts.command_hooks import HOOK_COMMAND
 from plait.adapters.hosts.gemini.hooks import EVENTS, KEEP_EVENTS, NAME
 from plait.adapters.hosts.opencode import jsonc
-from plait.adapters.hosts.opencode.install import (
-    Backups,
-    InstallReport,
-    change,
-    note_path,
-    read_text,
-    resolved_data_dir,
-)
 from plait.state.base.errors import ConfigError
 
 EXTENSION = "plait"
@@ -111,30 +104,30 @@ def hooks_enabled(text: str) -> bool | None:
     return enabled if isinstance(enabled, bool) else None
 
 
-def write_json(path: Path, value: dict[str, Any], what: str, backups: Backups) -> None:
+def write_json(path: Path, value: dict[str, Any], what: str, backups: files.Backups) -> None:
     """Write one of the extension's files (indented JSON) when it differs."""
-    change(path, json.dumps(value, indent=2) + "\n", what, backups)
+    files.change(path, json.dumps(value, indent=2) + "\n", what, backups)
 
 
 def install_gemini(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Add plait's extension (hooks and MCP server) to Gemini CLI and enable hooks."""
     settings = settings_path()
-    text = read_text(settings)
+    text = files.read_text(settings)
     enabled = hooks_enabled(text)  # refuses a broken settings file before anything is written
-    report = InstallReport()
-    data = resolved_data_dir(Path(project_dir).resolve())
-    backups = Backups(backup_dir or data / "backups" / "gemini", report)
+    report = files.InstallReport()
+    data = files.resolved_data_dir(Path(project_dir).resolve())
+    backups = files.Backups(backup_dir or data / "backups" / "gemini", report)
     folder = extension_dir()
-    recorded = json.loads(read_text(folder / RECORD) or "{}")
+    recorded = json.loads(files.read_text(folder / RECORD) or "{}")
     write_json(folder / "gemini-extension.json", manifest(), "the extension: MCP server", backups)
     write_json(folder / "hooks" / "hooks.json", hooks_file(), "hooks on every event", backups)
     if enabled is not True:
         updated = jsonc.set_member(
             text or "{}\n", ("hooksConfig", "enabled"), True, name=str(settings)
         )
-        change(settings, updated, "hooksConfig.enabled: Gemini CLI runs hooks", backups)
+        files.change(settings, updated, "hooksConfig.enabled: Gemini CLI runs hooks", backups)
     added = recorded.get("enabled_hooks", False) or enabled is not True
     write_json(folder / RECORD, {"enabled_hooks": added}, "what plait changed", backups)
     if not global_:
@@ -142,25 +135,25 @@ def install_gemini(
             "Gemini CLI runs hooks only from extensions, which are per user: plait is installed "
             "for your user and serves each project from the folder Gemini CLI runs in"
         )
-    note_path(report, "Gemini CLI")
+    files.note_path(report, "Gemini CLI")
     return report
 
 
 def uninstall_gemini(
     project_dir: Path | str, *, global_: bool = False, backup_dir: Path | None = None
-) -> InstallReport:
+) -> files.InstallReport:
     """Take out exactly what :func:`install_gemini` added."""
     settings = settings_path()
-    text = read_text(settings)
+    text = files.read_text(settings)
     hooks_enabled(text)  # a broken settings file is refused before anything is removed
-    report = InstallReport()
-    data = resolved_data_dir(Path(project_dir).resolve())
-    backups = Backups(backup_dir or data / "backups" / "gemini", report)
+    report = files.InstallReport()
+    data = files.resolved_data_dir(Path(project_dir).resolve())
+    backups = files.Backups(backup_dir or data / "backups" / "gemini", report)
     folder = extension_dir()
     if not folder.exists():
         return report
     try:
-        recorded = json.loads(read_text(folder / RECORD) or "{}")
+        recorded = json.loads(files.read_text(folder / RECORD) or "{}")
     except ValueError:
         raise ConfigError(f"{folder / RECORD}: not JSON; remove {folder} by hand") from None
     for path in sorted(folder.rglob("*")):
@@ -177,7 +170,7 @@ def uninstall_gemini(
             settings.unlink()
             report.changes.append((settings, "removed (plait's setting was all it held)"))
         else:
-            change(settings, updated, "hooksConfig.enabled taken out", backups)
+            files.change(settings, updated, "hooksConfig.enabled taken out", backups)
     return report
 
 

@@ -19,13 +19,20 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from plait.adapters.hosts.config_files import (
+    Backups,
+    InstallReport,
+    change,
+    default_data_dir,
+    plait_on_path,
+    read_text,
+    resolved_data_dir,
+)
 from plait.adapters.hosts.opencode import jsonc
 from plait.state.base.errors import ConfigError
 
@@ -36,20 +43,6 @@ CONFIG_NAMES = ("opencode.json", "opencode.jsonc")
 CONFIG_SCHEMA = "https://opencode.ai/config.json"
 MCP_KEY = "plait"
 COMMAND = ["plait"]
-
-
-@dataclass
-class InstallReport:
-    """What an install or uninstall did, and what a person should know next."""
-
-    changes: list[tuple[Path, str]] = field(default_factory=list)
-    backups: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def written(self) -> list[Path]:
-        """The files changed, in order."""
-        return [path for path, _ in self.changes]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -81,20 +74,6 @@ def plugin_source() -> str:
     return resources.files("plait.adapters.hosts.opencode").joinpath(PLUGIN_NAME).read_text("utf-8")
 
 
-def plait_on_path() -> str | None:
-    """The ``plait`` OpenCode would find through PATH, if any."""
-    return shutil.which("plait")
-
-
-def note_path(report: InstallReport, host: str) -> None:
-    """Say so when a command-hook host could not run ``plait`` and ``plait-hook`` (not on PATH)."""
-    if plait_on_path() is None:
-        report.notes.append(
-            f"`plait` and `plait-hook` are not on your PATH, so {host} cannot run them: "
-            "install plait as a tool (`uv tool install plait`)"
-        )
-
-
 def user_config_dir() -> Path:
     """OpenCode's user config dir."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
@@ -114,58 +93,6 @@ def mcp_entry(command: list[str]) -> dict[str, Any]:
     OpenCode starts it in the project's directory, which is the project ``plait mcp`` serves.
     """
     return {"type": "local", "command": [*command, "mcp"], "enabled": True}
-
-
-def read_text(path: Path) -> str:
-    """A file's text ("" when missing), or :class:`ConfigError` naming it."""
-    try:
-        return path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read {path}: {error}") from None
-
-
-def write_text(path: Path, text: str) -> Path:
-    """Write a file atomically, creating its folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-    return path
-
-
-class Backups:
-    """Copies of files taken before plait changes them."""
-
-    def __init__(self, directory: Path, report: InstallReport) -> None:
-        """Keep copies in ``directory``; list them in ``report``."""
-        self.directory = directory
-        self.report = report
-        self.stamp = time.strftime("%Y%m%d-%H%M%S")
-
-    def keep(self, path: Path) -> None:
-        """Copy ``path`` (if it exists) before it changes."""
-        if not path.exists():
-            return
-        name = "_".join(part for part in path.resolve().parts[1:])
-        copy = self.directory / f"{self.stamp}-{name}"
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copy)
-        except OSError as error:
-            raise ConfigError(
-                f"cannot back up {path} into {self.directory} before changing it: {error}; "
-                "set PLAIT_DATA_DIR to a writable folder"
-            ) from None
-        self.report.backups.append(copy)
-
-
-def change(path: Path, text: str, what: str, backups: Backups) -> None:
-    """Write ``text`` to ``path`` if it differs, backing the old file up first."""
-    if path.exists() and read_text(path) == text:
-        return
-    backups.keep(path)
-    write_text(path, text)
-    backups.report.changes.append((path, what))
 
 
 def install_plugin(target: Target, backups: Backups) -> None:
@@ -218,20 +145,6 @@ def remove_old_settings(target: Target, backups: Backups) -> None:
         backups.keep(target.settings)
         target.settings.unlink()
         backups.report.changes.append((target.settings, "removed (held this machine's paths)"))
-
-
-def default_data_dir() -> Path:
-    """The data dir the plugin assumes when nothing says otherwise."""
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("plait", appauthor=False))
-
-
-def resolved_data_dir(project_dir: Path) -> Path:
-    """The data dir plait's settings give for the project (what ``plait serve`` will use)."""
-    from plait.state.base.settings import Settings
-
-    return Settings.load(project_dir).resolved_data_dir()
 
 
 def path_notes(target: Target, found: str | None, data: Path, report: InstallReport) -> None:
