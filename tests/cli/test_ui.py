@@ -3,19 +3,17 @@ once."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import httpx
-from support.plait_cli import PLAIT, run_plait
+from support.plait_cli import PLAIT, plait_env, run_plait
 
 
 def test_plait_ui_starts_the_service_and_prints_a_one_time_link(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    env = {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "XDG_CONFIG_HOME": str(tmp_path)}
+    env = plait_env(tmp_path / "data", XDG_CONFIG_HOME=str(tmp_path))
     try:
         done = run_plait(env, "ui", "--no-open", "--project", str(project))
         assert done.returncode == 0, done.stderr

@@ -1,8 +1,9 @@
-"""The ``plait`` command as a test runs it: one command to its end, or a ``plait serve`` left running."""
+"""The ``plait`` command as a test runs it: to its end, or a ``plait serve`` left running."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,26 @@ from pathlib import Path
 from plait.adapters.hosts.http import service_file
 
 PLAIT = str(Path(sys.executable).parent / "plait")
+
+
+def plait_env(data_dir: Path, **more: str) -> dict[str, str]:
+    """This environment without its ``PLAIT_`` variables, with plait's data in ``data_dir``.
+
+    ``more``: variables set on top (``PLAIT_REDIS__URL=...``).
+    """
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
+    return {**clean, "PLAIT_DATA_DIR": str(data_dir), **more}
+
+
+def invoke_plait(*arguments: str) -> str:
+    """``plait ARGUMENTS`` in this process (typer's runner): its output; it must succeed."""
+    from typer.testing import CliRunner
+
+    from plait.cli import app
+
+    result = CliRunner().invoke(app, list(arguments))
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 def run_plait(
@@ -55,4 +76,4 @@ def start_serve(
         raise AssertionError(f"plait serve exited: {errors.read()}")
 
 
-__all__ = ["PLAIT", "run_plait", "start_serve"]
+__all__ = ["PLAIT", "invoke_plait", "plait_env", "run_plait", "start_serve"]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
-from support.plait_cli import PLAIT, run_plait
+from support.plait_cli import PLAIT, plait_env, run_plait
 
 SECRET = "sk-ant-api03-" + "Zq9" * 30
 
@@ -20,8 +19,7 @@ def record(kind: str, uuid: str, content: object, **more: object) -> str:
 
 @pytest.fixture
 def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    return {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "PLAIT_REDIS__URL": redis_url}
+    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_claude_code_transcripts_are_imported_once_broken_lines_named(

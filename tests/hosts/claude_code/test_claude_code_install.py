@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.plait_cli import invoke_plait as plait
 from typer.testing import CliRunner
 
 from plait.adapters.hosts.claude_code.health import claude_code_checks
@@ -27,12 +28,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "project"
     (folder / ".claude").mkdir(parents=True)
     return folder
-
-
-def plait(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def commands(settings: dict) -> dict[str, list[str]]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.plait_cli import PLAIT, run_plait
+from support.plait_cli import PLAIT, plait_env, run_plait
 
 from plait.adapters.hosts.codex.history import CodexHistory
 from plait.state.history import PastCall
@@ -75,8 +74,7 @@ def test_a_rollout_reads_as_the_hooks_would_have_carried_it(tmp_path: Path) -> N
 
 @pytest.fixture
 def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    return {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "PLAIT_REDIS__URL": redis_url}
+    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_codex_sessions_are_imported_once_and_redacted(tmp_path: Path, env: dict[str, str]) -> None:

@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.plait_cli import invoke_plait as plait
 from typer.testing import CliRunner
 
 from plait.adapters.hosts.codex.health import codex_checks
@@ -39,12 +40,6 @@ def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     (folder / ".codex").mkdir(parents=True)
     return folder
-
-
-def plait(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_the_trust_hash_is_the_one_codex_computes() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.plait_cli import invoke_plait as plait
 from typer.testing import CliRunner
 
 from plait.adapters.hosts.gemini.health import gemini_checks
@@ -69,12 +70,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PLAIT_DATA_DIR", str(tmp_path / "data"))
     (tmp_path / "home" / ".gemini").mkdir(parents=True)
     return tmp_path / "home"
-
-
-def plait(*args: str) -> str:
-    result = CliRunner().invoke(app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_install_is_an_extension_and_uninstall_leaves_what_was_there(home: Path) -> None:

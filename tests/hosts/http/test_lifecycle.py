@@ -7,7 +7,6 @@ each test nothing it started may still run.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.plait_cli import PLAIT, run_plait
+from support.plait_cli import PLAIT, plait_env, run_plait
 
 from plait.adapters.hosts.http import service_file
 from plait.adapters.hosts.http.lifecycle import ServiceLock, lock_path
@@ -31,8 +30,7 @@ def data_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(data_dir: Path, tmp_path: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    return {**clean, "PLAIT_DATA_DIR": str(data_dir), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    return plait_env(data_dir, XDG_CONFIG_HOME=str(tmp_path / "xdg"))
 
 
 @pytest.fixture

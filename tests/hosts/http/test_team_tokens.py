@@ -9,7 +9,6 @@ Beyond loopback the service refuses to start without TLS or a proxy in front.
 from __future__ import annotations
 
 import json
-import os
 import ssl
 import subprocess
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ import httpx
 import pytest
 import redis
 from support.certificates import self_signed
-from support.plait_cli import PLAIT, run_plait, start_serve
+from support.plait_cli import PLAIT, plait_env, run_plait, start_serve
 
 from plait.adapters.hosts.http import service_file
 from plait.wiring import project_prefix
@@ -34,13 +33,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    return {
-        **clean,
-        "PLAIT_DATA_DIR": str(tmp_path / "data"),
-        "PLAIT_REDIS__URL": redis_url,
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
-    }
+    xdg = str(tmp_path / "xdg")
+    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url, XDG_CONFIG_HOME=xdg)
 
 
 @pytest.fixture

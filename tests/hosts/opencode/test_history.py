@@ -8,12 +8,11 @@ real hot tier, and is then read back as the memory a new session would get.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
-from support.plait_cli import run_plait
+from support.plait_cli import plait_env, run_plait
 
 SECRET = "sk-proj-" + "Q7x9" * 10
 
@@ -103,8 +102,7 @@ def opencode_database(path: Path, project: Path, elsewhere: Path) -> Path:
 
 @pytest.fixture
 def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("PLAIT_")}
-    return {**clean, "PLAIT_DATA_DIR": str(tmp_path / "data"), "PLAIT_REDIS__URL": redis_url}
+    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_past_sessions_are_imported_once_and_remembered(
