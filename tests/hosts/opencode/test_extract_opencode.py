@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from support.events import events_from_messages
 from support.opencode import extract_opencode
 
-from plait.adapters.hosts.opencode.hooks import host_call
+from plait.adapters.hosts.opencode.hooks import HOOK_NAMES, host_call
 from plait.nodes.envelope import compose_envelope
 from plait.nodes.tool_outcome import program_of
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
@@ -439,18 +439,10 @@ JSON = st.recursive(
     ),
     max_leaves=20,
 )
-HOOKS = [
-    "chat.message",
-    "experimental.chat.messages.transform",
-    "experimental.session.compacting",
-    "event",
-    "tool.execute.before",
-    "tool.execute.after",
-]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(HOOKS), JSON, JSON)
+@given(st.sampled_from(HOOK_NAMES), JSON, JSON)
 def test_any_payload_parses_or_names_the_bad_field(hook: str, input, output) -> None:
     try:
         turn = extract_opencode(hook, input, output)
