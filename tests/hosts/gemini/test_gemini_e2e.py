@@ -42,11 +42,13 @@ def gemini_bin() -> Path:
 class Project(HostProject):
     """A project, and plait installed as the scratch user's Gemini CLI extension."""
 
-    def __init__(self, tmp_path: Path, redis_url: str, model_url: str, gemini: Path) -> None:
+    def __init__(
+        self, tmp_path: Path, redis_url: str, model_url: str, gemini: Path, settings: str = SETTINGS
+    ) -> None:
         super().__init__(tmp_path, redis_url)
         self.gemini = gemini
         (self.home / ".gemini").mkdir()
-        (self.home / ".gemini" / "settings.json").write_text(SETTINGS)
+        (self.home / ".gemini" / "settings.json").write_text(settings)
         self.env.update(GOOGLE_GEMINI_BASE_URL=model_url, GEMINI_API_KEY="test-key")
         command = [str(BIN / "plait"), "gemini", "install"]
         subprocess.run(command, cwd=self.root, env=self.env, check=True, capture_output=True)
@@ -107,3 +109,40 @@ def test_gemini_carries_memory_across_runs_and_a_dead_service(
     assert "Redis streams" in envelopes(model.seen()[-1])
     project.stop_services()
     assert not project.running()
+
+
+SNAPSHOT = "<state_snapshot>The user asked for small things; nothing else matters.</state_snapshot>"
+
+
+def compressing(body: dict[str, Any]) -> bool:
+    """Whether a request is Gemini CLI's summarizer (its compression prompt)."""
+    return "state_snapshot" in json.dumps(body.get("systemInstruction", ""))
+
+
+def test_gemini_compression_loses_the_history_and_plaits_context_keeps_the_decision(
+    tmp_path: Path, redis_url: str, gemini_bin: Path
+) -> None:
+    """Gemini CLI compresses the resumed session before its next model call (a low
+    ``model.compressionThreshold``, as a person may set it): the summary the model writes has
+    forgotten the decision, and the same call still carries it in plait's context."""
+    low = SETTINGS.replace(
+        '"telemetry"', '"model": {"compressionThreshold": 0.0001},\n  "telemetry"'
+    )
+    with (
+        GeminiMock(lambda body: SNAPSHOT if compressing(body) else "Noted.") as model,
+        Project(tmp_path, redis_url, model.url, gemini_bin, low) as project,
+    ):
+        project.serve()
+        project.run("We decided to keep the ledger in Postgres, never SQLite.")
+        seen = len(model.seen())
+        project.run("Add the invoice total to the summary page.", "--resume", "latest")
+        later = model.seen()[seen:]
+        summarized = [n for n, request in enumerate(later) if compressing(request)]
+        assert summarized, "Gemini CLI did not compress the resumed session"
+        after = next(r for r in later[summarized[-1] + 1 :] if not compressing(r))
+        history = html.unescape(json.dumps(after.get("contents", [])).replace('\\"', '"'))
+        assert "nothing else matters" in history  # the compressed history: the summary,
+        assert "Postgres" not in ENVELOPE.sub("", history)  # the decision gone from it,
+        assert "Postgres" in envelopes(after)  # and plait's context, which kept it
+        project.stop_services()
+        assert not project.running()
