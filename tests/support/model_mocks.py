@@ -177,12 +177,13 @@ class ResponsesMock(ModelMock):
 
 
 # -- Gemini -----------------------------------------------------------------------------------
-def gemini_answer(text: str) -> dict[str, Any]:
-    """One Gemini candidate with ``text``."""
+def gemini_answer(answer: str | dict[str, Any]) -> dict[str, Any]:
+    """One Gemini candidate: ``answer`` as text, or a part as it is (``{"functionCall": …}``)."""
+    part = {"text": answer} if isinstance(answer, str) else answer
     return {
         "candidates": [
             {
-                "content": {"role": "model", "parts": [{"text": text}]},
+                "content": {"role": "model", "parts": [part]},
                 "finishReason": "STOP",
                 "index": 0,
             }

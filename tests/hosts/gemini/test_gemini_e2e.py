@@ -146,3 +146,47 @@ def test_gemini_compression_loses_the_history_and_plaits_context_keeps_the_decis
         assert "Postgres" in envelopes(after)  # and plait's context, which kept it
         project.stop_services()
         assert not project.running()
+
+
+def call(name: str, **args: Any) -> dict[str, Any]:
+    """A function call the mock model makes."""
+    return {"functionCall": {"name": name, "args": args}}
+
+
+FAILING = "echo subagent-ran-the-suite; exit 37"
+
+
+def delegating(body: dict[str, Any]) -> str | dict[str, Any]:
+    """The main agent hands the tests to the generalist subagent, which runs them and reports."""
+    said = json.dumps(body.get("contents", []))
+    if "complete_task" in json.dumps(body.get("tools", [])):  # the subagent's own calls
+        if "run_shell_command" not in said:
+            return call("run_shell_command", command=FAILING)
+        return call("complete_task", result={"response": "the suite fails"})
+    last = json.dumps(body.get("contents", [])[-1:])
+    if "functionResponse" in last:
+        return "The subagent reports the suite fails."
+    if "Delegate" in last:
+        return call("invoke_agent", agent_name="generalist", prompt="Run the suite; report.")
+    return "Noted."
+
+
+def test_gemini_subagent_steps_are_remembered_in_the_root_session(
+    tmp_path: Path, redis_url: str, gemini_bin: Path
+) -> None:
+    """The main agent delegates to Gemini CLI's generalist subagent (``invoke_agent``), whose
+    shell command fails; the next turn's envelope of the root session carries that error."""
+    with (
+        GeminiMock(delegating) as model,
+        Project(tmp_path, redis_url, model.url, gemini_bin) as project,
+    ):
+        project.serve()
+        project.run("Delegate running the test suite to a subagent.")
+        subagent = [r for r in model.seen() if "complete_task" in json.dumps(r.get("tools", []))]
+        assert len(subagent) >= 2, "Gemini CLI ran no subagent"
+        seen = len(model.seen())
+        project.run("What failed?", "--resume", "latest")
+        # the command the subagent ran failed: an unresolved error of the root session now
+        assert "Exit Code: 37" in envelopes(model.seen()[seen])
+        project.stop_services()
+        assert not project.running()
