@@ -133,3 +133,63 @@ def test_codex_carries_memory_across_runs_compaction_and_a_dead_service(
     assert "Redis streams" in envelopes(model.seen()[-1])
     project.stop_services()
     assert not project.running()
+
+
+SUBAGENT_TASK = "Run the test suite and report what fails."
+
+
+def function_call(number: int, name: str, **args: Any) -> dict[str, Any]:
+    """A Responses function call (the sub-agent tools are in the ``multi_agent_v1`` namespace)."""
+    namespaced = {"namespace": "multi_agent_v1"} if name != "exec_command" else {}
+    return {
+        "type": "function_call",
+        "id": f"fc_{number}",
+        "call_id": f"call_{number}",
+        "name": name,
+        "arguments": json.dumps(args),
+        **namespaced,
+    }
+
+
+def delegating(body: dict[str, Any]) -> Any:
+    """The main agent spawns a sub-agent and waits for it; the sub-agent runs a failing command."""
+    items = body.get("input", [])
+    said, last = json.dumps(items), items[-1] if items else {}
+    asked = [json.dumps(i) for i in items if i.get("role") == "user"]
+    if any(SUBAGENT_TASK in text for text in asked) and not any("Delegate" in t for t in asked):
+        if "exit 37" not in said:  # the sub-agent's own thread
+            command = {"cmd": "echo subagent-ran-the-suite; exit 37"}
+            return function_call(90, "exec_command") | {"arguments": json.dumps(command)}
+        return "The suite fails with exit 37."
+    if last.get("type") == "function_call_output" and "agent_id" in str(last.get("output")):
+        agent = json.loads(last["output"])["agent_id"]
+        return function_call(2, "wait_agent", targets=[agent], timeout_ms=60_000)
+    if last.get("type") == "function_call_output":
+        return "The sub-agent reports that the suite fails."
+    if "Delegate" in json.dumps(last):
+        return function_call(1, "spawn_agent", message=SUBAGENT_TASK)
+    return "Noted."
+
+
+def test_codex_subagent_is_folded_into_its_root_session(
+    tmp_path: Path, redis_url: str, codex_bin: Path
+) -> None:
+    """The main agent spawns a Codex sub-agent (``features.multi_agent``), a thread of its own
+    that runs a failing command and reports; the root session's next envelope says what the
+    sub-agent found."""
+    with (
+        ResponsesMock(delegating) as model,
+        Project(tmp_path, redis_url, model.url, codex_bin) as project,
+    ):
+        project.serve()
+        multi_agent = "features.multi_agent=true"
+        events = project.run("Delegate the test run to a sub-agent.", "", multi_agent)
+        spawned = [e["item"] for e in events if e.get("item", {}).get("tool") == "spawn_agent"]
+        assert any(item.get("receiver_thread_ids") for item in spawned), "no sub-agent ran"
+        seen = len(model.seen())
+        project.run("What failed?", thread_of(events), multi_agent)
+        latest = envelopes(model.seen()[seen]).split("<session_memory")[-1]
+        assert "What failed?" in latest and "subagent done" in latest
+        assert "found: The suite fails with exit 37." in latest
+        project.stop_services()
+        assert not project.running()
