@@ -85,11 +85,18 @@ def place_facts(turns: Sequence[MemoryHit], facts: Sequence[MemoryHit]) -> list[
 
 
 async def index_queued(context: PlaitContext, group_ids: Sequence[str]) -> int:
-    """Index the events still queued for the project (their preferences to the user's group)."""
+    """Index the events still queued for the project (their preferences to the user's group).
+
+    Only what was queued since this process's last look (the context's ``queue_mark``): the
+    newest :data:`QUEUE_PEEK_MAX` entries the first time, then the ones after them.
+    """
     recall = context.recall
     if recall is None:
         return 0
-    queued = await context.queue.peek(group_ids[:1], QUEUE_PEEK_MAX)
+    group, newest = group_ids[0], context.queue_mark.newest
+    queued = await context.queue.peek([group], QUEUE_PEEK_MAX, after=newest.get(group))
+    if queued:
+        newest[group] = queued[-1].entry_id
     graphiti = context.settings.graphiti
     turns = queued_turns(queued, graphiti.group_id_prefix, graphiti.resolved_user())
     return await recall.add_turns(turns) if turns else 0

@@ -58,6 +58,17 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class QueueMark:
+    """The newest drain-queue entry each group's searches indexed already, in this process.
+
+    A search indexes what is still queued so it can be found at once; with the mark it reads
+    only what was queued since, not the same entries again at every search.
+    """
+
+    def __init__(self) -> None:
+        self.newest: dict[str, str] = {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class PlaitContext:
     """The ports, settings, scheduler and clock of one graph run.
@@ -87,6 +98,7 @@ class PlaitContext:
     embedder: TextEmbedder | None = None
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    queue_mark: QueueMark = field(default_factory=QueueMark)
 
     @classmethod
     def over(cls, store: HotStore, *, settings: Settings, group_id: str, **rest: Any) -> Self:
@@ -104,4 +116,4 @@ class PlaitContext:
         )
 
 
-__all__ = ["NoScheduler", "PlaitContext", "Scheduler", "utc_now"]
+__all__ = ["NoScheduler", "PlaitContext", "QueueMark", "Scheduler", "utc_now"]

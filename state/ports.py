@@ -257,10 +257,13 @@ class DrainQueue(Protocol):
         """Mark entries as drained."""
         ...
 
-    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
+    async def peek(
+        self, group_ids: Sequence[str], limit: int, after: str | None = None
+    ) -> list[QueueEntry]:
         """Entries not yet drained, of the groups, among the newest ``limit``; oldest first.
 
-        Nothing is claimed: a search reads what is still queued (``deliveries`` is 0).
+        With ``after`` (an entry id), only entries newer than it. Nothing is claimed: a search
+        reads what is still queued (``deliveries`` is 0).
         """
         ...
 

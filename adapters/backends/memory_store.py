@@ -26,6 +26,11 @@ from plait.state.ports import (
 )
 
 
+def _entry_number(entry_id: str) -> int:
+    """The twin's entry ids count up (``"7-0"``): their order."""
+    return int(entry_id.split("-", 1)[0])
+
+
 @dataclass
 class _Pending:
     consumer: str
@@ -239,10 +244,14 @@ class InMemoryHotStore:
             self._queue.pop(entry.entry_id, None)
             self._pending.pop(entry.entry_id, None)
 
-    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
-        """The newest ``limit`` entries not yet drained, those of the groups, oldest first."""
+    async def peek(
+        self, group_ids: Sequence[str], limit: int, after: str | None = None
+    ) -> list[QueueEntry]:
+        """The newest ``limit`` entries not yet drained (newer than ``after``), oldest first."""
         wanted = set(group_ids)
-        newest = list(self._queue.items())[-limit:] if limit > 0 else []
+        since = _entry_number(after) if after else 0
+        later = [item for item in self._queue.items() if _entry_number(item[0]) > since]
+        newest = later[-limit:] if limit > 0 else []
         return [
             QueueEntry(entry_id=entry_id, group_id=group_id, event=event, deliveries=0)
             for entry_id, (group_id, event) in newest

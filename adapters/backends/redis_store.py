@@ -480,9 +480,12 @@ class RedisHotStore:
         return len(gone)
 
     @translated
-    async def peek(self, group_ids: Sequence[str], limit: int) -> list[QueueEntry]:
-        """XREVRANGE: the newest ``limit`` entries not yet drained, those of the groups."""
-        raw: Any = await self.client.xrevrange(self._key("drain"), count=limit)
+    async def peek(
+        self, group_ids: Sequence[str], limit: int, after: str | None = None
+    ) -> list[QueueEntry]:
+        """XREVRANGE: the newest ``limit`` entries not yet drained (newer than ``after``)."""
+        oldest = f"({after}" if after else "-"
+        raw: Any = await self.client.xrevrange(self._key("drain"), min=oldest, count=limit)
         wanted = set(group_ids)
         entries = []
         for entry_id, fields in reversed(raw or []):

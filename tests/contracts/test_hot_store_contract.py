@@ -251,6 +251,20 @@ async def test_hot_store_forgets_events_in_place_and_withdraws_only_them(store: 
     assert after[1].body == "" and after[1].kind is EventKind.MESSAGE
 
 
+async def test_hot_store_peeks_only_what_was_queued_after_an_entry(store: HotStore) -> None:
+    await store.append_events("root", [event("a"), event("b")], enqueue_group="g")
+    first = await store.peek(["g"], 10)
+    assert [e.event.summary for e in first] == ["a", "b"]
+    assert await store.peek(["g"], 10, after=first[-1].entry_id) == []
+    await store.append_events("root", [event("c")], enqueue_group="g")
+    later = await store.peek(["g"], 10, after=first[-1].entry_id)
+    assert [e.event.summary for e in later] == ["c"]
+    assert [e.event.summary for e in await store.peek(["g"], 2, after=first[0].entry_id)] == [
+        "b",
+        "c",
+    ]
+
+
 async def test_hot_store_forgets_what_model_calls_received(store: HotStore) -> None:
     await store.log_envelope("root", "<session_memory>secret plan</session_memory>", "opencode")
     await store.forget_received("root")

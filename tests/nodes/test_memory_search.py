@@ -1,0 +1,52 @@
+"""A search indexes what is still queued, reading each queued entry once per process."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from plait.adapters.backends.memory_recall import InMemoryRecallIndex
+from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.nodes.memory_search import index_queued, search_memory
+from plait.state.base.settings import Settings
+from plait.state.context import PlaitContext
+from plait.state.events import EventKind, SessionEvent
+from plait.state.ports import QueueEntry
+
+GROUP = "plait-search-0000aaaa"
+
+
+class CountingStore(InMemoryHotStore):
+    """The in-memory hot store, counting the queued entries each peek reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[int] = []
+
+    async def peek(
+        self, group_ids: Sequence[str], limit: int, after: str | None = None
+    ) -> list[QueueEntry]:
+        entries = await super().peek(group_ids, limit, after)
+        self.read.append(len(entries))
+        return entries
+
+
+def decision(text: str) -> SessionEvent:
+    return SessionEvent(root_session_id="s", session_id="s", kind=EventKind.DECISION, summary=text)
+
+
+async def test_each_search_reads_only_what_was_queued_since_the_last(tmp_path: Path) -> None:
+    store = CountingStore()
+    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
+    context = PlaitContext.over(
+        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
+    )
+    await store.append_events(
+        "s", [decision("Use uv"), decision("Ship on Fridays")], enqueue_group=GROUP
+    )
+    assert await index_queued(context, [GROUP]) == 2
+    assert await index_queued(context, [GROUP]) == 0
+    await store.append_events("s", [decision("Keep invoices in Postgres")], enqueue_group=GROUP)
+    hits = await search_memory(context, "invoices Postgres", [GROUP], 5)
+    assert hits and "Postgres" in hits[0].text  # found before any drain
+    assert store.read == [2, 0, 1]  # each queued entry read once
