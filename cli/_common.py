@@ -33,7 +33,9 @@ class LazyConsole:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console()
+            # a line is never cut where the console is narrow: paths and URLs stay whole when
+            # copied or read by a script (a terminal still wraps what it shows)
+            self._console = Console(soft_wrap=True)
         return getattr(self._console, name)
 
 
