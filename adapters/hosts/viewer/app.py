@@ -357,6 +357,25 @@ async def dead_letter(request: Request) -> Response:
     return RedirectResponse(f"{PREFIX}/health", status_code=303)
 
 
+async def dead_call(request: Request) -> Response:
+    """Replay (it runs now, as the member whose call it was) or drop one dead call."""
+    action = request.path_params["action"]
+    dead_id = request.path_params["dead_id"]
+    await checked_form(request)
+    if action not in ("replay", "drop"):
+        raise ViewerError(404, "Not found", f"No action {action[:40]!r} on dead calls.")
+    intake = memory_of(request).dispatch.intake
+    kept = intake.dead.list_dead_calls(limit=100_000) if intake is not None else []
+    if intake is None or not any(call.dead_id == dead_id for call in kept):
+        raise ViewerError(404, "No such dead call", f"No dead call {dead_id[:80]!r}.")
+    if action == "replay":
+        intake.dead.replay_dead_calls([dead_id])
+        intake.adopt()  # it runs now, not when some later call wakes the spool
+    else:
+        intake.dead.drop_dead_calls([dead_id])
+    return RedirectResponse(f"{PREFIX}/health", status_code=303)
+
+
 # -- the guard ----------------------------------------------------------------------------------
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -453,11 +472,8 @@ def viewer_app(memory: Memory, auth: ViewerAuth, port: Callable[[], int | None])
         Route("/recall", guarded(recall)),
         Route("/graph", guarded(graph)),
         Route("/health", guarded(health)),
-        Route(
-            "/health/dead/{dead_id}/{action}",
-            guarded(dead_letter),
-            methods=["POST"],
-        ),
+        Route("/health/dead/{dead_id}/{action}", guarded(dead_letter), methods=["POST"]),
+        Route("/health/calls/{dead_id}/{action}", guarded(dead_call), methods=["POST"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})

@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import httpx
 import pytest
 
 from plait import Memory
+from plait.adapters.backends.spool import FileSpool
 from plait.adapters.hosts.http import create_app
 from plait.adapters.hosts.http.team import TeamTokens
 from plait.adapters.hosts.viewer.auth import ViewerAuth
@@ -301,3 +303,35 @@ async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(
     assert 1 <= len(shown) <= len(facts)  # only that entity's facts
     odd = await client.get("/ui/graph?limit=lots&entity=<script>")
     assert odd.status_code == 200 and "<script>" not in odd.text
+
+
+async def test_viewer_lists_dead_calls_and_replays_one_at_once(
+    opened: tuple[Memory, httpx.AsyncClient], tmp_path: Path
+) -> None:
+    memory, client = opened
+    intake = memory.dispatch.open_intake(FileSpool(tmp_path / "spool"))
+    csrf = await login(client)
+    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
+    call = {"name": "chat.message", "input": {"sessionID": "ses_dead"}, "output": {}}
+    kept = [
+        intake.dead.dead_letter_call(
+            call_id=f"c{n}", host="opencode", call=call, reason=f"no <b>host</b> {n}"
+        )
+        for n in (1, 2)
+    ]
+    page = (await client.get("/ui/health")).text
+    assert all(dead.dead_id in page for dead in kept)
+    assert "no &lt;b&gt;host&lt;/b&gt; 1" in page  # text, not markup
+    unknown = await client.post("/ui/health/calls/call-0/drop", headers=same, data={"csrf": csrf})
+    assert unknown.status_code == 404
+    replayed = await client.post(
+        f"/ui/health/calls/{kept[0].dead_id}/replay", headers=same, data={"csrf": csrf}
+    )
+    assert replayed.status_code == 303
+    # back in the spool and taken by this process at once (not when another call arrives)
+    assert [d.dead_id for d in intake.dead.list_dead_calls()] == [kept[1].dead_id]
+    assert intake.spool.adopt() == []
+    dropped = await client.post(
+        f"/ui/health/calls/{kept[1].dead_id}/drop", headers=same, data={"csrf": csrf}
+    )
+    assert dropped.status_code == 303 and intake.dead_count() == 0
