@@ -10,9 +10,7 @@ notebook test checks there is nothing). Needs the dev group (grandalf, matplotli
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
-from plait.state.base.errors import MissingExtra
+from typing import Any, Literal
 
 CHAR_WIDTH = 7.5  # points per character of a node's name at the notebooks' font size
 BOX_HEIGHT = 26.0
@@ -80,12 +78,10 @@ class _EdgeView:
 
 def picture(graph: Any, *, xray: bool = False) -> Picture:
     """Lay out a compiled graph (``graph.get_graph(xray=…)``): its boxes and its lines."""
-    try:
-        from grandalf.graphs import Edge, Graph, Vertex
-        from grandalf.layouts import SugiyamaLayout
-        from grandalf.routing import route_with_lines
-    except ImportError as error:  # pragma: no cover - the dev group has it
-        raise MissingExtra("drawing a graph needs grandalf: uv sync --group dev") from error
+    from grandalf.graphs import Edge, Graph, Vertex  # the dev group's
+    from grandalf.layouts import SugiyamaLayout
+    from grandalf.routing import route_with_lines
+
     drawn = graph.get_graph(xray=xray)
     vertices = {name: Vertex(name) for name in drawn.nodes}
     for name, vertex in vertices.items():
@@ -166,14 +162,15 @@ def draw(drawing: Picture, title: str, ax: Any = None) -> Any:
         height = max(b.y + b.h / 2 for b in drawing.boxes.values()) / 72 + 1
         ax = plt.subplots(figsize=(max(width, 4), max(height, 3)))[1]
     for line in drawing.lines:
-        style = {"color": "#e6550d", "linestyle": "--"} if line.routed else {"color": "#444444"}
+        colour = "#e6550d" if line.routed else "#444444"
+        dashes: Literal["--", "-"] = "--" if line.routed else "-"
         xs, ys = zip(*line.points, strict=True)
-        ax.plot(xs[:-1], ys[:-1], linewidth=1, **style)
-        ax.add_patch(
-            FancyArrowPatch(
-                line.points[-2], line.points[-1], arrowstyle="-|>", mutation_scale=10, **style
-            )
+        ax.plot(xs[:-1], ys[:-1], linewidth=1, color=colour, linestyle=dashes)
+        head = FancyArrowPatch(
+            line.points[-2], line.points[-1], arrowstyle="-|>", mutation_scale=10, color=colour
         )
+        head.set_linestyle(dashes)
+        ax.add_patch(head)
     for box in drawing.boxes.values():
         colour = "#d9d9d9" if box.name.startswith("__") else "#9ecae1"
         corner = (box.x - box.w / 2, box.y - box.h / 2)
