@@ -340,13 +340,18 @@ async def health(request: Request) -> Response:
     return render(request, "health.html", **values)
 
 
-async def dead_letter(request: Request) -> Response:
-    """Replay or drop one dead letter."""
-    action = request.path_params["action"]
-    dead_id = request.path_params["dead_id"]
+async def dead_action(request: Request, what: str) -> tuple[str, str]:
+    """The action (replay or drop) and the id a form posts about one of ``what``; 404 else."""
+    action, dead_id = request.path_params["action"], request.path_params["dead_id"]
     await checked_form(request)
     if action not in ("replay", "drop"):
-        raise ViewerError(404, "Not found", f"No action {action[:40]!r} on dead letters.")
+        raise ViewerError(404, "Not found", f"No action {action[:40]!r} on {what}.")
+    return action, dead_id
+
+
+async def dead_letter(request: Request) -> Response:
+    """Replay or drop one dead letter."""
+    action, dead_id = await dead_action(request, "dead letters")
     store = memory_of(request).backends.store
     if not any(letter.dead_id == dead_id for letter in await store.list_dead(limit=10_000)):
         raise ViewerError(404, "No such dead letter", f"No dead letter {dead_id[:80]!r}.")
@@ -359,11 +364,7 @@ async def dead_letter(request: Request) -> Response:
 
 async def dead_call(request: Request) -> Response:
     """Replay (it runs now, as the member whose call it was) or drop one dead call."""
-    action = request.path_params["action"]
-    dead_id = request.path_params["dead_id"]
-    await checked_form(request)
-    if action not in ("replay", "drop"):
-        raise ViewerError(404, "Not found", f"No action {action[:40]!r} on dead calls.")
+    action, dead_id = await dead_action(request, "dead calls")
     intake = memory_of(request).dispatch.intake
     kept = intake.dead.list_dead_calls(limit=100_000) if intake is not None else []
     if intake is None or not any(call.dead_id == dead_id for call in kept):
