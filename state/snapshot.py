@@ -32,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -376,7 +377,7 @@ def item_of(s: Snapshot, e: SessionEvent, text: str | None = None) -> Item:
     )
 
 
-def _keep(s: Snapshot, section: str, e: SessionEvent) -> None:
+def _keep_in(section: str, s: Snapshot, e: SessionEvent) -> None:
     upsert(getattr(s, section), item_of(s, e), CAPS[section])
 
 
@@ -455,29 +456,32 @@ def _subagent_done(s: Snapshot, e: SessionEvent) -> None:
 
 AGING_SECTIONS = ("errors", "tasks")
 
+# The kinds an event of which is simply kept in a section (newest first, capped).
+KEPT_IN = {
+    EventKind.RULE: "rules",
+    EventKind.PREFERENCE: "rules",
+    EventKind.TASK_CREATE: "tasks",
+    EventKind.TASK_UPDATE: "tasks",
+    EventKind.ERROR: "errors",
+    EventKind.DISCOVERY: "discoveries",
+    EventKind.GIT: "git",
+    EventKind.CWD_CHANGE: "environment",
+    EventKind.ENV_CHANGE: "environment",
+    EventKind.SUBAGENT_START: "subagents_open",
+}
 HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.PROMPT: _prompt,
     EventKind.INTENT: _intent,
     EventKind.MESSAGE: _message,
     EventKind.COMPACTION_SUMMARY: _compaction,
     EventKind.DECISION: _decision,
-    EventKind.RULE: lambda s, e: _keep(s, "rules", e),
-    EventKind.PREFERENCE: lambda s, e: _keep(s, "rules", e),
-    EventKind.TASK_CREATE: lambda s, e: _keep(s, "tasks", e),
-    EventKind.TASK_UPDATE: lambda s, e: _keep(s, "tasks", e),
     EventKind.TASK_COMPLETE: _task_done,
-    EventKind.ERROR: lambda s, e: _keep(s, "errors", e),
     EventKind.ERROR_RESOLVED: _error_resolved,
     EventKind.FILE_READ: _file,
     EventKind.FILE_WRITE: _file,
     EventKind.FILE_EDIT: _file,
-    EventKind.DISCOVERY: lambda s, e: _keep(s, "discoveries", e),
-    EventKind.GIT: lambda s, e: _keep(s, "git", e),
-    EventKind.CWD_CHANGE: lambda s, e: _keep(s, "environment", e),
-    EventKind.ENV_CHANGE: lambda s, e: _keep(s, "environment", e),
-    EventKind.SUBAGENT_START: lambda s, e: _keep(s, "subagents_open", e),
     EventKind.SUBAGENT_FINISH: _subagent_done,
-}
+} | {kind: partial(_keep_in, section) for kind, section in KEPT_IN.items()}
 
 
 def working_copy(snapshot: Snapshot) -> Snapshot:
