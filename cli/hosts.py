@@ -20,20 +20,27 @@ from plait.cli.opencode import changed_files, print_report
 
 @dataclass(frozen=True, kw_only=True)
 class HostCommands:
-    """One host's ``install`` and ``uninstall``: names, where ``--global`` writes, next steps."""
+    """One host's ``install`` and ``uninstall``: names, where ``--global`` writes, next steps.
 
-    command: str
-    label: str
+    ``module``: the host's folder under ``adapters/hosts/``, whose ``install`` module has
+    ``install_<module>`` and ``uninstall_<module>``; the command is its name with dashes.
+    """
+
     module: str
-    function: str
+    label: str
     user_files: str
     next_steps: str
+
+    @property
+    def command(self) -> str:
+        """``plait <command> install``."""
+        return self.module.replace("_", "-")
 
     def run(self, install: bool, project: Path | None, global_: bool) -> None:
         """Install or uninstall, and say what changed."""
         installer = import_module(f"plait.adapters.hosts.{self.module}.install")
         verb = "install" if install else "uninstall"
-        action = getattr(installer, f"{verb}_{self.function}")
+        action = getattr(installer, f"{verb}_{self.module}")
         directory = (project or Path.cwd()).resolve()
         report = changed_files(action, directory, global_)
         where = "for your user" if global_ else f"in {directory}"
@@ -87,10 +94,8 @@ def offer_history(host: str, project: Path) -> None:
 
 
 CLAUDE_CODE = HostCommands(
-    command="claude-code",
-    label="Claude Code",
     module="claude_code",
-    function="claude_code",
+    label="Claude Code",
     user_files="~/.claude",
     next_steps="""\
 What happens next:
@@ -102,10 +107,8 @@ What happens next:
   - Check it with `plait doctor`; undo it with `plait claude-code uninstall`.""",
 )
 CODEX = HostCommands(
-    command="codex",
-    label="Codex",
     module="codex",
-    function="codex",
+    label="Codex",
     user_files="$CODEX_HOME, else ~/.codex",
     next_steps="""\
 What happens next:
@@ -118,10 +121,8 @@ What happens next:
   - Check it with `plait doctor`; undo it with `plait codex uninstall`.""",
 )
 GEMINI = HostCommands(
-    command="gemini",
-    label="Gemini CLI",
     module="gemini",
-    function="gemini",
+    label="Gemini CLI",
     user_files="~/.gemini: always, as Gemini CLI runs hooks only from a user's extensions",
     next_steps="""\
 What happens next:
