@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from plait.adapters.hosts.http import service_file
+from plait.adapters.hosts.http import ServiceInfo, service_file
 
 PLAIT = str(Path(sys.executable).parent / "plait")
 
@@ -41,6 +41,14 @@ def run_plait(
     """``plait ARGUMENTS`` to its end, its output as text."""
     return subprocess.run(
         [PLAIT, *arguments], env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def service_info(project: Path, port: int = 1) -> ServiceInfo:
+    """What a service announces for ``project``, on a loopback ``port``, from this process."""
+    url = f"http://127.0.0.1:{port}"
+    return ServiceInfo(
+        url=url, host="127.0.0.1", port=port, pid=os.getpid(), project_dir=str(project)
     )
 
 
@@ -76,4 +84,4 @@ def start_serve(
         raise AssertionError(f"plait serve exited: {errors.read()}")
 
 
-__all__ = ["PLAIT", "invoke_plait", "plait_env", "run_plait", "start_serve"]
+__all__ = ["PLAIT", "invoke_plait", "plait_env", "run_plait", "service_info", "start_serve"]

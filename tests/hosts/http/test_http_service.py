@@ -11,13 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
+from support.plait_cli import service_info
 from support.service_client import app_client
 
 from plait import Memory
 from plait.adapters.hosts.http import (
     KEPT_HEADER,
     WARNING_HEADER,
-    ServiceInfo,
     create_app,
     load_or_create_token,
     project_key,
@@ -226,13 +226,7 @@ def test_token_file_too_open_is_tightened(tmp_path: Path) -> None:
 def test_service_file_round_trip(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    info = ServiceInfo(
-        url="http://127.0.0.1:1",
-        host="127.0.0.1",
-        port=1,
-        pid=os.getpid(),
-        project_dir=str(project),
-    )
+    info = service_info(project)
     path = write_service_file(tmp_path, info)
     assert path == tmp_path / "services" / f"{project_key(project)}.json"
     assert read_service_file(tmp_path, project) == info
@@ -281,13 +275,7 @@ async def test_serve_announces_itself_and_answers(
 
 
 def test_running_service_ignores_a_stale_file(tmp_path: Path) -> None:
-    info = ServiceInfo(
-        url="http://127.0.0.1:9",
-        host="127.0.0.1",
-        port=9,
-        pid=os.getpid(),
-        project_dir=str(tmp_path),
-    )
+    info = service_info(tmp_path, 9)
     write_service_file(tmp_path, info)
     assert running_service(tmp_path, tmp_path) is None
 

@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 import httpx
+from support.plait_cli import service_info
 
-from plait.adapters.hosts.http import ServiceInfo, write_service_file
+from plait.adapters.hosts.http import write_service_file
 from plait.adapters.hosts.http.lifecycle import ServiceLock
 from plait.adapters.hosts.http.user_service import UserService, settings_environment
 
@@ -18,13 +19,7 @@ async def test_the_control_adds_a_project_for_the_owner_only(tmp_path: Path) -> 
 
     async def serve_project(project: Path, stop: asyncio.Event, lock: ServiceLock | None) -> None:
         served.append(project)
-        info = ServiceInfo(
-            url="http://127.0.0.1:1",
-            host="127.0.0.1",
-            port=1,
-            pid=os.getpid(),
-            project_dir=str(project),
-        )
+        info = service_info(project)
         write_service_file(tmp_path, info)
         await stop.wait()
 
