@@ -24,6 +24,8 @@ from plait.state.tokens import TokenRecord, Verdict
 TOKEN = "viewer-token"
 BASE = "http://127.0.0.1"
 
+SAME = {"origin": BASE, "sec-fetch-site": "same-origin"}  # a form posted from a viewer page
+
 
 @pytest.fixture
 async def opened(memory: Memory) -> AsyncIterator[tuple[Memory, httpx.AsyncClient]]:
@@ -111,19 +113,18 @@ async def test_viewer_refuses_changes_from_elsewhere_and_changes_nothing(
     csrf = await login(client)
     saved = await memory.observations.save(check_draft(title="Keep me", content="kept"))
     path = f"/ui/memory/{saved.observation.id}/forget"
-    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
     refusals = [
         ({"origin": "http://evil.example", "sec-fetch-site": "cross-site"}, {"csrf": csrf}),
         ({"origin": "http://127.0.0.1:9", "sec-fetch-site": "same-site"}, {"csrf": csrf}),
-        (same, {"csrf": "guessed"}),
-        (same, {}),
+        (SAME, {"csrf": "guessed"}),
+        (SAME, {}),
         ({}, {"csrf": csrf}),  # neither header: not from a browser's page
     ]
     for headers, form in refusals:
         response = await client.post(path, headers=headers, data=form)
         assert response.status_code == 403, (headers, form)
     assert (await memory.observations.get(saved.observation.id)).title == "Keep me"
-    done = await client.post(path, headers=same, data={"csrf": csrf})
+    done = await client.post(path, headers=SAME, data={"csrf": csrf})
     assert done.status_code == 200 and "Forgotten" in done.text
 
 
@@ -198,7 +199,6 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
 ) -> None:
     memory, client = opened
     csrf = await login(client)
-    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
     failed = SessionEvent(
         root_session_id="r", session_id="r", kind=EventKind.DECISION, summary="failed drain"
     )
@@ -210,15 +210,15 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
         for d in await memory.backends.store.list_dead(10_000)
         if d.event.summary == "failed drain"
     )
-    unknown = await client.post("/ui/health/dead/0-0/drop", headers=same, data={"csrf": csrf})
+    unknown = await client.post("/ui/health/dead/0-0/drop", headers=SAME, data={"csrf": csrf})
     assert unknown.status_code == 404
     nonsense = await client.post(
-        f"/ui/health/dead/{dead_id}/eat", headers=same, data={"csrf": csrf}
+        f"/ui/health/dead/{dead_id}/eat", headers=SAME, data={"csrf": csrf}
     )
     assert nonsense.status_code == 404
     assert dead_id in (await client.get("/ui/health")).text
     dropped = await client.post(
-        f"/ui/health/dead/{dead_id}/drop", headers=same, data={"csrf": csrf}
+        f"/ui/health/dead/{dead_id}/drop", headers=SAME, data={"csrf": csrf}
     )
     assert dropped.status_code == 303
     assert dead_id not in [d.dead_id for d in await memory.backends.store.list_dead(10_000)]
@@ -229,7 +229,6 @@ async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it
 ) -> None:
     memory, client = opened
     csrf = await login(client)
-    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
     await memory.user_turn("root-f", "We decided to use MongoDB for the ledger.")
     await memory.user_turn("root-f", "Decision: queue jobs on Redis streams.")
     assert "MongoDB" in await memory.envelope("root-f")
@@ -244,7 +243,7 @@ async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it
     assert (await client.get("/ui/events/1/forget?session=nobody")).status_code == 404
     assert (await client.post(link, data={"csrf": csrf})).status_code == 403  # not from a page
     assert "MongoDB" in await memory.envelope("root-f")
-    done = await client.post(link, headers=same, data={"csrf": csrf})
+    done = await client.post(link, headers=SAME, data={"csrf": csrf})
     assert done.status_code == 303
     envelope = await memory.envelope("root-f")
     assert "MongoDB" not in envelope and "Redis streams" in envelope
@@ -255,7 +254,6 @@ async def test_viewer_corrects_a_captured_decision_and_the_next_envelope_says_so
 ) -> None:
     memory, client = opened
     csrf = await login(client)
-    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
     await memory.user_turn("root-e", "We decided to use MongoDB for the ledger.")
     events = await memory.backends.store.read_events("root-e")
     [event] = [e for e in events if e.kind == EventKind.DECISION]
@@ -267,9 +265,9 @@ async def test_viewer_corrects_a_captured_decision_and_the_next_envelope_says_so
     assert (await client.get("/ui/events/999/edit?session=root-e")).status_code == 404
     fixed = "We decided to use PostgreSQL for the ledger."
     assert (await client.post(link, data={"csrf": csrf, "text": fixed})).status_code == 403
-    empty = await client.post(link, headers=same, data={"csrf": csrf, "text": "  "})
+    empty = await client.post(link, headers=SAME, data={"csrf": csrf, "text": "  "})
     assert empty.status_code == 400 and "MongoDB" in await memory.envelope("root-e")
-    done = await client.post(link, headers=same, data={"csrf": csrf, "text": fixed})
+    done = await client.post(link, headers=SAME, data={"csrf": csrf, "text": fixed})
     assert done.status_code == 303
     decisions = re.search(r"<key_decisions>(.*?)</key_decisions>", await memory.envelope("root-e"))
     assert decisions is not None  # the prompt it came from stays: it is what the person said
@@ -311,7 +309,6 @@ async def test_viewer_lists_dead_calls_and_replays_one_at_once(
     memory, client = opened
     intake = memory.dispatch.open_intake(FileSpool(tmp_path / "spool"))
     csrf = await login(client)
-    same = {"origin": BASE, "sec-fetch-site": "same-origin"}
     call = {"name": "chat.message", "input": {"sessionID": "ses_dead"}, "output": {}}
     kept = [
         intake.dead.dead_letter_call(
@@ -322,16 +319,16 @@ async def test_viewer_lists_dead_calls_and_replays_one_at_once(
     page = (await client.get("/ui/health")).text
     assert all(dead.dead_id in page for dead in kept)
     assert "no &lt;b&gt;host&lt;/b&gt; 1" in page  # text, not markup
-    unknown = await client.post("/ui/health/calls/call-0/drop", headers=same, data={"csrf": csrf})
+    unknown = await client.post("/ui/health/calls/call-0/drop", headers=SAME, data={"csrf": csrf})
     assert unknown.status_code == 404
     replayed = await client.post(
-        f"/ui/health/calls/{kept[0].dead_id}/replay", headers=same, data={"csrf": csrf}
+        f"/ui/health/calls/{kept[0].dead_id}/replay", headers=SAME, data={"csrf": csrf}
     )
     assert replayed.status_code == 303
     # back in the spool and taken by this process at once (not when another call arrives)
     assert [d.dead_id for d in intake.dead.list_dead_calls()] == [kept[1].dead_id]
     assert intake.spool.adopt() == []
     dropped = await client.post(
-        f"/ui/health/calls/{kept[1].dead_id}/drop", headers=same, data={"csrf": csrf}
+        f"/ui/health/calls/{kept[1].dead_id}/drop", headers=SAME, data={"csrf": csrf}
     )
     assert dropped.status_code == 303 and intake.dead_count() == 0
