@@ -17,6 +17,7 @@ BOX_HEIGHT = 26.0
 PADDING = 16.0
 X_SPACE = 24.0
 Y_SPACE = 60.0
+PAIR_GAP = 5.0  # how far apart the two lines of a two-node cycle run
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,11 @@ def picture(graph: Any, *, xray: bool = False) -> Picture:
         name: Box(name, v.view.xy[0], v.view.xy[1], v.view.w, v.view.h)
         for name, v in vertices.items()
     }
+    pairs = {(e.source, e.target) for e, _ in edges}
+    for drawn_edge, edge in edges:  # a cycle of two: its two lines side by side, not on each other
+        if (drawn_edge.target, drawn_edge.source) in pairs:
+            side = PAIR_GAP if drawn_edge.source < drawn_edge.target else -PAIR_GAP
+            edge.view.points = [(x + side, y) for x, y in edge.view.points]
     lines = [
         Line(
             source=drawn_edge.source,
@@ -133,11 +139,16 @@ def _straight(boxes: dict[str, Box], edge: Any) -> tuple[tuple[float, float], ..
 
 
 def overlaps(drawing: Picture, samples: int = 40) -> list[str]:
-    """What is drawn over something else: boxes that meet, lines that cross a box not theirs."""
+    """What is drawn over something else: boxes that meet, a line on another or through a box."""
     found = []
     boxes = list(drawing.boxes.values())
     for index, box in enumerate(boxes):
         found += [f"{box.name} / {other.name}" for other in boxes[index + 1 :] if box.meets(other)]
+    drawn = {line.points: line for line in drawing.lines}
+    for line in drawing.lines:
+        twin = drawn.get(tuple(reversed(line.points)))
+        if twin is not None and (line.source, line.target) < (twin.source, twin.target):
+            found.append(f"{line.source} -> {line.target} on {twin.source} -> {twin.target}")
     for line in drawing.lines:
         ends = {line.source, line.target}
         for (x0, y0), (x1, y1) in zip(line.points, line.points[1:], strict=False):

@@ -1,4 +1,4 @@
-"""plait's graphs drawn in layers: no box on another, no edge through a box that is not its own."""
+"""plait's graphs drawn in layers: no box on another, no line through a box or on another line."""
 
 from __future__ import annotations
 
@@ -33,5 +33,11 @@ def test_overlaps_names_boxes_that_meet_and_lines_through_a_box() -> None:
         "d": Box("d", 0, 200, 40, 20),
     }
     through_c = Line("a", "d", ((0, 10), (0, 190)), routed=False)
-    drawing = Picture(boxes=boxes, lines=[through_c])
-    assert overlaps(drawing) == ["a / b", "a -> d through c"]
+    back = Line("d", "a", ((0, 190), (0, 10)), routed=True)  # on top of a -> d
+    drawing = Picture(boxes=boxes, lines=[through_c, back])
+    assert overlaps(drawing) == [
+        "a / b",
+        "a -> d on d -> a",
+        "a -> d through c",
+        "d -> a through c",
+    ]
