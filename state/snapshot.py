@@ -481,7 +481,8 @@ HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.FILE_WRITE: _file,
     EventKind.FILE_EDIT: _file,
     EventKind.SUBAGENT_FINISH: _subagent_done,
-} | {kind: partial(_keep_in, section) for kind, section in KEPT_IN.items()}
+}
+HANDLERS.update({kind: partial(_keep_in, section) for kind, section in KEPT_IN.items()})
 
 
 def working_copy(snapshot: Snapshot) -> Snapshot:
