@@ -25,9 +25,10 @@ A call that records nothing (a model call's envelope, a tool policy) is not spoo
 its place in its lane, and when it cannot start before the deadline (or the hot tier is down, or
 more than :data:`LANE_BEHIND` calls wait in its lane) it fails open.
 
-A spool left by a process that ended (killed mid-batch, say) is adopted when the intake opens and
-every :data:`ADOPT_INTERVAL_S` after: its calls run again. Their events were recorded at most
-once, whatever ran before the kill: the call id guards the append.
+A spool left by a process that ended (killed mid-batch, say) is adopted when the intake opens
+and, once :data:`ORPHAN_SETTLE_S` old, at the :data:`ADOPT_INTERVAL_S` ticks after: its calls run
+again. Their events were recorded at most once, whatever ran before the kill: the call id guards
+the append.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ TRANSIENT_MAX = 30
 TRANSIENT_PAUSE_MAX_S = 5.0
 RUN_TIMEOUT_S = 30.0
 ADOPT_INTERVAL_S = 10.0
+# A spool another process left is taken only once it was last written this long ago: a replica
+# that was restarted takes its own first, at its start, before any new call of its sessions
+# (the plugin holds those for it up to PLAIT_HOLD_MS, 60 s; by then this process has taken them).
+ORPHAN_SETTLE_S = 30.0
 # How long a call of a host this process does not serve waits before it is dead-lettered.
 PARK_MAX_S = 60.0
 SYNC_INTERVAL_S = 1.0
@@ -165,12 +170,15 @@ class Intake:
             )
             self._done(entry)
 
-    def adopt(self) -> int:
-        """Take over spools left by processes that ended; their calls join their lanes."""
+    def adopt(self, settled_s: float = 0.0) -> int:
+        """Take over spools left by processes that ended; their calls join their lanes.
+
+        ``settled_s``: only spools left that long ago (see :data:`ORPHAN_SETTLE_S`).
+        """
         self._last_adopt = time.monotonic()
         self.dead.expire_dead_calls()
         self._resume_parked()
-        adopted = self.spool.adopt()
+        adopted = self.spool.adopt(settled_s)
         for entry in adopted:
             self._resume(entry)
         if adopted:
@@ -375,7 +383,7 @@ class Intake:
             self._last_sync = now
             await asyncio.to_thread(self.spool.sync)
         if now - self._last_adopt >= ADOPT_INTERVAL_S:
-            self.adopt()
+            self.adopt(ORPHAN_SETTLE_S)
 
     def stats(self) -> SpoolStats:
         """What waits in the spool."""

@@ -416,8 +416,12 @@ class CallSpool(Protocol):
         """The calls not done yet, oldest first."""
         ...
 
-    def adopt(self) -> list[SpooledCall]:
-        """Take over the calls of spools no process holds; they are this spool's now."""
+    def adopt(self, settled_s: float = 0.0) -> list[SpooledCall]:
+        """Take over the calls of spools no process holds; they are this spool's now.
+
+        With ``settled_s``, only a spool last written more than that long ago (a replica that
+        stopped may be back within it and take its own, in order); a replayed file at once.
+        """
         ...
 
     def stats(self) -> SpoolStats:

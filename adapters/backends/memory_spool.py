@@ -52,8 +52,8 @@ class InMemorySpool:
         """The calls not done yet, oldest first."""
         return list(self._pending.values())
 
-    def adopt(self) -> list[SpooledCall]:
-        """Take over the orphans."""
+    def adopt(self, settled_s: float = 0.0) -> list[SpooledCall]:
+        """Take over the orphans (the twin's were all left long ago)."""
         orphans, self.orphans = self.orphans, []
         return [
             self.append(call_id=c.call_id, lane=c.lane, host=c.host, call=c.call, member=c.member)

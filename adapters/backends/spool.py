@@ -127,6 +127,17 @@ def write_lines(path: Path, lines: Sequence[bytes]) -> None:
     temporary.replace(path)
 
 
+REPLAY_PREFIX = "replay-"  # a file of replayed dead calls: no process is coming back for it
+
+
+def _written(path: Path) -> float:
+    """When a spool file was last written (0 when it is gone: adopted meanwhile)."""
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
+
+
 class FileSpool:
     """:class:`~plait.state.ports.CallSpool` and :class:`~plait.state.ports.DeadCalls` in files.
 
@@ -188,14 +199,20 @@ class FileSpool:
         """The calls not done yet, oldest first."""
         return list(self._pending.values())
 
-    def adopt(self) -> list[SpooledCall]:
-        """Take over spool files no process holds (and ``plait dlq replay``'s files)."""
+    def adopt(self, settled_s: float = 0.0) -> list[SpooledCall]:
+        """Take over spool files no process holds (and ``plait dlq replay``'s files at once).
+
+        With ``settled_s``, a process's file only once it was last written that long ago.
+        """
         if not self.folder.is_dir():
             return []
         adopted: list[SpooledCall] = []
-        for path in sorted(self.folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime):
+        recent = time.time() - settled_s
+        for path in sorted(self.folder.glob("*.jsonl"), key=_written):
             if path.name == DEAD_FILE or path == self.path:
                 continue
+            if not path.name.startswith(REPLAY_PREFIX) and _written(path) > recent:
+                continue  # its process may be back in a moment and take it itself
             adopted += self._adopt_file(path)
         return adopted
 
@@ -350,7 +367,7 @@ class FileSpool:
         if not self.dead_path.exists():
             return 0
         private_directory(self.folder)
-        replay = self.folder / f"replay-{time.time_ns():x}-{secrets.token_hex(2)}.jsonl"
+        replay = self.folder / f"{REPLAY_PREFIX}{time.time_ns():x}-{secrets.token_hex(2)}.jsonl"
         with locked(replay.with_suffix(".lock")):
             taken = self._take_dead(dead_ids, keep_in=replay)
         return len(taken)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,6 +123,26 @@ def test_a_killed_process_leaves_its_calls_for_the_next(tmp_path: Path) -> None:
         alive.close()
     finally:
         writer.kill()
+
+
+def test_a_spool_left_moments_ago_waits_for_its_process_but_a_replay_does_not(
+    tmp_path: Path,
+) -> None:
+    """A live process takes another's spool only once it settled (a restarted replica takes its
+    own first, in order); replayed dead calls are taken at once."""
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    line = {"seq": 1, "id": "a", "lane": "s", "host": "h", "call": {"n": 1}, "at": 0}
+    left = folder / "4242-abcd.jsonl"
+    left.write_text(json.dumps(line) + "\n")
+    replay = folder / "replay-1-ab.jsonl"
+    replay.write_text(json.dumps({**line, "id": "r"}) + "\n")
+    spool = FileSpool(folder)
+    assert [c.call_id for c in spool.adopt(settled_s=30)] == ["r"]
+    old = time.time() - 31
+    os.utime(left, (old, old))
+    assert [c.call_id for c in spool.adopt(settled_s=30)] == ["a"]
+    spool.close()
 
 
 def test_file_spool_skips_a_line_cut_short(tmp_path: Path) -> None:
