@@ -366,7 +366,7 @@ async def dead_call(request: Request) -> Response:
     """Replay (it runs now, as the member whose call it was) or drop one dead call."""
     action, dead_id = await dead_action(request, "dead calls")
     intake = memory_of(request).dispatch.intake
-    kept = intake.dead.list_dead_calls(limit=100_000) if intake is not None else []
+    kept = intake.dead.list_dead_calls(pages.DEAD_CALLS_MAX) if intake is not None else []
     if intake is None or not any(call.dead_id == dead_id for call in kept):
         raise ViewerError(404, "No such dead call", f"No dead call {dead_id[:80]!r}.")
     if action == "replay":

@@ -38,6 +38,7 @@ GRAPH_MAX = 300
 GRAPH_CENTRE = 320.0
 GRAPH_RADIUS = 250.0
 DEAD_LETTERS_MAX = 1000
+DEAD_CALLS_MAX = 100_000
 DEAD_CALLS_SHOWN = 100  # the oldest; `plait dlq calls list` has them all
 SNAPSHOT_SECTIONS = (
     "rules",
@@ -446,13 +447,14 @@ async def health_page(memory: Memory, number: int) -> dict[str, Any]:
     tier = memory.dispatch.supervisor.health()
     intake = memory.dispatch.intake
     letters = await memory.backends.store.list_dead(limit=DEAD_LETTERS_MAX)
+    calls = intake.dead.list_dead_calls(limit=DEAD_CALLS_MAX) if intake is not None else []
     page = pager(number, PAGE_SIZE, len(letters))
     return {
         "tier": tier,
         "degraded": memory.degraded,
         "spool": intake.stats() if intake is not None else None,
-        "dead_calls": intake.dead.list_dead_calls(DEAD_CALLS_SHOWN) if intake is not None else [],
-        "dead_calls_total": intake.dead_count() if intake is not None else None,
+        "dead_calls": calls[:DEAD_CALLS_SHOWN],
+        "dead_calls_total": len(calls) if intake is not None else None,
         "queue_depth": await memory.backends.store.queue_depth(),
         "letters": letters[page.offset : page.offset + page.size],
         "letters_total": len(letters),
