@@ -353,9 +353,28 @@ def snippet(observation: Observation, max_chars: int = SNIPPET_MAX_CHARS) -> str
     return text if len(text) <= max_chars else text[: max_chars - 1] + "…"
 
 
+def listed_after_what(content: str) -> list[str]:
+    """The ``- item`` lines right under the ``What:`` line (a seed's commands), in order."""
+    match = WHAT.search(content)
+    items: list[str] = []
+    for line in content[match.end() :].splitlines()[1:] if match else []:
+        item = line.strip()
+        if not item.startswith(("- ", "* ")):
+            break
+        items.append(item[2:].strip())
+    return items
+
+
 def recall_text(observation: Observation) -> str:
-    """How an observation reads in ``<persistent_memory>``: title and What, one line."""
+    """How an observation reads in ``<persistent_memory>``: title and What, one line.
+
+    A list right under the What is part of it (``What: the commands …`` then ``- make test``):
+    the items follow it, so the model reads the commands and not only that there are some.
+    """
     what = what_of(observation.content)
+    items = listed_after_what(observation.content)
+    if items:
+        what = f"{what.rstrip(':')}: {'; '.join(items)}"
     if not what or what == observation.title:
         return " ".join(observation.title.split())
     return " ".join(f"{observation.title} — {what}".split())
