@@ -381,6 +381,17 @@ def _keep_in(section: str, s: Snapshot, e: SessionEvent) -> None:
     upsert(getattr(s, section), item_of(s, e), CAPS[section])
 
 
+def _task(s: Snapshot, e: SessionEvent) -> None:
+    """An open task; the newer of two saying the same task under other keys replaces it.
+
+    A prompt's TODO, then the same item on the host's todo list, is one task.
+    """
+    same = same_task(s, e)
+    if same is not None:
+        remove(s.tasks, same.key)
+    _keep_in("tasks", s, e)
+
+
 def _task_done(s: Snapshot, e: SessionEvent) -> None:
     task = completed_task(s, e)
     if task is not None:
@@ -395,9 +406,21 @@ TASK_MARKERS = frozenset(
 )
 
 
+TODO_STATUS = re.compile(r"\s*\[[a-z_ -]+\]\s*$")
+
+
 def task_words(text: str) -> frozenset[str]:
-    """What a task is about: its words without the markers ("TODO:", "is done", articles)."""
-    return frozenset(re.findall(r"[a-z0-9]+", text.lower())) - TASK_MARKERS
+    """What a task is about: its words without markers ("TODO:", "done", articles, [status])."""
+    return frozenset(re.findall(r"[a-z0-9]+", TODO_STATUS.sub("", text).lower())) - TASK_MARKERS
+
+
+def same_task(s: Snapshot, e: SessionEvent) -> Item | None:
+    """The open task, under another key, whose words are the event's own."""
+    key, said = item_key(e), task_words(e.summary)
+    return next(
+        (task for task in s.tasks if task.key != key and said and task_words(task.text) == said),
+        None,
+    )
 
 
 def completed_task(s: Snapshot, e: SessionEvent) -> Item | None:
@@ -410,7 +433,7 @@ def completed_task(s: Snapshot, e: SessionEvent) -> Item | None:
     key = item_key(e)
     exact = next((task for task in s.tasks if task.key == key), None)
     if exact is not None or not key.startswith("done:"):
-        return exact
+        return exact or same_task(s, e)
     said = task_words(e.summary)
     best, best_shared = None, 0
     for task in s.tasks:
@@ -483,6 +506,7 @@ HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.SUBAGENT_FINISH: _subagent_done,
 }
 HANDLERS.update({kind: partial(_keep_in, section) for kind, section in KEPT_IN.items()})
+HANDLERS.update({EventKind.TASK_CREATE: _task, EventKind.TASK_UPDATE: _task})
 
 
 def working_copy(snapshot: Snapshot) -> Snapshot:

@@ -286,6 +286,23 @@ def test_snapshot_a_stated_completion_closes_the_task_it_names() -> None:
     assert [t.key for t in fold_snapshot(snapshot, [bumped]).tasks] == ["todo fix build"]
 
 
+def test_snapshot_a_prompts_todo_and_the_same_todo_item_are_one_task() -> None:
+    said = ev(EventKind.TASK_CREATE, "add rate limiting to the export API", key="task:add rate")
+    listed = ev(
+        EventKind.TASK_UPDATE, "Add rate limiting to the export API [pending]", key="todo:1"
+    )
+    other = ev(EventKind.TASK_UPDATE, "Add rate limiting to the import API [pending]", key="todo:2")
+    snapshot = folded(said, listed, other)
+    assert [t.key for t in snapshot.tasks] == ["todo:1", "todo:2"]
+    done = ev(
+        EventKind.TASK_COMPLETE, "Add rate limiting to the export API [completed]", key="todo:1"
+    )
+    assert [t.key for t in fold_snapshot(snapshot, [done]).tasks] == ["todo:2"]
+    again = folded(listed, said)  # the prompt's after the list's: still one, and the list closes it
+    assert [t.key for t in again.tasks] == ["task:add rate"]
+    assert fold_snapshot(again, [done]).tasks == []
+
+
 def test_snapshot_duplicates_of_fixes_completions_and_searches() -> None:
     snapshot = folded(
         ev(EventKind.ERROR, "pytest: failed", key="cmd:pytest"),
