@@ -9,6 +9,7 @@ decisions, errors fixed), the Next Steps (open tasks, errors still open) and the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -140,9 +141,38 @@ def render_sections(sections: dict[str, list[str]]) -> str:
     return "\n\n".join(blocks)
 
 
+# What people put around a request that says nothing of it: greetings, asking, thanks.
+OPENING = re.compile(
+    r"^(?:(?:hey|hi|hello|ok(?:ay)?|so|well|alright|right|now|yo|great|thanks)\b[\s,.!:-]*"
+    r"|(?:please|pls|plz|kindly)\b[\s,]*"
+    r"|(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?"
+    r"|(?:i(?:'d|\s+would)\s+like\s+(?:you\s+)?to|i\s+(?:want|need)\s+(?:you\s+)?to"
+    r"|we\s+(?:need|have)\s+to|let'?s|let\s+us|help\s+me(?:\s+to)?)\s+)",
+    re.IGNORECASE,
+)
+CLOSING = re.compile(r"(?:[\s,]*\b(?:please|pls|thanks|thank\s+you|thx)\b)?[\s.!?:;,]*$", re.I)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def request_phrase(text: str) -> str:
+    """A request as a title reads it: its first sentence, without the chatter around it.
+
+    The greeting, the asking and the thanks go ("hey, can you fix the login test? thanks" →
+    "Fix the login test"); the text itself when nothing is left.
+    """
+    for sentence in SENTENCE_END.split(text):
+        phrase = sentence.strip()
+        while (opening := OPENING.match(phrase)) and opening.end():
+            phrase = phrase[opening.end() :]
+        phrase = CLOSING.sub("", phrase).strip()
+        if len(phrase.split()) > 1:
+            return phrase[0].upper() + phrase[1:]
+    return " ".join(text.split())
+
+
 def summary_title(goal_lines: Sequence[str], session_id: str) -> str:
     """``Session summary: <the goal>`` (or the session id when there is no goal)."""
-    text = goal_lines[0] if goal_lines else f"session {session_id}"
+    text = request_phrase(goal_lines[0]) if goal_lines else f"session {session_id}"
     if len(text) > TITLE_GOAL_CHARS:
         text = text[: TITLE_GOAL_CHARS - 1] + "…"
     return TITLE_PREFIX + text

@@ -281,12 +281,12 @@ async def test_old_session_summaries_are_condensed(open_memory: Opener) -> None:
     current = await memory.observations.listed(current=True)
     summaries = [o for o in current if o.type == "session_summary"]
     assert sorted(o.title for o in summaries) == [
-        "Session summary: goal 2",
-        "Session summary: goal 3",
+        "Session summary: Goal 2",
+        "Session summary: Goal 3",
     ]
     (condensed,) = [o for o in current if o.topic_key == "session/condensed-history"]
-    assert "goal 0 — shipped part 0" in condensed.content
-    assert "goal 1 — shipped part 1" in condensed.content
+    assert "Goal 0 — shipped part 0" in condensed.content
+    assert "Goal 1 — shipped part 1" in condensed.content
 
 
 class FakeLLM:
@@ -452,6 +452,7 @@ async def test_observations_reach_the_envelope_through_the_cached_recall(
     assert "<persistent_memory" in envelope
     assert "Invoices are numbered per tenant" in envelope
     assert "Project brief: billing" in envelope
+    assert "make test (runs uv run pytest -q)" in envelope  # the seeded commands, not their title
     assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
 
 

@@ -14,7 +14,7 @@ from plait.nodes.observations import (
     terms,
 )
 from plait.nodes.seeding import ci_commands, compose_services, make_targets, readme_brief
-from plait.nodes.session_summary import summarize_events
+from plait.nodes.session_summary import request_phrase, summarize_events
 from plait.state.base.errors import UsageError
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import (
@@ -128,6 +128,31 @@ def test_a_session_summary_is_folded_from_its_events() -> None:
         "## Accomplished\n- pytest passes\n- exporter written\n\n"
         "## Next Steps\n- document the flag\n- Unresolved: ruff failed\n\n"
         "## Relevant Files\n- export.py\n- api.py"
+    )
+
+
+def test_a_summary_title_says_the_request_not_the_chatter_around_it() -> None:
+    prompts = {
+        "hey, can you please fix the failing tests in export.py? thanks!": (
+            "Fix the failing tests in export.py"
+        ),
+        "ok so I want you to add a --csv flag. It should quote fields.": "Add a --csv flag",
+        "Hi!\nPlease look at why CI fails on main": "Look at why CI fails on main",
+        "thanks, now rename api.py to routes.py please": "Rename api.py to routes.py",
+        "Add CSV export": "Add CSV export",
+        "fix it": "Fix it",
+    }
+    assert {prompt: request_phrase(prompt) for prompt in prompts} == prompts
+    events = [
+        SessionEvent(
+            root_session_id="r",
+            session_id="r",
+            kind=EventKind.PROMPT,
+            summary="hey can you add a --csv flag to the exporter? thanks",
+        )
+    ]
+    assert (
+        summarize_events(events, "r").title == "Session summary: Add a --csv flag to the exporter"
     )
 
 
