@@ -18,8 +18,9 @@
  * delivered when the service answers 200 with `X-Plait-Kept: stored|spooled` (or a service
  * too old to say); otherwise (503 `X-Plait-Kept: none`, a timeout, no service) it is appended
  * to an outbox (<dataDir>/outbox/<projectKey>.jsonl) and sent again later, in order, in
- * batches under PLAIT_BATCH_BYTES (1 MiB); while the outbox holds calls, new ones queue
- * behind them, so a session's calls keep their order. A call the service refuses (4xx: it
+ * batches under PLAIT_BATCH_BYTES (1 MiB); while the outbox holds calls of a session, that
+ * session's new ones queue behind them, so its calls keep their order (other sessions' calls
+ * still go straight to the service). A call the service refuses (4xx: it
  * dead-letters it, `plait dlq`) or one too large for any batch is dropped, never retried
  * forever, and noted in <outbox>.dropped. When the service is unreachable the plugin
  * starts `plait serve` detached (PLAIT_SERVE_COMMAND, else plait.json `serve`, else `plait
@@ -198,6 +199,8 @@ class PlaitClient {
   private batchBytes = BATCH_MAX_BYTES
   private holdAt?: string // a replica that answered "spooled" and has not caught up since
   private holdSince = 0 // when it stopped answering
+  // session → the call id of its last call in the outbox: its next calls queue behind it
+  private readonly waiting = new Map<string, string>()
   readonly outbox: string
   readonly key: string
 
@@ -207,6 +210,11 @@ class PlaitClient {
   ) {
     this.key = projectKey(project)
     this.outbox = join(settings.dataDir, "outbox", `${this.key}.jsonl`)
+    // calls an earlier process of a session left in the outbox go before its new ones
+    for (const line of this.outboxLines()) {
+      const call = readCall(line)
+      if (call) this.waiting.set(sessionOf(call.input), call.call_id)
+    }
   }
 
   /** PLAIT_URL: one service URL, or several (replicas of a shared service), comma-separated. */
@@ -234,7 +242,7 @@ class PlaitClient {
   /** Post one hook; the parsed response body, or undefined when it could not be delivered. */
   async call(name: string, input: Json, output: Json, callId?: string): Promise<Json | undefined> {
     const call: Call = { name, input, output, call_id: callId ?? randomUUID() }
-    if (DURABLE.has(name) && (this.backlog() || this.holding())) {
+    if (DURABLE.has(name) && (this.waitsInOutbox(sessionOf(input)) || this.holding())) {
       this.keep(call) // behind what waits already: a session's calls keep their order
       void this.flush()
       return undefined
@@ -335,6 +343,33 @@ class PlaitClient {
   }
 
   /**
+   * Whether a call of `session` kept earlier still waits in the outbox (or in the batch being
+   * sent). The outbox is read only for a session that has kept calls: the other sessions'
+   * calls do not wait behind it.
+   */
+  private waitsInOutbox(session: string): boolean {
+    const last = this.waiting.get(session)
+    if (last === undefined) return false
+    if (this.outboxLines().some((line) => line.includes(last))) return true
+    this.waiting.delete(session)
+    return false
+  }
+
+  /**
+   * The lines waiting, the outbox's then the batch being sent (read in that order: a flusher
+   * that moves the outbox to the batch in between is seen in the second read).
+   */
+  private outboxLines(): string[] {
+    const lines: string[] = []
+    for (const path of [this.outbox, `${this.outbox}.sending`]) {
+      try {
+        lines.push(...readFileSync(path, "utf8").split("\n").filter(Boolean))
+      } catch {}
+    }
+    return lines
+  }
+
+  /**
    * Append one call to the outbox file (synchronous, so nothing is lost on exit), noting the
    * replica this plugin sends to when several are listed.
    */
@@ -347,6 +382,7 @@ class PlaitClient {
     try {
       mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
       appendFileSync(this.outbox, JSON.stringify(call) + "\n", { mode: 0o600 })
+      this.waiting.set(sessionOf(call.input), String(call.call_id))
     } catch {}
   }
 
@@ -377,7 +413,9 @@ class PlaitClient {
         const done = await this.sendBatch(lines.slice(0, batchSize(lines, this.batchBytes)))
         if (done === undefined) return
         lines = lines.slice(done)
-        writeFileSync(sending, lines.length ? lines.join("\n") + "\n" : "", { mode: 0o600 })
+        // whole or not at all: a plugin reading the batch never sees it half written
+        writeFileSync(`${sending}.tmp`, lines.length ? lines.join("\n") + "\n" : "", { mode: 0o600 })
+        renameSync(`${sending}.tmp`, sending)
         utimesSync(`${this.outbox}.lock`, new Date(), new Date()) // still ours: not stale
         if (done === 0) return
       }

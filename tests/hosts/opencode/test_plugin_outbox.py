@@ -278,3 +278,36 @@ async def test_a_session_waits_for_the_replica_that_holds_its_earlier_calls(
     ask("end")
     driver.wait(timeout=30)
     assert await prompts_of(tmp_path, redis_url, session) == SAID
+
+
+async def test_only_the_session_with_calls_in_the_outbox_waits_behind_them(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    """The outbox holds a call of one session that cannot go yet (another plugin of the project
+    holds the outbox's lock). Another session's prompt goes straight to the service; a new
+    plugin of the first session (OpenCode started again) keeps its prompt behind the waiting
+    call, and both are recorded in order once the outbox goes. Before, every session of the
+    project queued behind any call in the outbox (under load, a single timeout sent every
+    later call of every session through the outbox)."""
+    env = plugin_env(tmp_path, redis_url)
+    serve(tmp_path / "project", env, started)
+    waiting, other = new_session(), new_session()
+    outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
+    outbox.parent.mkdir(parents=True, mode=0o700)
+    outbox.write_text(kept_line(waiting, "Earlier: the API is versioned.", ""))
+    lock = outbox.with_name(outbox.name + ".lock")
+    lock.write_text("another plugin")
+
+    drive(tmp_path, env, started, other)
+    assert await prompts_of(tmp_path, redis_url, other) == SAID[:1]  # not behind the outbox
+    assert outbox.exists()
+
+    resumed = drive(tmp_path, env, started, waiting)
+    assert await prompts_of(tmp_path, redis_url, waiting) == []  # behind its earlier call
+    lock.unlink()
+    assert resumed.again() in ("kept", "delivered")
+    assert resumed.said() == "flushed"
+    assert await prompts_of(tmp_path, redis_url, waiting) == [
+        "Earlier: the API is versioned.",
+        *SAID,
+    ]
