@@ -612,13 +612,17 @@ function giveSession(tool: unknown, sessionID: unknown, output: Json): void {
   output.args.session_id = sessionID
 }
 
+// every plugin instance's event queue, spilled by one exit listener (a process may load many)
+const QUEUES = new Set<EventQueue>()
+process.once("exit", () => QUEUES.forEach((queue) => queue.spill()))
+
 /** Events in flight, delivered in order off OpenCode's path; kept on disk if the process exits. */
 class EventQueue {
   private pending: Call[] = []
   private chain: Promise<void> = Promise.resolve()
 
   constructor(private readonly client: PlaitClient) {
-    process.once("exit", () => this.spill())
+    QUEUES.add(this)
   }
 
   push(event: Json): void {
@@ -634,7 +638,7 @@ class EventQueue {
     return this.chain
   }
 
-  private spill(): void {
+  spill(): void {
     for (const call of this.pending) this.client.keep(call)
     this.pending = []
   }
