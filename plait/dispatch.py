@@ -368,6 +368,26 @@ class Dispatch:
         return lock
 
     # -- synchronous callers ----------------------------------------------------------------------
+    async def run_async[T](self, work: Coroutine[Any, Any, T]) -> T:
+        """Await a coroutine of this memory from any event loop.
+
+        On the memory's own loop it is simply awaited; a memory opened with
+        :meth:`plait.Memory.open_sync` (its loop runs in a thread of its own) runs it there, so
+        one handle serves ``invoke`` and ``ainvoke`` alike. A memory whose loop is not running
+        and not this one (opened under an ``asyncio.run`` that has ended) is a
+        :class:`~plait.UsageError` saying so.
+        """
+        loop, here = self.loop, current_loop()
+        if loop is None or loop is here:
+            return await work
+        if loop.is_closed() or not loop.is_running():
+            work.close()
+            raise UsageError(
+                "this Memory was opened on another event loop, which is not running any more: "
+                "open it on this loop, or with Memory.open_sync(...) to use it from any"
+            )
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, loop))
+
     def run_sync[T](self, work: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """Run a coroutine on the memory's event loop from synchronous code; its result.
 

@@ -341,7 +341,7 @@ class SessionMemoryMiddleware(AgentMiddleware):
         ```
 
     Synchronous runs (``invoke``, ``stream``) need a memory opened with
-    :meth:`plait.Memory.open_sync`. Any failure inside plait is logged and the model call goes
+    :meth:`plait.Memory.open_sync`, which serves ``ainvoke``/``astream`` too. Any failure inside plait is logged and the model call goes
     ahead unchanged; a run with no session at all (see the module) is an error.
     """
 
@@ -365,7 +365,7 @@ class SessionMemoryMiddleware(AgentMiddleware):
     ) -> ModelCallResult:
         """Record new messages, then call the model with the envelope in its messages."""
         session = self._session(request.runtime, request.messages)
-        work = self._with_memory(session, request)
+        work = self.memory.dispatch.run_async(self._with_memory(session, request))
         prepared = await fail_open("session memory for a model call", work, request)
         return await handler(prepared)
 
@@ -398,7 +398,9 @@ class SessionMemoryMiddleware(AgentMiddleware):
         """Record the run's last messages (the final answer) so the next run need not."""
         messages = state["messages"]
         work = self.recorder.record(self._session(runtime, messages), messages)
-        await fail_open("recording the agent's last messages", work, 0)
+        await fail_open(
+            "recording the agent's last messages", self.memory.dispatch.run_async(work), 0
+        )
         return None
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -422,9 +424,8 @@ class SessionMemoryMiddleware(AgentMiddleware):
         template = prompt or DEFAULT_SUMMARY_PROMPT
 
         async def summarize(messages: list[AnyMessage]) -> str:
-            envelope = await fail_open(
-                "session memory for a summary", self._summary_envelope(messages), ""
-            )
+            work = self.memory.dispatch.run_async(self._summary_envelope(messages))
+            envelope = await fail_open("session memory for a summary", work, "")
             return await ainvoke_text(model, summary_prompt(template, messages, envelope))
 
         def summarize_sync(messages: list[AnyMessage]) -> str:

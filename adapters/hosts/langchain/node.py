@@ -61,7 +61,7 @@ async def _envelope(
 def both_ways(
     memory: Memory, run: AsyncNode, fallback: Callable[[Any], dict[str, Any]], name: str
 ) -> MemoryNode:
-    """``run`` as a node for ``ainvoke`` and, through the memory's own loop, for ``invoke``.
+    """``run`` as a node for ``ainvoke`` and ``invoke``, on the memory's own loop.
 
     Under ``invoke`` the memory must come from :meth:`plait.Memory.open_sync`; when it cannot
     run there the node fails open to ``fallback(state)``, with a warning.
@@ -74,7 +74,10 @@ def both_ways(
             logger.warning("plait: session memory skipped: %s", error)
             return fallback(state)
 
-    return RunnableLambda(run_sync, afunc=run, name=name)
+    async def run_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        return await memory.dispatch.run_async(run(state, config))
+
+    return RunnableLambda(run_sync, afunc=run_async, name=name)
 
 
 def session_memory_hook(

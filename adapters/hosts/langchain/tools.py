@@ -144,6 +144,17 @@ def synchronous(
     return call
 
 
+def on_own_loop(
+    memory: Memory, run: Callable[..., Coroutine[Any, Any, tuple[str, dict[str, Any]]]]
+) -> Callable[..., Coroutine[Any, Any, tuple[str, dict[str, Any]]]]:
+    """A tool coroutine for ``ainvoke``/``astream``: awaited on the memory's own loop."""
+
+    async def call(config: RunnableConfig, **arguments: Any) -> tuple[str, dict[str, Any]]:
+        return await memory.dispatch.run_async(run(config, **arguments))
+
+    return call
+
+
 def memory_tools(memory: Memory | SyncMemory, *, session_id: str | None = None) -> list[BaseTool]:
     """The ten ``memory_*`` tools over the project's observations (sync and async).
 
@@ -160,7 +171,7 @@ def memory_tools(memory: Memory | SyncMemory, *, session_id: str | None = None) 
     return [
         StructuredTool.from_function(
             func=synchronous(opened, runs[name]),
-            coroutine=runs[name],
+            coroutine=on_own_loop(opened, runs[name]),
             name=name,
             description=description,
             args_schema=schema,

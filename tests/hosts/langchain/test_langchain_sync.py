@@ -188,3 +188,43 @@ async def test_run_sync_from_the_memory_loop_is_a_clear_error(
     async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
         with pytest.raises(UsageError, match="async API"):
             memory.dispatch.run_sync(memory.envelope("x"))
+
+
+def test_one_sync_handle_serves_ainvoke_and_invoke(sync_memory: SyncMemory) -> None:
+    """A handle from open_sync under ``ainvoke`` (in an ``asyncio.run`` of the caller's) runs
+    plait on the handle's own loop: the turn is recorded and the next model call, under
+    ``invoke``, carries it. Before, every call under ``ainvoke`` failed open ("attached to a
+    different loop") and the ``invoke`` after it too ("Event loop is closed")."""
+    import asyncio
+
+    model = ScriptedChatModel(responses=replies("Noted.", "Adding it."))
+    middleware = SessionMemoryMiddleware(sync_memory, session_id="mixed")
+    agent = create_agent(model, tools=[], middleware=[middleware])
+    asyncio.run(agent.ainvoke({"messages": [("user", "We decided to use Postgres for billing.")]}))
+    agent.invoke({"messages": [("user", "Rule: all money amounts are Decimal.")]})
+    second = text_of(model.received[1])
+    assert "Postgres" in ENVELOPE.search(second).group(0)  # type: ignore[union-attr]
+    assert "Decimal" in sync_memory.envelope("mixed")
+
+
+async def test_a_memory_whose_loop_ended_is_a_clear_error(tmp_path: Path, redis_url: str) -> None:
+    """A Memory opened under an ``asyncio.run`` that has ended, used from another loop."""
+    import asyncio
+    import threading
+
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, data_dir=tmp_path / "data")
+    opened: list[Memory] = []
+
+    def open_elsewhere() -> None:
+        async def opening() -> None:
+            opened.append(await Memory.open(tmp_path, settings=settings, start_background=False))
+
+        asyncio.run(opening())
+
+    thread = threading.Thread(target=open_elsewhere)
+    thread.start()
+    thread.join()
+    middleware = SessionMemoryMiddleware(opened[0], session_id="gone")
+    agent = create_agent(ScriptedChatModel(responses=replies("Noted.")), middleware=[middleware])
+    with pytest.raises(UsageError, match="another event loop, which is not running"):
+        await agent.ainvoke({"messages": [("user", "hello")]})
