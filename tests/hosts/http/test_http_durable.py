@@ -441,7 +441,7 @@ async def test_a_model_call_behind_a_busy_lane_gets_the_envelope_the_hot_tier_ho
         body = {"input": {"sessionID": session}, "output": output}
         queued = [
             client.post("/v1/hooks/chat.message", json=prompt(session, f"more {n}", f"q{n}"))
-            for n in range(6)
+            for n in range(intake_module.LANE_BEHIND + 4)
         ]
         transform = client.post("/v1/hooks/experimental.chat.messages.transform", json=body)
         *_, late = await asyncio.gather(*queued, transform)
