@@ -17,17 +17,19 @@ from plait.dispatch import Dispatch
 from plait.forgetting import session_roots
 from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
 from plait.nodes.observations import observation_thread
+from plait.nodes.recall import render_recall
 from plait.nodes.sessions import find_root
 from plait.observations import CopiesGo, open_observations
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import BackendUnavailable
+from plait.state.base.redact import redact
 from plait.state.base.settings import Settings
 from plait.state.base.standby import drop_answers
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.envelope import without_mentions
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.groups import project_key
-from plait.state.hooks import HookOutput, ToolPolicy
+from plait.state.hooks import CachedRecall, HookOutput, ToolPolicy
 from plait.state.intents import (
     CompactionAfter,
     CompactionBefore,
@@ -200,6 +202,7 @@ class Memory:
             background=background,
         )
         await fail_open("preparing observations", memory.observations.on_open(), None)
+        await fail_open("priming the project's recall", prime_project_recall(memory), None)
         memory.dispatch.open_intake(FileSpool.for_project(settings.resolved_data_dir(), directory))
         if start_background:
             background.start()
@@ -395,6 +398,27 @@ class Memory:
         where, find = moved
         warnings.warn(f"Memory.{name} is deprecated: use {where}", DeprecationWarning, stacklevel=2)
         return find(self)
+
+
+async def prime_project_recall(memory: Memory) -> None:
+    """A project with no cached recall yet gets its brief cached as the project's recall.
+
+    Every session without a recall of its own reads the project's, so the first model call of a
+    project's first session carries what seeding found (the brief) before any background
+    refresh has run (on a cold start its first search takes seconds). A cached recall already
+    there is left as it is.
+    """
+    store, settings = memory.backends.store, memory.settings
+    key = project_cache_key(memory.group_id)
+    if await store.get_cache(key) is not None:
+        return
+    hits = await memory.observations.recall_hits(
+        memory.group_id, "", settings.graphiti.search_limit
+    )
+    text, refs = render_recall(hits, settings.envelope.persistent_budget_bytes)
+    if text:
+        recall = CachedRecall(text=redact(text), node_refs=refs)
+        await store.put_cache(key, recall.model_dump_json(), settings.redis.cache_ttl_seconds)
 
 
 async def _turn(

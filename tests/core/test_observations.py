@@ -456,6 +456,18 @@ async def test_observations_reach_the_envelope_through_the_cached_recall(
     assert len(envelope.encode()) <= memory.settings.envelope.budget_bytes
 
 
+async def test_a_first_session_carries_the_brief_before_any_refresh(
+    open_memory: Opener, tmp_path: Path
+) -> None:
+    """Opening primes the project's recall with what seeding found: the first model call of the
+    first session carries the brief with no background refresh run (before, it had none)."""
+    memory = await open_memory(write_project(tmp_path / "ledger"))
+    session = SessionReplay(runner=OpenCodeHooks(memory))
+    await session.start()
+    envelope = await session.user("We decided to keep invoices immutable.")
+    assert "Project brief: billing" in envelope
+
+
 async def test_the_background_writes_the_summary_by_itself(
     tmp_path: Path, redis_url: str, group_prefix: str
 ) -> None:

@@ -25,7 +25,9 @@
  * forever, and noted in <outbox>.dropped. When the service is unreachable the plugin
  * starts `plait serve` detached (PLAIT_SERVE_COMMAND, else plait.json `serve`, else `plait
  * serve` found through PATH), and it does so once when it loads, so the service is up by the
- * first model call.
+ * first model call. A model call while that service is still starting waits for it (at most
+ * PLAIT_START_WAIT_MS, 5 s; not once it has exited), sends what waits in the outbox, then asks:
+ * the first model call of a cold start carries memory too.
  * Calls of plait's own MCP tools (`plait_*`) get the OpenCode session as `session_id`, so the
  * tools act in the session that called them. A policy answer of `nudge` or `redirect` is
  * appended to that tool call's output; `deny` fails the call with the message.
@@ -60,6 +62,7 @@ const BATCH_MAX_BYTES = Number(process.env.PLAIT_BATCH_BYTES ?? 1024 * 1024)
 const RETRY_MS = 1_000
 const FLUSH_LOCK_STALE_MS = 30_000
 const KEPT_HEADER = "x-plait-kept"
+const REASON_HEADER = "x-plait-reason" // the service failed open, and says why
 const OFFLINE_BACKOFF_MS = 2_000
 // How often the outbox is sent while calls wait in it, whether or not OpenCode calls a hook.
 const OUTBOX_FLUSH_MS = 1_000
@@ -67,6 +70,9 @@ const OUTBOX_FLUSH_MS = 1_000
 // spool (it answered "spooled", then stopped answering) before they go to another replica
 const HOLD_MS = Number(process.env.PLAIT_HOLD_MS ?? 60_000)
 const SPAWN_INTERVAL_MS = 30_000
+// A model call right after the plugin started `plait serve` waits for it this long at most, so
+// the first model call of a cold start carries memory (the service's start is about 1 s)
+const START_WAIT_MS = Number(process.env.PLAIT_START_WAIT_MS ?? 5_000)
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 const MCP_PREFIX = "plait_"
 const NOTES_KEPT = 256
@@ -194,7 +200,9 @@ class PlaitClient {
   private turn = -1 // the next listed service URL to try (first: picked by the session's id)
   private misses = 0 // listed services that failed in a row
   private lastSpawn = 0
-  private flushing = false
+  private started?: { at: number; exited: boolean } // the `plait serve` this plugin started
+  private flushRun?: Promise<void>
+  failedOpen = false // the last call answered without running (the service said why)
   private retryAt = 0
   private batchBytes = BATCH_MAX_BYTES
   private holdAt?: string // a replica that answered "spooled" and has not caught up since
@@ -264,6 +272,7 @@ class PlaitClient {
         if (DURABLE.has(name)) this.dropped(call, `status ${response.status}`)
         return undefined
       }
+      this.failedOpen = response.headers.has(REASON_HEADER)
       const kept = response.headers.get(KEPT_HEADER)
       if (DURABLE.has(name) && kept === "none") this.keep(call)
       if (DURABLE.has(name) && kept === "spooled" && this.listed().length > 1) this.holdAt = this.url
@@ -395,13 +404,20 @@ class PlaitClient {
     } catch {}
   }
 
-  /** Send the outbox in order, in batches; what is not confirmed stays for the next time. */
-  async flush(): Promise<void> {
-    if (this.flushing || Date.now() < this.retryAt || Date.now() < this.offlineUntil) return
+  /**
+   * Send the outbox in order, in batches; what is not confirmed stays for the next time. A flush
+   * already under way is the one awaited.
+   */
+  flush(): Promise<void> {
+    this.flushRun ??= this.flushOnce().finally(() => (this.flushRun = undefined))
+    return this.flushRun
+  }
+
+  private async flushOnce(): Promise<void> {
+    if (Date.now() < this.retryAt || Date.now() < this.offlineUntil) return
     if (!this.url && !this.locate()) return
     const lock = this.claim()
     if (lock === undefined) return
-    this.flushing = true
     const sending = `${this.outbox}.sending`
     try {
       if (!existsSync(sending)) {
@@ -425,7 +441,6 @@ class PlaitClient {
       // again then, from its service file: it may have come back on another port
       this.unreachable()
     } finally {
-      this.flushing = false
       this.release(lock)
     }
   }
@@ -537,9 +552,49 @@ class PlaitClient {
     try {
       const [command, ...args] = this.settings.serve
       const child = spawn(command, args, { cwd: this.project, detached: true, stdio: "ignore" })
-      child.on("error", () => {})
+      const started = { at: Date.now(), exited: false }
+      child.on("error", () => (started.exited = true))
+      child.on("exit", () => (started.exited = true))
       child.unref()
+      this.started = started
     } catch {}
+  }
+
+  /**
+   * If this plugin started `plait serve` moments ago, wait until it answers (at most
+   * START_WAIT_MS after the start; not once it exited without answering), then send what waits in
+   * the outbox, so a model call finds its session's calls recorded. The time until which the
+   * model call may ask again while the new service is still behind (0: it need not).
+   */
+  async untilStarted(): Promise<number> {
+    const started = this.started
+    if (!started) return 0
+    const deadline = started.at + START_WAIT_MS
+    while (Date.now() < deadline) {
+      const exited = started.exited
+      if (this.locate() && (await this.answers())) {
+        this.started = undefined
+        this.offlineUntil = 0
+        for (let round = 0; round < 3 && this.backlog() && Date.now() < deadline; round++) {
+          await this.flush()
+        }
+        return deadline
+      }
+      if (exited) break // it ended (or handed the project to a running process that answers)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    this.started = undefined
+    return 0
+  }
+
+  /** Whether the service found answers its health check. */
+  private async answers(): Promise<boolean> {
+    try {
+      const response = await fetch(`${this.url}/v1/health`, { signal: AbortSignal.timeout(500) })
+      return response.ok
+    } catch {
+      return false
+    }
   }
 }
 
@@ -679,6 +734,12 @@ function appendNote(output: Json, note: string | undefined): void {
   output.output = text ? `${text}\n\n${note}` : note
 }
 
+/** Whether the service's answer to a transform put an envelope in the message. */
+function enveloped(returned: Json): boolean {
+  const parts = returned?.messages?.[0]?.parts
+  return Array.isArray(parts) && parts.some((part: Json) => String(part?.id ?? "").startsWith(ENVELOPE_PART))
+}
+
 /** No service answered: put the session's standby envelope first, as the service would. */
 function standIn(last: Json, envelope: string | undefined): void {
   if (!envelope || !Array.isArray(last.parts)) return
@@ -721,9 +782,14 @@ const PlaitPlugin: Plugin = async (input) => {
     "experimental.chat.messages.transform": async (hookInput, output) => {
       const last = lastUserMessage(output as Json)
       if (!last || notes.isCompacting(output as Json)) return
-      const returned = await client.call("experimental.chat.messages.transform", hookInput as Json, {
-        messages: [last],
-      })
+      const starting = await client.untilStarted()
+      const ask = () => client.call(TRANSFORM, hookInput as Json, { messages: [last] })
+      let returned = await ask()
+      // a service that has just started runs its first calls slowly: ask again while it is behind
+      while (returned && client.failedOpen && !enveloped(returned) && Date.now() < starting) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        returned = await ask()
+      }
       const message = returned?.messages?.[0]
       if (message) mergeInto(last, message)
       else if (!returned) standIn(last, client.standby(String(last.info?.sessionID ?? ""), TRANSFORM))

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 from support.opencode_mock_provider import MockProvider, Reply, message_text
+from support.plait_cli import PLAIT
 
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
@@ -482,6 +484,41 @@ def test_plugin_starts_the_service_and_delivers_what_it_kept(
     assert any("First, with no service." in text for text in chat_texts)
     assert any("Second." in text for text in chat_texts)
     assert delivered(kept, calls)
+
+
+@e2e
+def test_the_first_model_call_of_a_cold_start_carries_memory(
+    opencode_bin: Path, opencode_home: Path, provider: MockProvider, tmp_path: Path, redis_url: str
+):
+    """No service, no answer kept from an earlier run (a project's first use): the plugin starts
+    ``plait serve`` as it loads (here it takes over 2 s to start), and the run's first model call
+    waits for it; the service primed the project's recall with the brief it seeded, so that call
+    carries it. Before, it carried nothing (no service yet, and no recall until a background
+    refresh ran)."""
+    project = make_project(tmp_path, opencode_bin, provider, mcp=False, home=opencode_home)
+    (project.root / "README.md").write_text("# Ledger\n\nLedger keeps the shop's accounts.\n")
+    # a slow start (a busy machine, a cold disk): the run's first model call comes before it
+    slow = f"sleep 2 && exec {shlex.quote(str(PLAIT))} serve --data-dir {shlex.quote(str(project.data_dir))}"
+    serve = ["sh", "-c", slow]
+    settings = {"dataDir": str(project.data_dir), "serve": serve}
+    (project.root / ".opencode" / "plait.json").write_text(json.dumps(settings))
+    announced = service_file(project.data_dir, project.root)
+    env = {"PLAIT_NO_SPAWN": None, "PLAIT_DATA_DIR": None, "PLAIT_REDIS__URL": redis_url}
+    try:
+        project.run(
+            "We decided to use Postgres for the ledger.", plait_url=None, token=None, env=env
+        )
+    finally:
+        deadline = time.monotonic() + 30  # the service it started is stopped, even a late one
+        while not announced.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if announced.exists():
+            os.kill(json.loads(announced.read_text())["pid"], signal.SIGTERM)
+    requests = [r for r in provider.chat_requests() if r.tool_names]
+    assert requests, "no agent request"
+    envelope = envelope_at_head(requests[0].last_user_text())
+    assert envelope is not None, requests[0].last_user_text()[:2000]
+    assert "Project brief: Ledger" in envelope
 
 
 def kept_calls(project: Project) -> list[dict[str, Any]]:
