@@ -614,6 +614,18 @@ def test_memory_envelope_carries_decision_into_next_turn(memory_scenario: Memory
 
 
 @e2e
+def test_memory_every_model_call_of_a_compacted_turn_has_memory(memory_scenario: MemoryScenario):
+    """The turn that overflows: the model call before the compaction and the automatic one
+    after it (OpenCode's "continue") both carry the envelope, with the decision of turn one."""
+    requests = [r for r in memory_scenario.turn_two if r.tool_names]
+    assert len(requests) >= 2, "no model call after the compaction"
+    for request in requests:
+        envelope = envelope_at_head(request.last_user_text())
+        assert envelope is not None, request.last_user_text()[:2000]
+        assert "PostgreSQL" in envelope
+
+
+@e2e
 def test_memory_with_the_service_down_the_sessions_last_envelope_stands_in(
     memory_scenario: MemoryScenario,
 ):
