@@ -382,7 +382,10 @@ def bench_load_command(
     outage_after: Annotated[float, typer.Option(help="Seconds into the run of the kill.")] = 3.0,
     pace_ms: Annotated[int, typer.Option(help="Pause between a session's hooks (ms).")] = 0,
     kill_serve_after: Annotated[
-        float, typer.Option(help="SIGKILL plait serve this long into the run (s), then restart it.")
+        float,
+        typer.Option(
+            help="SIGKILL plait serve this long after its first answer (s), then restart it."
+        ),
     ] = 0.0,
     down: Annotated[
         float, typer.Option(help="How long the killed plait serve stays down (s) before restart.")

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +49,8 @@ from plait.wiring import project_prefix
 
 DRIVER = Path(__file__).resolve().parent / "load_driver.mjs"
 SERVE_TIMEOUT_S = 90.0
+# How long a kill waits for the service's first answer before it goes ahead all the same.
+FIRST_ANSWER_WAIT_S = 60.0
 PROMPT_KIND = "prompt"
 
 
@@ -357,16 +359,25 @@ def run_load(options: LoadOptions) -> LoadReport:
 
 
 def serve_killer(
-    options: LoadOptions, served: list[Any], start: Any, report: LoadReport
+    options: LoadOptions,
+    served: list[Any],
+    start: Any,
+    report: LoadReport,
+    answered: Callable[[], int],
 ) -> threading.Thread:
-    """SIGKILL ``plait serve`` ``kill_serve_after_s`` into the run, then start it again.
+    """SIGKILL ``plait serve`` ``kill_serve_after_s`` after its first answer, then start it again.
 
-    The plugin would start it again itself; the bench does (the driver runs with
+    Counted from its first answer, not from the run's start: on a busy machine the driver may
+    take longer to load than that, and the service would die before it served anything. The
+    plugin would start it again itself; the bench does (the driver runs with
     ``PLAIT_NO_SPAWN``), ``down_s`` later (at once by default), so the plugins' outboxes and the
     dead process's spool are sent and adopted while the sessions go on.
     """
 
     def act() -> None:
+        deadline = time.monotonic() + FIRST_ANSWER_WAIT_S
+        while answered() < 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
         time.sleep(options.kill_serve_after_s)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(served[-1].pid, signal.SIGKILL)
@@ -378,6 +389,14 @@ def serve_killer(
     thread = threading.Thread(target=act, daemon=True)
     thread.start()
     return thread
+
+
+def answers(progress: Path, url: str) -> int:
+    """How many hook posts the service at ``url`` answered so far, as the driver last wrote."""
+    try:
+        return int(json.loads(progress.read_text()).get(url, 0))
+    except (OSError, ValueError):
+        return 0
 
 
 @contextlib.contextmanager
@@ -419,8 +438,11 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
         plugin = plugin_as_javascript(root / "plait.mjs", options.plugin)
         faulty = options.outage_s or options.hang_s
         killer = outage(options, datas[0], external, report) if faulty else None
+        progress = root / "result.json.progress"
         crash = (
-            serve_killer(options, served[0], starts[0], report)
+            serve_killer(
+                options, served[0], starts[0], report, functools.partial(answers, progress, urls[0])
+            )
             if options.kill_serve_after_s
             else None
         )
@@ -587,7 +609,8 @@ def render_load(report: LoadReport, label: str = "") -> str:
     if report.redis_killed and int(options.get("flaps", 0) or 0) > 1:
         outage += f", {options['flaps']} times"
     if report.serve_killed:
-        killed = f"plait serve killed -9 {float(options['kill_serve_after_s']):.0f} s in"
+        after = float(options["kill_serve_after_s"])
+        killed = f"plait serve killed -9 {after:.0f} s after its first answer"
         outage = killed if outage == "none" else f"{outage}; {killed}"
     if int(options.get("pace_ms", 0) or 0):
         outage += f" (hooks {options['pace_ms']} ms apart)"
@@ -658,8 +681,8 @@ def render_shared(report: LoadReport, label: str = "") -> str:
     fault = "none"
     if report.serve_killed:
         fault = (
-            f"replica 1 killed -9 {float(options['kill_serve_after_s']):.0f} s in, "
-            f"down {float(options['down_s']):.0f} s"
+            f"replica 1 killed -9 {float(options['kill_serve_after_s']):.0f} s after its first "
+            f"answer, down {float(options['down_s']):.0f} s"
         )
     if int(options.get("pace_ms", 0) or 0):
         fault += f" (hooks {options['pace_ms']} ms apart)"

@@ -19,11 +19,18 @@ const [pluginPath, sessionCount = "50", hookCount = "40", outPath, settleSeconds
   process.argv.slice(2)
 // Which service answered each hook post (by origin): with replicas, how the sessions spread.
 const answeredBy = {}
+let progressAt = 0
 const fetchAsIs = globalThis.fetch
 globalThis.fetch = async (url, init) => {
   const response = await fetchAsIs(url, init)
   const { origin, pathname } = new URL(String(url))
-  if (pathname.startsWith("/v1/hooks")) answeredBy[origin] = (answeredBy[origin] ?? 0) + 1
+  if (pathname.startsWith("/v1/hooks")) {
+    answeredBy[origin] = (answeredBy[origin] ?? 0) + 1
+    if (Date.now() - progressAt > 50) {
+      progressAt = Date.now() // the bench kills a service only once it answered (OUT.json.progress)
+      writeFileSync(`${outPath}.progress`, JSON.stringify(answeredBy))
+    }
+  }
   return response
 }
 const { default: plugin } = await import(pathToFileURL(pluginPath).href)
