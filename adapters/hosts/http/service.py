@@ -101,6 +101,7 @@ from plait.adapters.hosts.opencode.hooks import (
     opencode_standby,
 )
 from plait.adapters.hosts.opencode.hooks import WIRE as OPENCODE_WIRE
+from plait.adapters.hosts.opencode.outbox import outbox_path, watch_left_outbox
 from plait.adapters.hosts.viewer import PREFIX as VIEWER_PREFIX
 from plait.adapters.hosts.viewer import ViewerAuth, viewer_app
 from plait.state.base.errors import ConfigError
@@ -822,6 +823,13 @@ async def serve(
         project_dir=os.path.realpath(os.fspath(project_dir)),
     )
     watchdogs = [asyncio.ensure_future(exit_when_idle(server, clock, idle_exit_s or math.inf))]
+
+    async def run_left(raw: Any) -> int:
+        return (await run_batch_call(memory, opencode, raw)).status
+
+    # what OpenCode left in the plugin's outbox as it exited goes now, not at its next run
+    outbox = outbox_path(Path(data_dir), Path(project_dir))
+    watchdogs.append(asyncio.ensure_future(watch_left_outbox(outbox, run_left)))
     if stop is not None:
         watchdogs.append(asyncio.ensure_future(exit_when_set(server, stop)))
     try:

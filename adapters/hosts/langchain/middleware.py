@@ -341,8 +341,9 @@ class SessionMemoryMiddleware(AgentMiddleware):
         ```
 
     Synchronous runs (``invoke``, ``stream``) need a memory opened with
-    :meth:`plait.Memory.open_sync`, which serves ``ainvoke``/``astream`` too. Any failure inside plait is logged and the model call goes
-    ahead unchanged; a run with no session at all (see the module) is an error.
+    :meth:`plait.Memory.open_sync`, which serves ``ainvoke``/``astream`` too. Any failure inside
+    plait is logged and the model call goes ahead unchanged; a run with no session at all (see
+    the module) is an error.
     """
 
     def __init__(self, memory: Memory | SyncMemory, *, session_id: str | None = None) -> None:

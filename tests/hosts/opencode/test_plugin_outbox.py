@@ -311,3 +311,24 @@ async def test_only_the_session_with_calls_in_the_outbox_waits_behind_them(
         "Earlier: the API is versioned.",
         *SAID,
     ]
+
+
+async def test_the_service_sends_what_opencode_left_in_the_outbox(
+    tmp_path: Path, redis_url: str, started: list[subprocess.Popen]
+) -> None:
+    """OpenCode exited with calls in the plugin's outbox (events in flight as it closed) and no
+    OpenCode runs in the project now: the running service sends them itself, in order, once
+    the outbox has been left alone a few seconds. Before, they waited for the next OpenCode
+    run of the project."""
+    env = plugin_env(tmp_path, redis_url)
+    serve(tmp_path / "project", env, started)
+    session = new_session()
+    outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
+    outbox.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
+    outbox.write_text("".join(kept_line(session, text, "") for text in SAID))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and await prompts_of(tmp_path, redis_url, session) != SAID:
+        time.sleep(0.5)
+    assert await prompts_of(tmp_path, redis_url, session) == SAID
+    assert not outbox.exists() and not outbox.with_name(outbox.name + ".sending").exists()
+    assert not outbox.with_name(outbox.name + ".lock").exists()
