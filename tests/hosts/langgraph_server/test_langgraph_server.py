@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ GRAPHS = ("hooks", "compaction", "drain", "cache_refresh")
 pytestmark = pytest.mark.slow
 
 
-def request(url: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]:
+def call(url: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     headers = {"content-type": "application/json"}
     try:
@@ -44,8 +45,12 @@ def request(url: str, body: Any = None, timeout: float = 120) -> tuple[int, Any]
         return 0, None
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+@pytest.fixture(scope="module", params=["embedded", "cluster"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path, str]]:
+    """``langgraph dev`` serving plait's graphs: on plait's embedded server, or with the hot tier
+    on a local Redis Cluster (3 primaries, 3 replicas) and the graph on a FalkorDB server."""
     if not LANGGRAPH.exists():
         pytest.skip("langgraph-cli is not installed (uv sync installs it with the dev group)")
     project = tmp_path_factory.mktemp("langgraph-project")
@@ -58,6 +63,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         LANGSMITH_TRACING="false",
         XDG_CONFIG_HOME=str(project / "xdg"),
     )
+    if request.param == "cluster":
+        env.update(
+            PLAIT_REDIS__URL=request.getfixturevalue("redis_cluster").url,
+            PLAIT_FALKORDB__URL=request.getfixturevalue("redis_url"),
+            PLAIT_GRAPHITI__GROUP_ID_PREFIX=f"lg{uuid.uuid4().hex[:10]}",
+        )
     command = [str(LANGGRAPH), "dev", "--config", str(ROOT / "langgraph.json")]
     command += ["--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"]
     log = (project / "server.log").open("w")
@@ -67,11 +78,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
-        while request(f"{url}/ok", timeout=2)[0] != 200:
+        while call(f"{url}/ok", timeout=2)[0] != 200:
             assert process.poll() is None, (project / "server.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "langgraph dev did not come up"
             time.sleep(0.5)
-        yield url, data_dir
+        yield url, data_dir, request.param
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -90,23 +101,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 
 def assistant(url: str, graph: str) -> str:
-    status, found = request(f"{url}/assistants/search", {"graph_id": graph})
+    status, found = call(f"{url}/assistants/search", {"graph_id": graph})
     assert status == 200, found
     return str(found[0]["assistant_id"])
 
 
 @pytest.mark.parametrize("graph", GRAPHS)
-def test_langgraph_server_schemas_answer(server: tuple[str, Path], graph: str) -> None:
-    url, _ = server
-    status, schemas = request(f"{url}/assistants/{assistant(url, graph)}/schemas")
+def test_langgraph_server_schemas_answer(server: tuple[str, Path, str], graph: str) -> None:
+    url, _, _ = server
+    status, schemas = call(f"{url}/assistants/{assistant(url, graph)}/schemas")
     assert status == 200, schemas
     assert set(schemas["context_schema"]["properties"]) == {"project_dir", "data_dir"}
 
 
-def test_langgraph_server_runs_every_graph(server: tuple[str, Path]) -> None:
-    url, data_dir = server
+def test_langgraph_server_runs_every_graph(server: tuple[str, Path, str]) -> None:
+    url, data_dir, backend = server
     rule = [{"type": "user_turn", "text": "Rule: never commit to main."}]
-    status, hooks = request(
+    status, hooks = call(
         f"{url}/runs/wait",
         {
             "assistant_id": "hooks",
@@ -114,7 +125,7 @@ def test_langgraph_server_runs_every_graph(server: tuple[str, Path]) -> None:
         },
     )
     assert status == 200 and "never commit to main" in (hooks.get("inject") or ""), hooks
-    status, compaction = request(
+    status, compaction = call(
         f"{url}/runs/wait",
         {
             "assistant_id": "compaction",
@@ -122,19 +133,20 @@ def test_langgraph_server_runs_every_graph(server: tuple[str, Path]) -> None:
         },
     )
     assert status == 200 and "never commit to main" in (compaction.get("inject") or ""), compaction
-    status, drained = request(f"{url}/runs/wait", {"assistant_id": "drain", "input": {}})
+    status, drained = call(f"{url}/runs/wait", {"assistant_id": "drain", "input": {}})
     assert status == 200 and drained.get("written", 0) >= 1, drained
-    status, refreshed = request(
+    status, refreshed = call(
         f"{url}/runs/wait",
         {"assistant_id": "cache_refresh", "input": {"root_session_id": "s1", "query": "commit"}},
     )
     assert status == 200 and "commit" in refreshed["recall"]["text"], refreshed
-    assert (data_dir / "falkordb" / "server.json").exists()  # plait's data, from the settings
+    # plait's data, from the settings: its embedded server, or none beside the cluster
+    assert (data_dir / "falkordb" / "server.json").exists() == (backend == "embedded")
 
 
-def test_langgraph_server_bad_payload_is_a_clear_error(server: tuple[str, Path]) -> None:
-    url, _ = server
-    status, answer = request(
+def test_langgraph_server_bad_payload_is_a_clear_error(server: tuple[str, Path, str]) -> None:
+    url, _, _ = server
+    status, answer = call(
         f"{url}/runs/wait",
         {"assistant_id": "hooks", "input": {"session": "s2", "payload": [{"type": "nonsense"}]}},
     )
