@@ -74,6 +74,8 @@ const SPAWN_INTERVAL_MS = 30_000
 // the first model call of a cold start carries memory (the service's start is about 1 s)
 const START_WAIT_MS = Number(process.env.PLAIT_START_WAIT_MS ?? 5_000)
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
+// An outbox larger than this is not read to tell its sessions apart: every session waits behind it
+const SCAN_MAX_BYTES = 1024 * 1024
 const MCP_PREFIX = "plait_"
 const NOTES_KEPT = 256
 // plait serve keeps the last envelope each session got; it stands in while no service answers
@@ -207,8 +209,10 @@ class PlaitClient {
   private batchBytes = BATCH_MAX_BYTES
   private holdAt?: string // a replica that answered "spooled" and has not caught up since
   private holdSince = 0 // when it stopped answering
-  // session → the call id of its last call in the outbox: its next calls queue behind it
-  private readonly waiting = new Map<string, string>()
+  // session → its last call in the outbox (id, and the inode of the outbox file it went to): its
+  // next calls queue behind it
+  private readonly waiting = new Map<string, { id: string; ino: number }>()
+  private waitAll = false // an outbox too large to read at load: every session waits until it goes
   readonly outbox: string
   readonly key: string
 
@@ -219,10 +223,12 @@ class PlaitClient {
     this.key = projectKey(project)
     this.outbox = join(settings.dataDir, "outbox", `${this.key}.jsonl`)
     // calls an earlier process of a session left in the outbox go before its new ones
-    for (const line of this.outboxLines()) {
-      const call = readCall(line)
-      if (call) this.waiting.set(sessionOf(call.input), call.call_id)
-    }
+    if (this.outboxBytes() > SCAN_MAX_BYTES) this.waitAll = true
+    else
+      for (const line of this.outboxLines()) {
+        const call = readCall(line)
+        if (call) this.waiting.set(sessionOf(call.input), { id: call.call_id, ino: -1 })
+      }
   }
 
   /** PLAIT_URL: one service URL, or several (replicas of a shared service), comma-separated. */
@@ -353,15 +359,33 @@ class PlaitClient {
 
   /**
    * Whether a call of `session` kept earlier still waits in the outbox (or in the batch being
-   * sent). The outbox is read only for a session that has kept calls: the other sessions'
-   * calls do not wait behind it.
+   * sent): the other sessions' calls do not wait behind it. Cheap while the outbox file it went
+   * to is still there (the same inode: no flusher took it); else the files are read, unless
+   * they are larger than SCAN_MAX_BYTES (then the session waits while anything does).
    */
   private waitsInOutbox(session: string): boolean {
+    if (this.waitAll) {
+      if (this.backlog()) return true
+      this.waitAll = false
+    }
     const last = this.waiting.get(session)
     if (last === undefined) return false
-    if (this.outboxLines().some((line) => line.includes(last))) return true
+    if (last.ino >= 0 && inodeOf(this.outbox) === last.ino) return true
+    if (this.outboxBytes() > SCAN_MAX_BYTES) return this.backlog()
+    if (this.outboxLines().some((line) => line.includes(last.id))) return true
     this.waiting.delete(session)
     return false
+  }
+
+  /** The bytes waiting in the outbox and the batch being sent. */
+  private outboxBytes(): number {
+    let bytes = 0
+    for (const path of [this.outbox, `${this.outbox}.sending`]) {
+      try {
+        bytes += statSync(path).size
+      } catch {}
+    }
+    return bytes
   }
 
   /**
@@ -391,7 +415,7 @@ class PlaitClient {
     try {
       mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
       appendFileSync(this.outbox, JSON.stringify(call) + "\n", { mode: 0o600 })
-      this.waiting.set(sessionOf(call.input), String(call.call_id))
+      this.waiting.set(sessionOf(call.input), { id: String(call.call_id), ino: inodeOf(this.outbox) })
     } catch {}
   }
 
@@ -611,6 +635,15 @@ function sessionOf(input: Json): string {
   const properties = input?.event?.properties
   const session = input?.sessionID ?? properties?.sessionID ?? properties?.info?.id ?? properties?.part?.sessionID
   return typeof session === "string" ? session : ""
+}
+
+/** A file's inode number, or -1 when it is not there. */
+function inodeOf(path: string): number {
+  try {
+    return statSync(path).ino
+  } catch {
+    return -1
+  }
 }
 
 /** One outbox line as a call (an older line without an id gets one from its text). */
