@@ -504,6 +504,7 @@ def test_the_first_model_call_of_a_cold_start_carries_memory(
     (project.root / ".opencode" / "plait.json").write_text(json.dumps(settings))
     announced = service_file(project.data_dir, project.root)
     env = {"PLAIT_NO_SPAWN": None, "PLAIT_DATA_DIR": None, "PLAIT_REDIS__URL": redis_url}
+    env["PLAIT_START_WAIT_MS"] = "30000"  # a loaded CI machine starts it slowly: wait enough
     try:
         project.run(
             "We decided to use Postgres for the ledger.", plait_url=None, token=None, env=env

@@ -299,6 +299,9 @@ async def test_only_the_session_with_calls_in_the_outbox_waits_behind_them(
     lock.write_text("another plugin")
 
     drive(tmp_path, env, started, other)
+    deadline = time.monotonic() + 10  # a slow machine may answer the plugin late: it is kept
+    while await prompts_of(tmp_path, redis_url, other) != SAID[:1] and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert await prompts_of(tmp_path, redis_url, other) == SAID[:1]  # not behind the outbox
     assert outbox.exists()
 
