@@ -483,8 +483,6 @@ AGING_SECTIONS = ("errors", "tasks")
 KEPT_IN = {
     EventKind.RULE: "rules",
     EventKind.PREFERENCE: "rules",
-    EventKind.TASK_CREATE: "tasks",
-    EventKind.TASK_UPDATE: "tasks",
     EventKind.ERROR: "errors",
     EventKind.DISCOVERY: "discoveries",
     EventKind.GIT: "git",
@@ -498,6 +496,8 @@ HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.MESSAGE: _message,
     EventKind.COMPACTION_SUMMARY: _compaction,
     EventKind.DECISION: _decision,
+    EventKind.TASK_CREATE: _task,
+    EventKind.TASK_UPDATE: _task,
     EventKind.TASK_COMPLETE: _task_done,
     EventKind.ERROR_RESOLVED: _error_resolved,
     EventKind.FILE_READ: _file,
@@ -506,7 +506,6 @@ HANDLERS: dict[EventKind, Callable[[Snapshot, SessionEvent], None]] = {
     EventKind.SUBAGENT_FINISH: _subagent_done,
 }
 HANDLERS.update({kind: partial(_keep_in, section) for kind, section in KEPT_IN.items()})
-HANDLERS.update({EventKind.TASK_CREATE: _task, EventKind.TASK_UPDATE: _task})
 
 
 def working_copy(snapshot: Snapshot) -> Snapshot:
