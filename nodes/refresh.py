@@ -7,6 +7,7 @@ the first model call of a new session already carries them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -17,6 +18,7 @@ from plait.nodes.memory_search import prefetch_memory, recall_groups, search_mem
 from plait.nodes.recall import render_recall
 from plait.state.background import RefreshState
 from plait.state.base.redact import redact
+from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.hooks import CachedRecall
 from plait.state.ports import MemoryHit
@@ -53,23 +55,28 @@ async def rank(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str,
     return {"hits": select_hits(state.get("hits", []), limit)}
 
 
-async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Cache the rendered recall for the session and as the project's newest, with a TTL.
+def cached_recall(hits: Sequence[MemoryHit], query: str, settings: Settings) -> CachedRecall:
+    """Hits rendered for ``<persistent_memory>`` as the cache keeps them.
 
     Query and text are redacted: a graph written before redaction covered it may hold secrets.
     """
+    text, refs = render_recall(hits, settings.envelope.persistent_budget_bytes)
+    return CachedRecall(query=redact(query), text=redact(text), node_refs=refs)
+
+
+async def write_cache(state: RefreshState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Cache the rendered recall for the session and as the project's newest, with a TTL."""
     settings = runtime.context.settings
-    text, refs = render_recall(state.get("hits", []), settings.envelope.persistent_budget_bytes)
-    recall = CachedRecall(query=redact(state.get("query", "")), text=redact(text), node_refs=refs)
+    recall = cached_recall(state.get("hits", []), state.get("query", ""), settings)
     payload = recall.model_dump_json()
     ttl = settings.redis.cache_ttl_seconds
     cache = runtime.context.cache
     await cache.put_cache(
         session_cache_key(state["group_id"], state["root_session_id"]), payload, ttl
     )
-    if text:
+    if recall.text:
         await cache.put_cache(project_cache_key(state["group_id"]), payload, ttl)
     return {"recall": recall}
 
 
-__all__ = ["rank", "recall_groups", "search_long_term", "write_cache"]
+__all__ = ["cached_recall", "rank", "recall_groups", "search_long_term", "write_cache"]

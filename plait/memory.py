@@ -17,19 +17,18 @@ from plait.dispatch import Dispatch
 from plait.forgetting import session_roots
 from plait.nodes.hooks import NATIVE, envelope_for, project_cache_key, session_cache_key
 from plait.nodes.observations import observation_thread
-from plait.nodes.recall import render_recall
+from plait.nodes.refresh import cached_recall
 from plait.nodes.sessions import find_root
 from plait.observations import CopiesGo, open_observations
 from plait.state.base.boundary import fail_open
 from plait.state.base.errors import BackendUnavailable
-from plait.state.base.redact import redact
 from plait.state.base.settings import Settings
 from plait.state.base.standby import drop_answers
 from plait.state.context import NoScheduler, PlaitContext
 from plait.state.envelope import without_mentions
 from plait.state.events import EventKind, MemoryKind, SessionEvent
 from plait.state.groups import project_key
-from plait.state.hooks import CachedRecall, HookOutput, ToolPolicy
+from plait.state.hooks import HookOutput, ToolPolicy
 from plait.state.intents import (
     CompactionAfter,
     CompactionBefore,
@@ -415,9 +414,8 @@ async def prime_project_recall(memory: Memory) -> None:
     hits = await memory.observations.recall_hits(
         memory.group_id, "", settings.graphiti.search_limit
     )
-    text, refs = render_recall(hits, settings.envelope.persistent_budget_bytes)
-    if text:
-        recall = CachedRecall(text=redact(text), node_refs=refs)
+    recall = cached_recall(hits, "", settings)
+    if recall.text:
         await store.put_cache(key, recall.model_dump_json(), settings.redis.cache_ttl_seconds)
 
 
