@@ -34,6 +34,7 @@ from plait.adapters.hosts.viewer.auth import (
 )
 from plait.forgetting import Selection, correct, select
 from plait.forgetting import forget as forget_events
+from plait.intake import ORPHAN_SETTLE_S
 from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES, SCOPES, UnknownObservation, check_id
 
@@ -371,7 +372,8 @@ async def dead_call(request: Request) -> Response:
         raise ViewerError(404, "No such dead call", f"No dead call {dead_id[:80]!r}.")
     if action == "replay":
         intake.dead.replay_dead_calls([dead_id])
-        intake.adopt()  # it runs now, not when some later call wakes the spool
+        # it runs now, not at the next tick; another live process's fresh spool stays its own
+        intake.adopt(ORPHAN_SETTLE_S)
     else:
         intake.dead.drop_dead_calls([dead_id])
     return RedirectResponse(f"{PREFIX}/health", status_code=303)
