@@ -23,6 +23,7 @@ from plait.adapters.hosts.opencode.install import (
     plugin_source,
     target_for,
 )
+from plait.adapters.hosts.opencode.outbox import outbox_path, sending_of
 from plait.doctor import Check
 from plait.state.base.errors import PlaitError
 
@@ -131,8 +132,8 @@ def service_check(data_dir: Path, project_dir: Path) -> Check:
 
 def outbox_check(data_dir: Path, project_dir: Path, service_up: bool) -> Check:
     """Hooks the plugin could not deliver yet: a backlog is fine while no service runs."""
-    base = data_dir / "outbox" / f"{project_key(project_dir)}.jsonl"
-    files = [path for path in (base, base.with_name(base.name + ".sending")) if path.exists()]
+    base = outbox_path(data_dir, project_dir)
+    files = [path for path in (base, sending_of(base)) if path.exists()]
     lines = sum(len(path.read_text(errors="replace").splitlines()) for path in files)
     if not lines:
         return check("outbox", "ok", "empty", True)

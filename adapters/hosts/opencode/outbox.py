@@ -141,4 +141,4 @@ async def watch_left_outbox(path: Path, run: RunCall) -> None:
             logger.warning("plait: the outbox OpenCode left cannot be sent: %s", error)
 
 
-__all__ = ["outbox_path", "send_left_outbox", "watch_left_outbox"]
+__all__ = ["outbox_path", "send_left_outbox", "sending_of", "watch_left_outbox"]
