@@ -204,7 +204,7 @@ class PlaitClient {
   private lastSpawn = 0
   private started?: { at: number; exited: boolean } // the `plait serve` this plugin started
   private flushRun?: Promise<void>
-  failedOpen = false // the last call answered without running (the service said why)
+  private readonly failedOpenAnswers = new WeakSet<Json>() // answers given without running
   private retryAt = 0
   private batchBytes = BATCH_MAX_BYTES
   private holdAt?: string // a replica that answered "spooled" and has not caught up since
@@ -278,12 +278,12 @@ class PlaitClient {
         if (DURABLE.has(name)) this.dropped(call, `status ${response.status}`)
         return undefined
       }
-      this.failedOpen = response.headers.has(REASON_HEADER)
       const kept = response.headers.get(KEPT_HEADER)
       if (DURABLE.has(name) && kept === "none") this.keep(call)
       if (DURABLE.has(name) && kept === "spooled" && this.listed().length > 1) this.holdAt = this.url
       if (DURABLE.has(name) && kept === "stored" && this.url === this.holdAt) this.holdAt = undefined
       const answer = (await response.json()) as Json
+      if (isObject(answer) && response.headers.has(REASON_HEADER)) this.failedOpenAnswers.add(answer)
       this.offlineUntil = 0
       this.misses = 0
       void this.flush()
@@ -350,6 +350,11 @@ class PlaitClient {
   private undelivered(call: Call): void {
     if (DURABLE.has(call.name)) this.keep(call)
     this.startService()
+  }
+
+  /** Whether the service gave this answer without running the call (it said why). */
+  failedOpen(answer: Json): boolean {
+    return this.failedOpenAnswers.has(answer)
   }
 
   /** Whether calls wait in the outbox (or in the batch being sent). */
@@ -819,7 +824,7 @@ const PlaitPlugin: Plugin = async (input) => {
       const ask = () => client.call(TRANSFORM, hookInput as Json, { messages: [last] })
       let returned = await ask()
       // a service that has just started runs its first calls slowly: ask again while it is behind
-      while (returned && client.failedOpen && !enveloped(returned) && Date.now() < starting) {
+      while (returned && client.failedOpen(returned) && !enveloped(returned) && Date.now() < starting) {
         await new Promise((resolve) => setTimeout(resolve, 100))
         returned = await ask()
       }
