@@ -113,7 +113,7 @@ async def send_left_outbox(path: Path, run: RunCall) -> int:
         if not lines:
             sending.unlink()
         if done:
-            logger.warning("plait: sent %d call(s) OpenCode left in its outbox", done)
+            logger.info("plait: sent %d call(s) OpenCode left in its outbox", done)
         return done
 
 
