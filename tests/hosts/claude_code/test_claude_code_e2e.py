@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ pytestmark = [pytest.mark.claude_code, pytest.mark.slow]
 
 
 @pytest.fixture(scope="session")
-def claude_bin() -> Path:
+def host_bin() -> Path:
     """The pinned ``claude`` executable."""
     return npm_binary("@anthropic-ai/claude-code", CLAUDE_CODE_VERSION, "claude")
 
@@ -65,18 +64,9 @@ class Project(HostProject):
         return result
 
 
-@pytest.fixture
-def model() -> Iterator[AnthropicMock]:
-    with AnthropicMock(reply) as mock:
-        yield mock
-
-
-@pytest.fixture
-def project(
-    tmp_path: Path, redis_url: str, model: AnthropicMock, claude_bin: Path
-) -> Iterator[Project]:
-    with Project(tmp_path, redis_url, model.url, claude_bin) as made:
-        yield made
+def model_mock() -> AnthropicMock:
+    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    return AnthropicMock(reply)
 
 
 def texts(request: dict[str, Any]) -> str:

@@ -6,8 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-from support.plait_cli import PLAIT, plait_env, run_plait
+from support.plait_cli import PLAIT, run_plait
 
 SECRET = "sk-ant-api03-" + "Zq9" * 30
 
@@ -15,11 +14,6 @@ SECRET = "sk-ant-api03-" + "Zq9" * 30
 def record(kind: str, uuid: str, content: object, **more: object) -> str:
     message = {"role": kind, "content": content}
     return json.dumps({"type": kind, "uuid": uuid, "sessionId": "s1", "message": message} | more)
-
-
-@pytest.fixture
-def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_claude_code_transcripts_are_imported_once_broken_lines_named(

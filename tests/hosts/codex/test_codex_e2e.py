@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ env_key = "MOCK_API_KEY"
 
 
 @pytest.fixture(scope="session")
-def codex_bin() -> Path:
+def host_bin() -> Path:
     """The pinned ``codex`` executable."""
     return npm_binary("@openai/codex", CODEX_VERSION, "codex")
 
@@ -81,18 +80,9 @@ def thread_of(events: list[dict[str, Any]]) -> str:
     return next(str(e["thread_id"]) for e in events if e.get("type") == "thread.started")
 
 
-@pytest.fixture
-def model() -> Iterator[ResponsesMock]:
-    with ResponsesMock(reply) as mock:
-        yield mock
-
-
-@pytest.fixture
-def project(
-    tmp_path: Path, redis_url: str, model: ResponsesMock, codex_bin: Path
-) -> Iterator[Project]:
-    with Project(tmp_path, redis_url, model.url, codex_bin) as made:
-        yield made
+def model_mock() -> ResponsesMock:
+    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    return ResponsesMock(reply)
 
 
 def envelopes(request: dict[str, Any]) -> str:
@@ -172,14 +162,14 @@ def delegating(body: dict[str, Any]) -> Any:
 
 
 def test_codex_subagent_is_folded_into_its_root_session(
-    tmp_path: Path, redis_url: str, codex_bin: Path
+    tmp_path: Path, redis_url: str, host_bin: Path
 ) -> None:
     """The main agent spawns a Codex sub-agent (``features.multi_agent``), a thread of its own
     that runs a failing command and reports; the root session's next envelope says what the
     sub-agent found."""
     with (
         ResponsesMock(delegating) as model,
-        Project(tmp_path, redis_url, model.url, codex_bin) as project,
+        Project(tmp_path, redis_url, model.url, host_bin) as project,
     ):
         project.serve()
         multi_agent = "features.multi_agent=true"

@@ -7,8 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-from support.plait_cli import PLAIT, plait_env, run_plait
+from support.plait_cli import PLAIT, run_plait
 
 from plait.adapters.hosts.codex.history import CodexHistory
 from plait.state.history import PastCall
@@ -70,11 +69,6 @@ def test_a_rollout_reads_as_the_hooks_would_have_carried_it(tmp_path: Path) -> N
     assert [c.where for c in calls if not isinstance(c, PastCall)] == [
         "rollout-2026-11-25T05-04-11-s1.jsonl:6"
     ]
-
-
-@pytest.fixture
-def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_codex_sessions_are_imported_once_and_redacted(tmp_path: Path, env: dict[str, str]) -> None:

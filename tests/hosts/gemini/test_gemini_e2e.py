@@ -12,7 +12,6 @@ import html
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ SETTINGS = """{
 
 
 @pytest.fixture(scope="session")
-def gemini_bin() -> Path:
+def host_bin() -> Path:
     """The pinned ``gemini`` executable."""
     return npm_binary("@google/gemini-cli", GEMINI_VERSION, "gemini")
 
@@ -62,18 +61,9 @@ class Project(HostProject):
         return result
 
 
-@pytest.fixture
-def model() -> Iterator[GeminiMock]:
-    with GeminiMock(lambda body: "Noted.") as mock:
-        yield mock
-
-
-@pytest.fixture
-def project(
-    tmp_path: Path, redis_url: str, model: GeminiMock, gemini_bin: Path
-) -> Iterator[Project]:
-    with Project(tmp_path, redis_url, model.url, gemini_bin) as made:
-        yield made
+def model_mock() -> GeminiMock:
+    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    return GeminiMock(lambda body: "Noted.")
 
 
 def envelopes(request: dict[str, Any]) -> str:
@@ -120,7 +110,7 @@ def compressing(body: dict[str, Any]) -> bool:
 
 
 def test_gemini_compression_loses_the_history_and_plaits_context_keeps_the_decision(
-    tmp_path: Path, redis_url: str, gemini_bin: Path
+    tmp_path: Path, redis_url: str, host_bin: Path
 ) -> None:
     """Gemini CLI compresses the resumed session before its next model call (a low
     ``model.compressionThreshold``, as a person may set it): the summary the model writes has
@@ -130,7 +120,7 @@ def test_gemini_compression_loses_the_history_and_plaits_context_keeps_the_decis
     )
     with (
         GeminiMock(lambda body: SNAPSHOT if compressing(body) else "Noted.") as model,
-        Project(tmp_path, redis_url, model.url, gemini_bin, low) as project,
+        Project(tmp_path, redis_url, model.url, host_bin, low) as project,
     ):
         project.serve()
         project.run("We decided to keep the ledger in Postgres, never SQLite.")
@@ -172,13 +162,13 @@ def delegating(body: dict[str, Any]) -> str | dict[str, Any]:
 
 
 def test_gemini_subagent_steps_are_remembered_in_the_root_session(
-    tmp_path: Path, redis_url: str, gemini_bin: Path
+    tmp_path: Path, redis_url: str, host_bin: Path
 ) -> None:
     """The main agent delegates to Gemini CLI's generalist subagent (``invoke_agent``), whose
     shell command fails; the next turn's envelope of the root session carries that error."""
     with (
         GeminiMock(delegating) as model,
-        Project(tmp_path, redis_url, model.url, gemini_bin) as project,
+        Project(tmp_path, redis_url, model.url, host_bin) as project,
     ):
         project.serve()
         project.run("Delegate running the test suite to a subagent.")

@@ -11,8 +11,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-from support.plait_cli import plait_env, run_plait
+from support.plait_cli import run_plait
 
 SECRET = "sk-proj-" + "Q7x9" * 10
 
@@ -98,11 +97,6 @@ def opencode_database(path: Path, project: Path, elsewhere: Path) -> Path:
     db.commit()
     db.close()
     return path
-
-
-@pytest.fixture
-def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
-    return plait_env(tmp_path / "data", PLAIT_REDIS__URL=redis_url)
 
 
 def test_past_sessions_are_imported_once_and_remembered(
