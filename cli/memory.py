@@ -53,6 +53,21 @@ def run_with[T](
         cli.fail(str(error))
 
 
+def run_on_one(
+    project: Path | None,
+    data_dir: Path | None,
+    observation_id: str,
+    act: Callable[[Observations, str], Awaitable[Observation]],
+) -> Observation:
+    """:func:`run_with` for ``act`` on one observation, its id checked first."""
+    from plait.state.observations import check_id
+
+    async def action(observations: Observations) -> Observation:
+        return await act(observations, check_id(observation_id))
+
+    return run_with(project, data_dir, action)
+
+
 def checked_scope(value: str | None) -> Scope | None:
     """A ``--scope`` value, or exit 2 naming it."""
     from plait.state.observations import check_scope
@@ -113,12 +128,8 @@ def memory_show(
 ) -> None:
     """Show one observation in full, with its revisions."""
     from plait.observation_tools import full
-    from plait.state.observations import check_id
 
-    async def action(observations: Observations) -> Observation:
-        return await observations.get(check_id(observation_id))
-
-    observation = run_with(project, data_dir, action)
+    observation = run_on_one(project, data_dir, observation_id, lambda o, i: o.get(i))
     if json_output:
         print_json(full(observation))
         return
@@ -168,12 +179,8 @@ def memory_forget(
 ) -> None:
     """Forget an observation (an import will not bring it back)."""
     from plait.observations import listing
-    from plait.state.observations import check_id
 
-    async def action(observations: Observations) -> Observation:
-        return await observations.delete(check_id(observation_id))
-
-    forgotten = run_with(project, data_dir, action)
+    forgotten = run_on_one(project, data_dir, observation_id, lambda o, i: o.delete(i))
     if json_output:
         print_json({**listing(forgotten), "action": "deleted"})
     else:
