@@ -18,7 +18,7 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -191,19 +191,7 @@ def keeps_revision(old: Observation, new_source: ObservationSource) -> bool:
 
 def created(draft: ObservationDraft, now: datetime) -> Observation:
     """A new observation from a draft."""
-    return Observation(
-        id=new_observation_id(),
-        scope=draft.scope,
-        type=draft.type,
-        title=draft.title,
-        content=draft.content,
-        topic_key=draft.topic_key,
-        files=draft.files,
-        source=draft.source,
-        created_at=now,
-        updated_at=now,
-        data=draft.data,
-    )
+    return Observation(id=new_observation_id(), created_at=now, updated_at=now, **dict(draft))
 
 
 def revised(old: Observation, draft: ObservationDraft, now: datetime) -> Observation:
@@ -756,14 +744,7 @@ class Observations:
         made = []
         for seed in seeds_from(files, self.project_dir.name):
             source = ObservationSource(kind="seed", name=", ".join(seed.files))
-            draft = check_draft(
-                title=seed.title,
-                content=seed.content,
-                type=seed.type,
-                topic_key=seed.topic_key,
-                files=seed.files,
-                source=source,
-            )
+            draft = check_draft(**asdict(seed), source=source)
             made.append((await self.save(draft)).observation)
         await self.store.set_marker(self.group_id, SEEDED_MARKER, self.clock().isoformat())
         return made

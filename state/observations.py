@@ -138,16 +138,7 @@ class Observation(BaseModel):
 
     def as_revision(self) -> Revision:
         """This version, as the revision an update keeps."""
-        return Revision(
-            revision=self.revision,
-            title=self.title,
-            type=self.type,
-            content=self.content,
-            topic_key=self.topic_key,
-            files=self.files,
-            source=self.source,
-            updated_at=self.updated_at,
-        )
+        return Revision(**{name: getattr(self, name) for name in Revision.model_fields})
 
 
 class ObservationDraft(BaseModel):
