@@ -23,6 +23,7 @@ from support.local_web import serving
 from plait import ConfigError, EventKind, Memory, SessionEvent, Settings
 from plait.adapters.hosts.mcp import build_server, catalog
 from plait.nodes.sessions import find_root
+from plait.observation_tools import TOOL_NAMES
 
 SESSION_TOOLS = {
     "session_execute",
@@ -34,18 +35,7 @@ SESSION_TOOLS = {
     "session_stats",
     "session_doctor",
 }
-MEMORY_TOOLS = {
-    "memory_save",
-    "memory_search",
-    "memory_get",
-    "memory_update",
-    "memory_delete",
-    "memory_timeline",
-    "memory_context",
-    "memory_stats",
-    "memory_session_summary",
-    "memory_suggest_topic_key",
-}
+MEMORY_TOOLS = set(TOOL_NAMES)  # the memory tools' list is checked in test_memory_mcp
 TOOLS = SESSION_TOOLS | MEMORY_TOOLS | {"session_forget"}  # session_forget: over a Memory
 REPORT_TOOLS = {"session_stats", "session_doctor", "session_forget"}
 MORE_TOOLS = {"session_execute_file", "session_batch_execute", "session_index"}

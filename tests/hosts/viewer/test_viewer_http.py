@@ -6,6 +6,7 @@ import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 import pytest
@@ -45,6 +46,20 @@ async def login(client: httpx.AsyncClient) -> str:
     assert "httponly" in cookie and "samesite=strict" in cookie and "path=/ui" in cookie
     page = await client.get("/ui/health")
     return re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+
+
+class Viewer(NamedTuple):
+    """A viewer logged in: the memory it shows, its client and the CSRF token of its session."""
+
+    memory: Memory
+    client: httpx.AsyncClient
+    csrf: str
+
+
+@pytest.fixture
+async def viewer(opened: tuple[Memory, httpx.AsyncClient]) -> Viewer:
+    memory, client = opened
+    return Viewer(memory, client, await login(client))
 
 
 async def test_viewer_login_link_works_once_and_a_forged_one_never(
@@ -90,11 +105,8 @@ def test_viewer_login_link_expires() -> None:
     assert auth.redeem(token) is None
 
 
-async def test_viewer_pages_carry_the_security_headers(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    _, client = opened
-    await login(client)
+async def test_viewer_pages_carry_the_security_headers(viewer: Viewer) -> None:
+    _, client, _ = viewer
     for path in ("/ui/sessions", "/ui/memory", "/ui/health", "/ui/nowhere", "/ui/static/viewer.js"):
         response = await client.get(path)
         policy = response.headers["content-security-policy"]
@@ -106,11 +118,8 @@ async def test_viewer_pages_carry_the_security_headers(
     assert wrong_host.status_code == 400
 
 
-async def test_viewer_refuses_changes_from_elsewhere_and_changes_nothing(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    memory, client = opened
-    csrf = await login(client)
+async def test_viewer_refuses_changes_from_elsewhere_and_changes_nothing(viewer: Viewer) -> None:
+    memory, client, csrf = viewer
     saved = await memory.observations.save(check_draft(title="Keep me", content="kept"))
     path = f"/ui/memory/{saved.observation.id}/forget"
     refusals = [
@@ -128,11 +137,8 @@ async def test_viewer_refuses_changes_from_elsewhere_and_changes_nothing(
     assert done.status_code == 200 and "Forgotten" in done.text
 
 
-async def test_viewer_bad_input_gets_a_clear_page(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    _, client = opened
-    await login(client)
+async def test_viewer_bad_input_gets_a_clear_page(viewer: Viewer) -> None:
+    _, client, _ = viewer
     long = await client.get("/ui/memory", params={"q": "x" * 600})
     assert long.status_code == 413 and "Search too long" in long.text
     assert (await client.get("/ui/memory", params={"type": "mood"})).status_code == 400
@@ -146,11 +152,8 @@ async def test_viewer_bad_input_gets_a_clear_page(
     assert (await client.get("/ui/sessions/" + "s" * 10_000)).status_code == 404
 
 
-async def test_viewer_lists_sessions_and_subagents(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    memory, client = opened
-    await login(client)
+async def test_viewer_lists_sessions_and_subagents(viewer: Viewer) -> None:
+    memory, client, _ = viewer
     await memory.user_turn("root-a", "Add CSV export. Rule: never commit to main.")
     await memory.user_turn("child-a", "Look at the tests", parent_id="root-a")
     await memory.user_turn("root-b", "Fix the login bug")
@@ -182,11 +185,8 @@ def test_envelope_lines_name_each_lines_tier_and_source() -> None:
     ]
 
 
-async def test_viewer_shows_the_envelopes_model_calls_received(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    memory, client = opened
-    await login(client)
+async def test_viewer_shows_the_envelopes_model_calls_received(viewer: Viewer) -> None:
+    memory, client, _ = viewer
     await memory.user_turn("ses-env", "Add CSV export. Rule: never commit to main.")
     assert "never commit to main" in await memory.model_call("ses-env", query="csv")
     page = await client.get("/ui/sessions/ses-env")
@@ -194,11 +194,8 @@ async def test_viewer_shows_the_envelopes_model_calls_received(
     assert re.search(r"model call · [\d-]+ [\d:]+", page.text)
 
 
-async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    memory, client = opened
-    csrf = await login(client)
+async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(viewer: Viewer) -> None:
+    memory, client, csrf = viewer
     failed = SessionEvent(
         root_session_id="r", session_id="r", kind=EventKind.DECISION, summary="failed drain"
     )
@@ -225,10 +222,9 @@ async def test_viewer_drops_a_dead_letter_and_refuses_unknown_ones(
 
 
 async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it(
-    opened: tuple[Memory, httpx.AsyncClient],
+    viewer: Viewer,
 ) -> None:
-    memory, client = opened
-    csrf = await login(client)
+    memory, client, csrf = viewer
     await memory.user_turn("root-f", "We decided to use MongoDB for the ledger.")
     await memory.user_turn("root-f", "Decision: queue jobs on Redis streams.")
     assert "MongoDB" in await memory.envelope("root-f")
@@ -250,10 +246,9 @@ async def test_viewer_forgets_a_captured_decision_and_the_next_envelope_drops_it
 
 
 async def test_viewer_corrects_a_captured_decision_and_the_next_envelope_says_so(
-    opened: tuple[Memory, httpx.AsyncClient],
+    viewer: Viewer,
 ) -> None:
-    memory, client = opened
-    csrf = await login(client)
+    memory, client, csrf = viewer
     await memory.user_turn("root-e", "We decided to use MongoDB for the ledger.")
     events = await memory.backends.store.read_events("root-e")
     [event] = [e for e in events if e.kind == EventKind.DECISION]
@@ -278,11 +273,8 @@ async def test_viewer_corrects_a_captured_decision_and_the_next_envelope_says_so
     assert now.speaker == "user" and now.source_hook == "viewer.correct"
 
 
-async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(
-    opened: tuple[Memory, httpx.AsyncClient],
-) -> None:
-    memory, client = opened
-    await login(client)
+async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(viewer: Viewer) -> None:
+    memory, client, _ = viewer
     empty = await client.get("/ui/graph")
     assert empty.status_code == 200 and "No entities yet" in empty.text
     await memory.user_turn("ses-graph", "We decided to use PostgreSQL for the ledger.")
@@ -304,11 +296,10 @@ async def test_viewer_draws_the_knowledge_graph_and_one_entitys_facts(
 
 
 async def test_viewer_lists_dead_calls_and_replays_one_at_once(
-    opened: tuple[Memory, httpx.AsyncClient], tmp_path: Path
+    viewer: Viewer, tmp_path: Path
 ) -> None:
-    memory, client = opened
+    memory, client, csrf = viewer
     intake = memory.dispatch.open_intake(FileSpool(tmp_path / "spool"))
-    csrf = await login(client)
     call = {"name": "chat.message", "input": {"sessionID": "ses_dead"}, "output": {}}
     kept = [
         intake.dead.dead_letter_call(
