@@ -18,6 +18,7 @@ without embeddings instead: the same nodes and edges, a fraction of the bytes to
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from graphiti_core.driver.driver import GraphProvider
@@ -25,7 +26,7 @@ from graphiti_core.driver.search_interface.search_interface import SearchInterfa
 from graphiti_core.edges import EntityEdge, get_entity_edge_from_record
 from graphiti_core.models.edges.edge_db_queries import get_entity_edge_return_query
 from graphiti_core.models.nodes.node_db_queries import get_entity_node_return_query
-from graphiti_core.nodes import EntityNode, EpisodicNode, get_entity_node_from_record
+from graphiti_core.nodes import EntityNode, get_entity_node_from_record
 from graphiti_core.search import search_utils
 from graphiti_core.search.search_filters import (
     SearchFilters,
@@ -135,6 +136,18 @@ def render(template: str, where: str) -> str:
     )
 
 
+def graphiti_own[R](
+    search: Callable[..., Coroutine[Any, Any, R]],
+) -> Callable[..., Coroutine[Any, Any, R]]:
+    """A search method that runs graphiti-core's own ``search`` on the plain driver."""
+
+    async def method(self: Any, driver: Any, *args: Any, **kwargs: Any) -> R:
+        return await search(driver.plain(), *args, **kwargs)
+
+    method.__doc__ = f"graphiti-core's own ``{search.__name__}``."
+    return method
+
+
 class PlaitSearchInterface(SearchInterface):
     """Edge searches scoring relationships before endpoints, lean hits; the rest delegated."""
 
@@ -210,18 +223,7 @@ class PlaitSearchInterface(SearchInterface):
         header = [column[1] for column in result.header]
         return [dict(zip(header, row, strict=False)) for row in result.result_set]
 
-    async def node_fulltext_search(
-        self,
-        driver: Any,
-        query: str,
-        search_filter: SearchFilters,
-        group_ids: list[str] | None = None,
-        limit: int = 100,
-    ) -> list[EntityNode]:
-        """graphiti-core's own."""
-        return await search_utils.node_fulltext_search(
-            driver.plain(), query, search_filter, group_ids, limit
-        )
+    node_fulltext_search = graphiti_own(search_utils.node_fulltext_search)
 
     async def node_similarity_search(
         self,
@@ -252,18 +254,7 @@ class PlaitSearchInterface(SearchInterface):
             get_entity_node_from_record(with_attributes(r), GraphProvider.FALKORDB) for r in records
         ]
 
-    async def episode_fulltext_search(
-        self,
-        driver: Any,
-        query: str,
-        search_filter: SearchFilters,
-        group_ids: list[str] | None = None,
-        limit: int = 100,
-    ) -> list[EpisodicNode]:
-        """graphiti-core's own."""
-        return await search_utils.episode_fulltext_search(
-            driver.plain(), query, search_filter, group_ids, limit
-        )
+    episode_fulltext_search = graphiti_own(search_utils.episode_fulltext_search)
 
 
 __all__ = ["PlaitSearchInterface", "edge_filters", "lean_returns", "with_attributes"]
