@@ -223,6 +223,16 @@ class Project:
                 env[key] = value
         return env
 
+    def service(self, redis_url: str, wire: HostWire = WIRE) -> PlaitService:
+        """plait's service for this project over the test's Redis, started."""
+
+        async def memory() -> Memory:
+            return await Memory.open(
+                project_dir=self.root, data_dir=self.data_dir, redis={"url": redis_url}
+            )
+
+        return PlaitService(memory, self.data_dir, self.root, wire).start()
+
     def run(
         self,
         message: str,
@@ -352,12 +362,7 @@ def plugin_scenario(
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
     runner = RecordingWire()
 
-    async def make() -> Memory:
-        return await Memory.open(
-            project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
-        )
-
-    service = PlaitService(make, project.data_dir, project.root, runner.wire()).start()
+    service = project.service(redis_url, runner.wire())
     try:
         url = service.url()
         mock.script = [
@@ -567,12 +572,7 @@ def memory_scenario(
     tmp = tmp_path_factory.mktemp("memory")
     project = make_project(tmp, opencode_bin, mock, mcp=False, home=opencode_home)
 
-    async def make() -> Memory:
-        return await Memory.open(
-            project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
-        )
-
-    service = PlaitService(make, project.data_dir, project.root).start()
+    service = project.service(redis_url)
     try:
         url = service.url()
         first = project.run(
@@ -774,12 +774,7 @@ def test_mcp_tools_act_in_the_calling_session_and_nudges_reach_the_model(
     ]
     runner = RecordingWire()
 
-    async def make() -> Memory:
-        return await Memory.open(
-            project_dir=project.root, data_dir=project.data_dir, redis={"url": redis_url}
-        )
-
-    service = PlaitService(make, project.data_dir, project.root, runner.wire()).start()
+    service = project.service(redis_url, runner.wire())
     provider.script = [
         Reply(tool="plait_session_execute", arguments={"command": "echo from-mcp; pwd"}),
         Reply(

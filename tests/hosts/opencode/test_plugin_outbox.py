@@ -54,6 +54,27 @@ def serve(project: Path, env: dict[str, str], started: list[subprocess.Popen]) -
     return url
 
 
+def node_driver(
+    script: Path,
+    tmp_path: Path,
+    env: dict[str, str],
+    started: list[subprocess.Popen],
+    *args: str,
+) -> subprocess.Popen[str]:
+    """A Node driver ``script`` of the real plugin (``tmp_path/plait.mjs``), talking by lines."""
+    plugin = plugin_as_javascript(tmp_path / "plait.mjs")
+    process = subprocess.Popen(
+        ["node", str(script), str(plugin), *args],
+        cwd=tmp_path / "project",
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    started.append(process)
+    return process
+
+
 def plugin_env(tmp_path: Path, redis_url: str) -> dict[str, str]:
     """The plugin's and the services' environment for ``tmp_path/project`` (made here)."""
     project, data = tmp_path / "project", tmp_path / "data"
@@ -84,18 +105,8 @@ def drive(
 ) -> Driver:
     """The real plugin in Node for one session (a new one by default); it has sent its first
     prompt."""
-    plugin = plugin_as_javascript(tmp_path / "plait.mjs")
     session = session or new_session()
-    process = subprocess.Popen(
-        ["node", str(DRIVER), str(plugin), session],
-        cwd=tmp_path / "project",
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    started.append(process)
-    driver = Driver(process, session)
+    driver = Driver(node_driver(DRIVER, tmp_path, env, started, session), session)
     assert driver.said() == "sent"
     return driver
 
@@ -244,21 +255,7 @@ async def test_a_session_waits_for_the_replica_that_holds_its_earlier_calls(
     while replica_of(session, 2) != 0:  # it starts at the first
         session = new_session()
     env.update(PLAIT_URL=f"{first},{second}", PLAIT_TOKEN=token.strip())
-    driver = subprocess.Popen(
-        [
-            "node",
-            str(HOLD_DRIVER),
-            str(plugin_as_javascript(tmp_path / "plait.mjs")),
-            session,
-            first,
-        ],
-        cwd=tmp_path / "project",
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    started.append(driver)
+    driver = node_driver(HOLD_DRIVER, tmp_path, env, started, session, first)
     assert driver.stdin is not None and driver.stdout is not None
 
     def ask(line: str) -> str:

@@ -29,6 +29,13 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def load_error(project: Path) -> str:
+    """What loading the project's settings refused, as the user reads it."""
+    with pytest.raises(ConfigError) as caught:
+        Settings.load(project)
+    return str(caught.value)
+
+
 def test_settings_defaults_match_the_seed_plugin(tmp_path: Path) -> None:
     settings = Settings.load(tmp_path)
     assert settings.redis.url is None
@@ -83,9 +90,7 @@ def test_settings_reject_a_disallowed_scheme_naming_the_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PLAIT_REDIS__URL", "http://example:80")
-    with pytest.raises(ConfigError) as caught:
-        Settings.load(tmp_path)
-    message = str(caught.value)
+    message = load_error(tmp_path)
     assert "redis.url" in message and "'http://example:80'" in message
     assert "PLAIT_REDIS__URL" in message and "scheme 'http'" in message
 
@@ -94,19 +99,15 @@ def test_settings_bad_value_in_a_section_variable_names_that_variable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PLAIT_REDIS", '{"url": 5}')
-    with pytest.raises(ConfigError) as caught:
-        Settings.load(tmp_path)
-    message = str(caught.value)
+    message = load_error(tmp_path)
     assert "redis.url = 5" in message and "PLAIT_REDIS (JSON)" in message
     assert "from defaults" not in message
 
 
 def test_settings_bad_value_names_the_file(tmp_path: Path) -> None:
     config = write(tmp_path / ".plait.toml", '[redis]\nbatch_size = "many"\n')
-    with pytest.raises(ConfigError) as caught:
-        Settings.load(tmp_path)
-    assert "redis.batch_size = 'many'" in str(caught.value)
-    assert str(config) in str(caught.value)
+    message = load_error(tmp_path)
+    assert "redis.batch_size = 'many'" in message and str(config) in message
 
 
 def test_settings_unparsable_file_is_named(tmp_path: Path) -> None:
@@ -133,9 +134,7 @@ def test_settings_errors_never_echo_a_secret(
     # a number no temporary path holds (42 failed once in pytest-425's folder)
     secret = '[llm]\napi_key = 7319046285\n[redis]\nurl = "http://:pw-hunter2@db"\n'
     write(tmp_path / ".plait.toml", secret)
-    with pytest.raises(ConfigError) as caught:
-        Settings.load(tmp_path)
-    message = str(caught.value)
+    message = load_error(tmp_path)
     assert "pw-hunter2" not in message and "7319046285" not in message
     assert "redis.url" in message and "llm.api_key" in message
     monkeypatch.setenv("PLAIT_REDIS__URL", "redis://:hunter2hunter2@")
