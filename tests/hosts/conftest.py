@@ -23,20 +23,20 @@ def env(tmp_path: Path, redis_url: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def model(request: pytest.FixtureRequest) -> Iterator[ModelMock]:
+def host_model(request: pytest.FixtureRequest) -> Iterator[ModelMock]:
     """The module's mock model, answering."""
     with request.module.model_mock() as mock:
         yield mock
 
 
 @pytest.fixture
-def project(
+def host_project(
     request: pytest.FixtureRequest,
     tmp_path: Path,
     redis_url: str,
-    model: ModelMock,
+    host_model: ModelMock,
     host_bin: Path,
 ) -> Iterator[HostProject]:
     """The module's project with plait installed, its services ended afterwards."""
-    with request.module.Project(tmp_path, redis_url, model.url, host_bin) as made:
+    with request.module.Project(tmp_path, redis_url, host_model.url, host_bin) as made:
         yield made

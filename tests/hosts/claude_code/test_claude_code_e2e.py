@@ -65,7 +65,7 @@ class Project(HostProject):
 
 
 def model_mock() -> AnthropicMock:
-    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    """The mock model this module's tests talk to (the ``host_model`` fixture)."""
     return AnthropicMock(reply)
 
 
@@ -80,36 +80,36 @@ def envelopes(request: dict[str, Any]) -> str:
 
 
 def test_claude_code_carries_memory_across_runs_compaction_and_a_dead_service(
-    project: Project, model: AnthropicMock
+    host_project: Project, host_model: AnthropicMock
 ) -> None:
-    project.serve()
-    first = project.run("We decided to use Postgres for the ledger, never SQLite.")
+    host_project.serve()
+    first = host_project.run("We decided to use Postgres for the ledger, never SQLite.")
     session = first["session_id"]
-    assert any("<session_memory" in texts(r) for r in model.seen()), "no envelope reached it"
+    assert any("<session_memory" in texts(r) for r in host_model.seen()), "no envelope reached it"
     # Claude Code 2.1 offers MCP tools deferred: by name, for its ToolSearch tool to load
-    offered = json.dumps(model.seen()[0])
+    offered = json.dumps(host_model.seen()[0])
     assert "mcp__plait__memory_search" in offered and "## plait" in offered
 
-    seen = len(model.seen())
-    again = project.run("Which database do we use for the ledger?", "--resume", session)
-    later = model.seen()[seen:]
+    seen = len(host_model.seen())
+    again = host_project.run("Which database do we use for the ledger?", "--resume", session)
+    later = host_model.seen()[seen:]
     assert again["session_id"] == session
     assert any("Postgres" in envelopes(r) for r in later)
 
-    seen = len(model.seen())
-    project.run("/compact", "--resume", session)
-    project.run("And what did we rule out?", "--resume", session)
-    after = model.seen()[seen:]
+    seen = len(host_model.seen())
+    host_project.run("/compact", "--resume", session)
+    host_project.run("And what did we rule out?", "--resume", session)
+    after = host_model.seen()[seen:]
     assert any(reply(r).startswith("<summary>") for r in after), "no compaction ran"
     # the summary names Postgres only: what was ruled out comes back through plait
     assert "SQLite" not in json.dumps(after[-1]["messages"][0]) and "SQLite" in envelopes(after[-1])
 
-    project.kill_services(signal.SIGKILL)
-    down = project.run("We also decided to queue jobs on Redis streams.", "--resume", session)
+    host_project.kill_services(signal.SIGKILL)
+    down = host_project.run("We also decided to queue jobs on Redis streams.", "--resume", session)
     assert down["session_id"] == session and not down.get("is_error")
-    assert wait_for(project.serving)
-    stored = project.run("What do we queue jobs on?", "--resume", session)
+    assert wait_for(host_project.serving)
+    stored = host_project.run("What do we queue jobs on?", "--resume", session)
     assert not stored.get("is_error")
-    assert "Redis streams" in envelopes(model.seen()[-1])
-    project.stop_services()
-    assert not project.running()
+    assert "Redis streams" in envelopes(host_model.seen()[-1])
+    host_project.stop_services()
+    assert not host_project.running()

@@ -81,7 +81,7 @@ def thread_of(events: list[dict[str, Any]]) -> str:
 
 
 def model_mock() -> ResponsesMock:
-    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    """The mock model this module's tests talk to (the ``host_model`` fixture)."""
     return ResponsesMock(reply)
 
 
@@ -96,33 +96,35 @@ def compacting(request: dict[str, Any]) -> bool:
 
 
 def test_codex_carries_memory_across_runs_compaction_and_a_dead_service(
-    project: Project, model: ResponsesMock
+    host_project: Project, host_model: ResponsesMock
 ) -> None:
-    project.serve()
-    session = thread_of(project.run("We decided to use Postgres for the ledger, never SQLite."))
-    assert any(envelopes(r) for r in model.seen()), "no envelope reached the model"
-    assert "memory_search" in json.dumps(model.seen()[0].get("tools")), "plait's MCP tools"
+    host_project.serve()
+    session = thread_of(
+        host_project.run("We decided to use Postgres for the ledger, never SQLite.")
+    )
+    assert any(envelopes(r) for r in host_model.seen()), "no envelope reached the model"
+    assert "memory_search" in json.dumps(host_model.seen()[0].get("tools")), "plait's MCP tools"
 
-    seen = len(model.seen())
-    again = project.run("Which database do we use for the ledger?", session)
+    seen = len(host_model.seen())
+    again = host_project.run("Which database do we use for the ledger?", session)
     assert thread_of(again) == session
-    assert any("Postgres" in envelopes(r) for r in model.seen()[seen:])
+    assert any("Postgres" in envelopes(r) for r in host_model.seen()[seen:])
 
-    seen = len(model.seen())
-    project.run("And what did we rule out?", session, "model_auto_compact_token_limit=5")
-    after = model.seen()[seen:]
+    seen = len(host_model.seen())
+    host_project.run("And what did we rule out?", session, "model_auto_compact_token_limit=5")
+    after = host_model.seen()[seen:]
     summarized = next(i for i, r in enumerate(after) if compacting(r))
     resumed = after[summarized + 1]  # the first call on the compacted history
     assert "SQLite" not in reply(after[summarized])  # the summary drops it: plait brings it back
     assert "SQLite" in envelopes(resumed)
 
-    project.kill_services(signal.SIGKILL)
-    project.run("We also decided to queue jobs on Redis streams.", session)
-    assert wait_for(project.serving)
-    project.run("What do we queue jobs on?", session)
-    assert "Redis streams" in envelopes(model.seen()[-1])
-    project.stop_services()
-    assert not project.running()
+    host_project.kill_services(signal.SIGKILL)
+    host_project.run("We also decided to queue jobs on Redis streams.", session)
+    assert wait_for(host_project.serving)
+    host_project.run("What do we queue jobs on?", session)
+    assert "Redis streams" in envelopes(host_model.seen()[-1])
+    host_project.stop_services()
+    assert not host_project.running()
 
 
 SUBAGENT_TASK = "Run the test suite and report what fails."

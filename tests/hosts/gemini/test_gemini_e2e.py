@@ -62,7 +62,7 @@ class Project(HostProject):
 
 
 def model_mock() -> GeminiMock:
-    """The mock model this module's tests talk to (the ``model`` fixture)."""
+    """The mock model this module's tests talk to (the ``host_model`` fixture)."""
     return GeminiMock(lambda body: "Noted.")
 
 
@@ -73,32 +73,32 @@ def envelopes(request: dict[str, Any]) -> str:
 
 
 def test_gemini_carries_memory_across_runs_and_a_dead_service(
-    project: Project, model: GeminiMock
+    host_project: Project, host_model: GeminiMock
 ) -> None:
-    project.serve()
-    project.run("We decided to use Postgres for the ledger, never SQLite.")
-    assert any(envelopes(r) for r in model.seen()), "no envelope reached the model"
-    assert "memory_search" in json.dumps(model.seen()[0].get("tools")), "plait's MCP tools"
+    host_project.serve()
+    host_project.run("We decided to use Postgres for the ledger, never SQLite.")
+    assert any(envelopes(r) for r in host_model.seen()), "no envelope reached the model"
+    assert "memory_search" in json.dumps(host_model.seen()[0].get("tools")), "plait's MCP tools"
 
-    seen = len(model.seen())
-    project.run("Which database do we use for the ledger?", "--resume", "latest")
-    assert any("Postgres" in envelopes(r) for r in model.seen()[seen:])
+    seen = len(host_model.seen())
+    host_project.run("Which database do we use for the ledger?", "--resume", "latest")
+    assert any("Postgres" in envelopes(r) for r in host_model.seen()[seen:])
     # the prompt Gemini CLI folded SessionStart's context into was recorded without it
-    assert not any("hook_context" in envelopes(r) for r in model.seen())
+    assert not any("hook_context" in envelopes(r) for r in host_model.seen())
 
-    project.kill_services(signal.SIGKILL)
-    seen = len(model.seen())
+    host_project.kill_services(signal.SIGKILL)
+    seen = len(host_model.seen())
     # a turn with no service at all (the hooks start none): what stands in is the standby
     nothing_starts = {"PLAIT_SERVE_COMMAND": "true"}
     said = "We also decided to queue jobs on Redis streams."
-    project.run(said, "--resume", "latest", env=nothing_starts)
+    host_project.run(said, "--resume", "latest", env=nothing_starts)
     # no service answered this turn's hooks: the session's standby answers carried its memory
-    assert "Postgres" in envelopes({"contents": model.seen()[seen]["contents"][-1:]})
-    project.serve()  # back: it runs what the hooks kept on disk meanwhile
-    project.run("What do we queue jobs on?", "--resume", "latest")
-    assert "Redis streams" in envelopes(model.seen()[-1])
-    project.stop_services()
-    assert not project.running()
+    assert "Postgres" in envelopes({"contents": host_model.seen()[seen]["contents"][-1:]})
+    host_project.serve()  # back: it runs what the hooks kept on disk meanwhile
+    host_project.run("What do we queue jobs on?", "--resume", "latest")
+    assert "Redis streams" in envelopes(host_model.seen()[-1])
+    host_project.stop_services()
+    assert not host_project.running()
 
 
 SNAPSHOT = "<state_snapshot>The user asked for small things; nothing else matters.</state_snapshot>"
