@@ -11,11 +11,17 @@ with O_EXCL; a lock :data:`LOCK_STALE_S` old is a dead holder's), the outbox mov
 after each batch. A call is done when it ran or was refused for good (4xx, dead-lettered); at
 the first that was not kept (5xx) the rest stay for the next look. Lines kept for another
 replica (``to``) are left to the plugins.
+
+The plugin seals each call's name and payload (AES-256-GCM, the call id as associated data)
+with the key in ``<data_dir>/outbox/sealing.key``: a payload holds what the user typed and tools
+printed, and plait's redaction runs here, not in the plugin. :func:`unsealed` opens a line with
+that key; a line written before sealing is read as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -24,6 +30,9 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from plait.state.base.redact import redacted_logger
 from plait.state.groups import project_key
@@ -34,6 +43,8 @@ LOOK_EVERY_S = 2.0
 LEFT_AFTER_S = 3.0
 LOCK_STALE_S = 30.0
 BATCH = 200
+SEALING_KEY = "sealing.key"
+NONCE_BYTES = 12
 
 RunCall = Callable[[Any], Awaitable[int]]  # one outbox call → the status it got
 
@@ -100,10 +111,11 @@ async def send_left_outbox(path: Path, run: RunCall) -> int:
         lines = [line for line in sending.read_text(errors="replace").splitlines() if line]
         if any(is_for_a_replica(line) for line in lines):
             return 0  # the plugins send the batch file too
+        key = sealing_key(path)
         done = 0
         while lines:
             batch = lines[:BATCH]
-            statuses = await asyncio.gather(*(run(parsed(line)) for line in batch))
+            statuses = await asyncio.gather(*(run(unsealed(parsed(line), key)) for line in batch))
             settled = next((n for n, status in enumerate(statuses) if status >= 500), len(batch))
             done += settled
             lines = lines[settled:]
@@ -125,6 +137,44 @@ def parsed(line: str) -> Any:
         return {"line": line[:200]}
 
 
+def sealing_key(path: Path) -> bytes | None:
+    """The key the plugins seal the outbox ``path``'s calls with, or None when there is none."""
+    try:
+        key = base64.b64decode((path.parent / SEALING_KEY).read_text().strip(), validate=True)
+    except (OSError, ValueError):
+        return None
+    return key if len(key) == 32 else None
+
+
+def unsealed(call: Any, key: bytes | None) -> Any:
+    """A sealed outbox call opened with ``key``, as the plugin kept it; any other as it is.
+
+    A call the key cannot open keeps only its id, and the service refuses it (dead-lettered).
+    """
+    if not isinstance(call, dict) or "sealed" not in call:
+        return call
+    call_id = str(call.get("call_id", ""))
+    try:
+        raw = base64.b64decode(str(call["sealed"]), validate=True)
+        if key is None:
+            raise ValueError("no sealing key")
+        text = AESGCM(key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], call_id.encode())
+        opened = json.loads(text)
+    except (ValueError, InvalidTag):  # base64's and JSON's errors are ValueErrors
+        return {"call_id": call_id, "line": "sealed, and the outbox's key cannot open it"}
+    if not isinstance(opened, dict):
+        return {"call_id": call_id, "line": "sealed, and not a call"}
+    return opened | {name: call[name] for name in ("call_id", "to") if name in call}
+
+
+def read_calls(path: Path) -> list[Any]:
+    """The calls waiting in the outbox ``path`` and its batch being sent, opened, in order."""
+    key = sealing_key(path)
+    files = [file for file in (sending_of(path), path) if file.exists()]
+    lines = [line for file in files for line in file.read_text(errors="replace").splitlines()]
+    return [unsealed(parsed(line), key) for line in lines if line]
+
+
 def is_for_a_replica(line: str) -> bool:
     """Whether a line was kept for one replica of several (its plugin sends it there)."""
     call = parsed(line)
@@ -141,4 +191,12 @@ async def watch_left_outbox(path: Path, run: RunCall) -> None:
             logger.warning("plait: the outbox OpenCode left cannot be sent: %s", error)
 
 
-__all__ = ["outbox_path", "send_left_outbox", "sending_of", "watch_left_outbox"]
+__all__ = [
+    "outbox_path",
+    "read_calls",
+    "send_left_outbox",
+    "sending_of",
+    "sealing_key",
+    "unsealed",
+    "watch_left_outbox",
+]

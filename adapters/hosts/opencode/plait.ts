@@ -22,7 +22,11 @@
  * session's new ones queue behind them, so its calls keep their order (other sessions' calls
  * still go straight to the service). A call the service refuses (4xx: it
  * dead-letters it, `plait dlq`) or one too large for any batch is dropped, never retried
- * forever, and noted in <outbox>.dropped. When the service is unreachable the plugin
+ * forever, and noted in <outbox>.dropped. The outbox keeps each call's name and payload sealed
+ * (AES-256-GCM, the call id as associated data) with the key in <dataDir>/outbox/sealing.key
+ * (0600, made by the first plugin that keeps a call): payloads hold what the user typed and
+ * tools printed, and plait's redaction runs in the service only. The service reads the same key
+ * to send what plugins left. When the service is unreachable the plugin
  * starts `plait serve` detached (PLAIT_SERVE_COMMAND, else plait.json `serve`, else `plait
  * serve` found through PATH), and it does so once when it loads, so the service is up by the
  * first model call. A model call while that service is still starting waits for it (at most
@@ -36,10 +40,11 @@
  */
 import type { Hooks, Plugin, PluginInput } from "@opencode-ai/plugin"
 import { spawn } from "node:child_process"
-import { createHash, randomUUID } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from "node:crypto"
 import {
   appendFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readFileSync,
   realpathSync,
@@ -76,6 +81,10 @@ const START_WAIT_MS = Number(process.env.PLAIT_START_WAIT_MS ?? 5_000)
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 // An outbox larger than this is not read to tell its sessions apart: every session waits behind it
 const SCAN_MAX_BYTES = 1024 * 1024
+const SEALING_KEY = "sealing.key"
+const SEAL = "aes-256-gcm"
+const NONCE_BYTES = 12
+const TAG_BYTES = 16
 const MCP_PREFIX = "plait_"
 const NOTES_KEPT = 256
 // plait serve keeps the last envelope each session got; it stands in while no service answers
@@ -215,6 +224,7 @@ class PlaitClient {
   private waitAll = false // an outbox too large to read at load: every session waits until it goes
   readonly outbox: string
   readonly key: string
+  private sealWith?: Buffer
 
   constructor(
     readonly project: string,
@@ -226,7 +236,7 @@ class PlaitClient {
     if (this.outboxBytes() > SCAN_MAX_BYTES) this.waitAll = true
     else
       for (const line of this.outboxLines()) {
-        const call = readCall(line)
+        const call = readCall(line, this.sealingKey())
         if (call) this.waiting.set(sessionOf(call.input), { id: call.call_id, ino: -1 })
       }
   }
@@ -419,14 +429,16 @@ class PlaitClient {
     }
     try {
       mkdirSync(dirname(this.outbox), { recursive: true, mode: 0o700 })
-      appendFileSync(this.outbox, JSON.stringify(call) + "\n", { mode: 0o600 })
+      const key = this.sealingKey()
+      const line = key ? sealed(call as Call, key) : call // no key (a read-only folder): as it came
+      appendFileSync(this.outbox, JSON.stringify(line) + "\n", { mode: 0o600 })
       this.waiting.set(sessionOf(call.input), { id: String(call.call_id), ino: inodeOf(this.outbox) })
     } catch {}
   }
 
   /** Note a call that is given up (refused by the service, or too large to send). */
   dropped(call: Json | string, reason: string): void {
-    const parsed = typeof call === "string" ? readCall(call) : call
+    const parsed = typeof call === "string" ? readCall(call, this.sealingKey()) : call
     const note = { at: new Date().toISOString(), name: parsed?.name, call_id: parsed?.call_id, reason }
     try {
       appendFileSync(`${this.outbox}.dropped`, JSON.stringify(note) + "\n", { mode: 0o600 })
@@ -474,6 +486,12 @@ class PlaitClient {
     }
   }
 
+  /** The key the outbox's payloads are sealed with (made once, shared by the data dir's plugins). */
+  private sealingKey(): Buffer | undefined {
+    this.sealWith ??= sealingKey(dirname(this.outbox))
+    return this.sealWith
+  }
+
   /** Take `<outbox>.lock` (the plugins of one project share the outbox): its token, or none. */
   private claim(): string | undefined {
     const lock = `${this.outbox}.lock`
@@ -502,9 +520,10 @@ class PlaitClient {
    * with (undefined: none, try later).
    */
   private async sendBatch(lines: string[]): Promise<number | undefined> {
-    const calls = lines.map(readCall)
+    const key = this.sealingKey()
+    const calls = lines.map((line) => readCall(line, key))
     if (calls[0] === undefined) {
-      this.dropped(lines[0], "not JSON")
+      this.dropped(lines[0], "not a call (not JSON, or sealed with a key that is gone)")
       return 1
     }
     const broken = calls.indexOf(undefined)
@@ -651,10 +670,70 @@ function inodeOf(path: string): number {
   }
 }
 
-/** One outbox line as a call (an older line without an id gets one from its text). */
-function readCall(line: string): Call | undefined {
+/**
+ * The key in `folder`/sealing.key, made when there is none: written whole to a file of its own,
+ * then linked into place, so two plugins making it at once agree on the one that landed.
+ */
+function sealingKey(folder: string): Buffer | undefined {
+  const path = join(folder, SEALING_KEY)
+  if (!existsSync(path)) {
+    const spare = join(folder, `${SEALING_KEY}.${randomUUID()}`)
+    try {
+      mkdirSync(folder, { recursive: true, mode: 0o700 })
+      writeFileSync(spare, randomBytes(32).toString("base64"), { flag: "wx", mode: 0o600 })
+      linkSync(spare, path)
+    } catch {
+    } finally {
+      try {
+        unlinkSync(spare)
+      } catch {}
+    }
+  }
   try {
-    const call = JSON.parse(line)
+    const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64")
+    return key.length === 32 ? key : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** A call as the outbox keeps it: the id (and replica) in the clear, the rest sealed. */
+function sealed(call: Call, key: Buffer): Json {
+  const nonce = randomBytes(NONCE_BYTES)
+  const cipher = createCipheriv(SEAL, key, nonce)
+  cipher.setAAD(Buffer.from(call.call_id, "utf8"))
+  const body = JSON.stringify({ name: call.name, input: call.input, output: call.output })
+  const text = Buffer.concat([cipher.update(body, "utf8"), cipher.final()])
+  const line: Json = {
+    call_id: call.call_id,
+    sealed: Buffer.concat([nonce, text, cipher.getAuthTag()]).toString("base64"),
+  }
+  if (call.to) line.to = call.to
+  return line
+}
+
+/** A sealed outbox line opened (undefined when the key cannot open it); others as they are. */
+function unsealed(line: Json, key: Buffer | undefined): Json | undefined {
+  if (typeof line.sealed !== "string") return line
+  if (key === undefined) return undefined
+  try {
+    const raw = Buffer.from(line.sealed, "base64")
+    const decipher = createDecipheriv(SEAL, key, raw.subarray(0, NONCE_BYTES))
+    decipher.setAAD(Buffer.from(String(line.call_id), "utf8"))
+    decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES))
+    const text = Buffer.concat([decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)), decipher.final()])
+    const call = JSON.parse(text.toString("utf8"))
+    if (!isObject(call)) return undefined
+    return { ...call, call_id: line.call_id, ...(line.to ? { to: line.to } : {}) }
+  } catch {
+    return undefined
+  }
+}
+
+/** One outbox line as a call (an older line without an id gets one from its text). */
+function readCall(line: string, key: Buffer | undefined): Call | undefined {
+  try {
+    const call = unsealed(JSON.parse(line), key)
     if (!isObject(call)) return undefined
     if (typeof call.call_id !== "string" || !call.call_id) {
       call.call_id = createHash("sha256").update(line, "utf8").digest("hex").slice(0, 32)

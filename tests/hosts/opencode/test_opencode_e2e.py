@@ -31,6 +31,7 @@ from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.hosts.opencode import install_opencode
 from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, OPENCODE, WIRE
+from plait.adapters.hosts.opencode.outbox import read_calls
 from plait.devtools.startup import OPENCODE_VERSION, opencode_cache, opencode_env
 from plait.memory import Memory
 from plait.state.intents import HostCall
@@ -529,8 +530,7 @@ def test_the_first_model_call_of_a_cold_start_carries_memory(
 
 def kept_calls(project: Project) -> list[dict[str, Any]]:
     """What the plugin keeps in its outbox for the project."""
-    outbox = project.data_dir / "outbox" / f"{project_key(project.root)}.jsonl"
-    return [json.loads(line) for line in read(outbox).splitlines()]
+    return read_calls(project.data_dir / "outbox" / f"{project_key(project.root)}.jsonl")
 
 
 def delivered(kept: list[dict[str, Any]], calls: Path) -> bool:
@@ -704,9 +704,7 @@ def test_global_install_is_loaded_by_opencode(
     project.run(
         "Global install.", plait_url="http://127.0.0.1:9", token="x", env={"PLAIT_DATA_DIR": None}
     )
-    outbox = data_dir / "outbox" / f"{project_key(root)}.jsonl"
-    files = [path for path in (outbox, outbox.with_name(outbox.name + ".sending")) if path.exists()]
-    kept = [json.loads(line) for path in files for line in path.read_text().splitlines()]
+    kept = read_calls(data_dir / "outbox" / f"{project_key(root)}.jsonl")
     assert any(call["name"] == "chat.message" and call["call_id"] for call in kept)
 
 

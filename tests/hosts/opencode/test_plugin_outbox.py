@@ -8,6 +8,7 @@ port; the second starts on another port.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -20,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from support.local_web import free_port
 from support.plait_cli import start_serve
 
 from plait import Memory
+from plait.adapters.hosts.opencode.outbox import read_calls
 from plait.devtools.node_plugin import plugin_as_javascript
 from plait.state.groups import project_key
 
@@ -151,6 +154,12 @@ async def test_a_kept_call_follows_the_service_to_its_new_port(
     started[0].kill()  # SIGKILL: its service file still names its port
     started[0].wait()
     assert driver.again() == "kept"
+    outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
+    assert "Decimal" not in outbox.read_text()  # sealed: what the user typed is not on disk
+    assert (outbox.parent / "sealing.key").stat().st_mode & 0o777 == 0o600
+    kept = read_calls(outbox)  # the service's reader opens what the plugin sealed
+    assert [call["name"] for call in kept] == ["chat.message"]
+    assert SAID[1] in json.dumps(kept[0]["output"]) and kept[0]["call_id"]
     second_url = serve(tmp_path / "project", env, started)
     assert second_url != first_url
     assert driver.said() == "flushed", "the outbox waited for a new hook call"
@@ -191,8 +200,9 @@ def second_replica(tmp_path: Path, env: dict[str, str], started: list[subprocess
     return serve(tmp_path / "project", dict(env, PLAIT_DATA_DIR=str(other_data)), started)
 
 
-def kept_line(session: str, text: str, to: str) -> str:
-    """An outbox line as a plugin sending to replica ``to`` keeps a prompt of ``session``."""
+def kept_line(session: str, text: str, to: str, key: bytes | None = None) -> str:
+    """An outbox line as a plugin sending to replica ``to`` keeps a prompt of ``session``
+    (sealed with ``key`` as the plugin seals it, when given; as older plugins kept it, if not)."""
     info = {"id": f"msg_{uuid.uuid4().hex[:8]}", "sessionID": session, "role": "user"}
     part = {"type": "text", "text": text, "sessionID": session, "messageID": info["id"]}
     call = {
@@ -202,6 +212,10 @@ def kept_line(session: str, text: str, to: str) -> str:
         "call_id": str(uuid.uuid4()),
         "to": to,
     }
+    if key is not None:
+        nonce, body = os.urandom(12), json.dumps({k: call[k] for k in ("name", "input", "output")})
+        text = AESGCM(key).encrypt(nonce, body.encode(), call["call_id"].encode())
+        call = {"call_id": call["call_id"], "sealed": base64.b64encode(nonce + text).decode()}
     return json.dumps(call) + "\n"
 
 
@@ -325,7 +339,9 @@ async def test_the_service_sends_what_opencode_left_in_the_outbox(
     session = new_session()
     outbox = tmp_path / "data" / "outbox" / f"{env['OUTBOX_KEY']}.jsonl"
     outbox.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
-    outbox.write_text("".join(kept_line(session, text, "") for text in SAID))
+    key = os.urandom(32)
+    (outbox.parent / "sealing.key").write_text(base64.b64encode(key).decode())
+    outbox.write_text("".join(kept_line(session, text, "", key) for text in SAID))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and await prompts_of(tmp_path, redis_url, session) != SAID:
         time.sleep(0.5)
