@@ -10,6 +10,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.graphs import on_the_loop
 from plait.nodes.hooks import (
     compose,
     fold_snapshot,
@@ -38,7 +39,7 @@ def build_compaction_graph() -> StateGraph[HookState, PlaitContext, HookState, H
     builder.add_edge(START, "fold_snapshot")
     builder.add_conditional_edges(
         "compose_envelope",
-        route_compaction,
+        on_the_loop(route_compaction),
         {"before": "hand_over_envelope", "after": "stage_envelope"},
     )
     builder.add_edge("hand_over_envelope", END)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.graphs import on_the_loop
 from plait.nodes.drain import (
     ack_batch,
     build_episodes,
@@ -36,9 +37,9 @@ def build_drain_graph() -> StateGraph[DrainState, PlaitContext, DrainState, Drai
     for node in (write_episodes, wait_backoff, ack_batch, dead_letter_batch):
         builder.add_node(node)
     builder.add_edge(START, "claim_batch")
-    builder.add_conditional_edges("claim_batch", route_after_claim_batch)
-    builder.add_conditional_edges("build_episodes", route_after_build_episodes)
-    builder.add_conditional_edges("write_episodes", route_after_write_episodes)
+    builder.add_conditional_edges("claim_batch", on_the_loop(route_after_claim_batch))
+    builder.add_conditional_edges("build_episodes", on_the_loop(route_after_build_episodes))
+    builder.add_conditional_edges("write_episodes", on_the_loop(route_after_write_episodes))
     builder.add_edge("wait_backoff", "write_episodes")
     builder.add_edge("ack_batch", END)
     builder.add_edge("dead_letter_batch", END)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from plait.graphs import on_the_loop
 from plait.graphs.compaction import build_compaction_graph
 from plait.nodes.hooks import (
     NATIVE,
@@ -71,13 +72,13 @@ def build_hooks_graph(
 
     builder.add_edge(START, "adapt_payload")
     builder.add_edge("adapt_payload", "capture_events")
-    builder.add_conditional_edges("capture_events", route_after_capture_events)
+    builder.add_conditional_edges("capture_events", on_the_loop(route_after_capture_events))
     builder.add_edge("record_events", "fold_snapshot")
-    builder.add_conditional_edges("fold_snapshot", route_after_fold_snapshot)
+    builder.add_conditional_edges("fold_snapshot", on_the_loop(route_after_fold_snapshot))
     builder.add_edge("read_cache", "detect_drift")
     builder.add_edge("detect_drift", "compose_envelope")
-    builder.add_conditional_edges("compose_envelope", route_after_compose_envelope)
-    builder.add_conditional_edges("refresh_envelope", route_after_refresh_envelope)
+    builder.add_conditional_edges("compose_envelope", on_the_loop(route_after_compose_envelope))
+    builder.add_conditional_edges("refresh_envelope", on_the_loop(route_after_refresh_envelope))
     last_nodes = (
         "stage_envelope",
         "hand_over_envelope",
