@@ -92,6 +92,26 @@ def _replicating(ports: tuple[int, ...] | list[int]) -> bool:
     return len(replicas) == NODES // 2 and all("master_link_status:up" in s for s in replicas)
 
 
+def migrate_slot(
+    source: int, target: int, slot: int, *, primaries: tuple[int, ...], pause_s: float = 0.0
+) -> int:
+    """Move hash slot ``slot`` from the primary on port ``source`` to the one on ``target``, as
+    ``redis-cli --cluster reshard`` does: both ends marked, the keys moved one at a time
+    (``pause_s`` between them, so clients meet the slot half moved), then every primary told the
+    new owner. How many keys moved."""
+    source_id, target_id = (_cli(port, "cluster", "myid").strip() for port in (source, target))
+    _cli(target, "cluster", "setslot", str(slot), "importing", source_id)
+    _cli(source, "cluster", "setslot", str(slot), "migrating", target_id)
+    moved = 0
+    while keys := _cli(source, "cluster", "getkeysinslot", str(slot), "1").split():
+        _cli(source, "migrate", "127.0.0.1", str(target), "", "0", "5000", "keys", *keys)
+        moved += len(keys)
+        time.sleep(pause_s)
+    for port in primaries:
+        _cli(port, "cluster", "setslot", str(slot), "node", target_id)
+    return moved
+
+
 @contextmanager
 def local_cluster() -> Iterator[LocalCluster]:
     """Start six cluster-enabled redis-servers on free loopback ports, join them, stop them all after."""
