@@ -11,22 +11,14 @@ from pathlib import Path
 
 import pytest
 from redis.cluster import ClusterNode, RedisCluster
+from support.cluster_runs import memory_on, prompt_run
 from support.redis_cluster import LocalCluster, local_cluster, migrate_slot
-
-from plait import Memory
-from plait.adapters.hosts.opencode.hooks import WIRE
-from plait.adapters.hosts.opencode.hooks import host_call as opencode_call
 
 pytestmark = pytest.mark.slow
 CALLS = 60
 MOVE_AFTER = 10
 
 Move = tuple[int, int, int]  # from the primary on this port, to the one on that port, this slot
-
-
-def prompt(session: str, number: int) -> tuple[dict[str, object], dict[str, object]]:
-    parts = [{"type": "text", "text": f"prompt {number}"}]
-    return {"sessionID": session}, {"message": {}, "parts": parts}
 
 
 def owners(
@@ -59,46 +51,23 @@ async def test_slots_moved_mid_run_lose_no_acknowledged_call(
     tmp_path: Path, redis_url: str
 ) -> None:
     session = f"ses_{uuid.uuid4().hex[:10]}"
-    project = tmp_path / "project"
-    project.mkdir()
     with local_cluster() as cluster:
-        async with Memory.open(
-            project,
-            tmp_path / "data",
-            start_background=False,
-            reconnect=True,
-            redis={"url": cluster.url},
-            falkordb={"url": redis_url},
-            graphiti={"group_id_prefix": f"t{uuid.uuid4().hex[:10]}"},
-        ) as memory:
-            memory.dispatch.serve(WIRE.adapter)
-            store = memory.backends.store
+        async with memory_on(cluster, tmp_path, redis_url) as memory:
             checkpoints = memory.dispatch.checkpointer.keys  # type: ignore[attr-defined]
-            keys = (store._key("s", session, "events"), str(checkpoints.namespaces(session)))
+            events_key = memory.backends.store._key("s", session, "events")
+            keys = (events_key, str(checkpoints.namespaces(session)))
             _, moves, primaries = owners(cluster, keys)
-            kept: list[tuple[int, str]] = []
-            moving: asyncio.Future[int] | None = None
-            for number in range(CALLS):
-                if number == MOVE_AFTER:  # the keys go one by one while the calls go on
-                    moving = asyncio.ensure_future(asyncio.to_thread(move_all, moves, primaries))
-                inputs, output = prompt(session, number)
-                answer = await memory.dispatch.answer(
-                    opencode_call("chat.message", inputs, output, f"call-{number}")
-                )
-                kept.append((number, answer.kept))
-                await asyncio.sleep(0.05)
-            assert moving is not None
-            finished_during = moving.done()
-            moved = await asyncio.wait_for(moving, 120)
-            assert memory.dispatch.intake is not None
-            # recorded with nobody sending more (a hang guard only)
-            await asyncio.wait_for(memory.dispatch.intake.idle(), 60)
-            events = await store.read_events(session)
+            moving: list[asyncio.Future[int]] = []
+
+            def move() -> None:  # the keys go one by one while the calls go on
+                moving.append(asyncio.ensure_future(asyncio.to_thread(move_all, moves, primaries)))
+
+            kept, stored = await prompt_run(memory, session, CALLS, fault_at=MOVE_AFTER, fault=move)
+            finished_during = moving[0].done()
+            moved = await asyncio.wait_for(moving[0], 120)
             now_at, _, _ = owners(cluster, keys)
     # the slots moved, with the session's keys and its checkpoints in them
     assert moved > 2 and now_at == [target for _, target, _ in moves]
     assert finished_during  # while the calls went on: they met the slots half moved
-    acknowledged = [number for number, where in kept if where]
-    stored = [int(e.body.split()[-1]) for e in events if e.kind == "prompt"]
-    assert len(acknowledged) == CALLS  # each call was kept (stored, or spooled meanwhile)
-    assert stored == acknowledged  # all of them, once, in order
+    assert all(kept)  # each call was kept (stored, or spooled meanwhile)
+    assert stored == list(range(CALLS))  # all of them, once, in order
