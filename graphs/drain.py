@@ -19,6 +19,7 @@ from plait.nodes.drain import (
     dead_letter_batch,
     index_turns,
     redact_batch,
+    refine_captures,
     route_after_build_episodes,
     route_after_claim_batch,
     route_after_write_episodes,
@@ -33,7 +34,7 @@ def build_drain_graph() -> StateGraph[DrainState, PlaitContext, DrainState, Drai
     """Wire the drain graph."""
     builder = StateGraph(DrainState, context_schema=PlaitContext)
     builder.add_node(claim_batch)
-    builder.add_sequence([redact_batch, index_turns, build_episodes])
+    builder.add_sequence([redact_batch, refine_captures, index_turns, build_episodes])
     for node in (write_episodes, wait_backoff, ack_batch, dead_letter_batch):
         builder.add_node(node)
     builder.add_edge(START, "claim_batch")

