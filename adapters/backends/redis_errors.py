@@ -1,8 +1,10 @@
 """Redis clients' errors in plait's tree: what every Redis backend raises instead of redis-py's.
 
 A refused, dropped or timed-out connection (and a server still loading its data) is
-:class:`~plait.BackendUnavailable`; any other Redis error is
-:class:`~plait.BackendError`. Messages say which operation failed, secrets redacted.
+:class:`~plait.BackendUnavailable`, and so is a cluster's slot on the move (a reshard, a
+failover): the same call succeeds once the slot settles, so it is tried again, not given up.
+Any other Redis error is :class:`~plait.BackendError`. Messages say which operation failed,
+secrets redacted.
 """
 
 from __future__ import annotations
@@ -12,19 +14,43 @@ import functools
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MasterDownError,
+    MovedError,
+    RedisError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from plait.state.base.boundary import describe
 from plait.state.base.errors import BackendError, BackendUnavailable, PlaitError
 
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+SLOT_MOVING = (
+    AskError,
+    ClusterDownError,
+    MasterDownError,
+    MovedError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+# A script that meets its slot half moved: a key it touches went to the slot's new primary
+# (Redis refuses the script instead of redirecting it).
+SLOT_MOVED_IN_SCRIPT = "non local key"
+
+
+def is_transient(error: RedisError | OSError) -> bool:
+    """Whether ``error`` passes once the server or the slot is back in place."""
+    return isinstance(error, UNREACHABLE + SLOT_MOVING) or SLOT_MOVED_IN_SCRIPT in str(error)
 
 
 def translate_redis(error: RedisError | OSError, what: str) -> PlaitError:
     """``error``, raised while doing ``what``, as plait's error."""
-    kind = BackendUnavailable if isinstance(error, UNREACHABLE) else BackendError
+    kind = BackendUnavailable if is_transient(error) else BackendError
     translated = kind(f"Redis {what} failed: {describe(error)}")
     translated.__cause__ = error
     return translated
@@ -53,4 +79,4 @@ def translated[**P, T](
     return wrapper
 
 
-__all__ = ["UNREACHABLE", "redis_errors", "translate_redis", "translated"]
+__all__ = ["UNREACHABLE", "is_transient", "redis_errors", "translate_redis", "translated"]
