@@ -701,7 +701,7 @@ function sealingKey(folder: string): Buffer | undefined {
 function sealed(call: Call, key: Buffer): Json {
   const nonce = randomBytes(NONCE_BYTES)
   const cipher = createCipheriv(SEAL, key, nonce)
-  cipher.setAAD(Buffer.from(call.call_id, "utf8"))
+  cipher.setAAD(Buffer.from(String(call.call_id ?? ""), "utf8")) // a line without an id: ""
   const body = JSON.stringify({ name: call.name, input: call.input, output: call.output })
   const text = Buffer.concat([cipher.update(body, "utf8"), cipher.final()])
   const line: Json = {
@@ -719,7 +719,7 @@ function unsealed(line: Json, key: Buffer | undefined): Json | undefined {
   try {
     const raw = Buffer.from(line.sealed, "base64")
     const decipher = createDecipheriv(SEAL, key, raw.subarray(0, NONCE_BYTES))
-    decipher.setAAD(Buffer.from(String(line.call_id), "utf8"))
+    decipher.setAAD(Buffer.from(String(line.call_id ?? ""), "utf8"))
     decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES))
     const text = Buffer.concat([decipher.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)), decipher.final()])
     const call = JSON.parse(text.toString("utf8"))
