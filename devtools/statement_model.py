@@ -81,9 +81,8 @@ def fit(vectors: np.ndarray, classes: np.ndarray, model: str) -> StatementKinds:
     )
 
 
-def precision_at(items: Sequence[CorpusItem], kinds: StatementKinds) -> dict[str, float]:
-    """Decisions' and preferences' precision over ``items`` with the classifier."""
-    second = SecondLook.over(items, kinds)
+def precision_at(items: Sequence[CorpusItem], second: SecondLook) -> dict[str, float]:
+    """Decisions' and preferences' precision over ``items`` with ``second`` look."""
     totals = {"decision": [0, 0], "preference": [0, 0]}
     for item in items:
         got = captures(item, second)
@@ -102,9 +101,10 @@ def train(corpus: Path = CORPUS) -> StatementKinds:
     classes = np.asarray([CLASSES.index(kind) for _, kind in rows])
     fitted = fit(vectors, classes, embedder.name)
     test = [item for item in items if item.split == "test"]
+    looking = SecondLook.over(test, fitted)  # the test split embedded once for every threshold
     for threshold in THRESHOLDS:
         candidate = replace(fitted, threshold=threshold)
-        if min(precision_at(test, candidate).values()) >= PRECISION_MIN:
+        if min(precision_at(test, replace(looking, kinds=candidate)).values()) >= PRECISION_MIN:
             return candidate
     return replace(fitted, threshold=THRESHOLDS[-1])
 
