@@ -39,6 +39,7 @@ from plait.state.groups import acting_member
 from plait.state.hooks import HookOutput, HookState, SessionRef, hook_input
 from plait.state.intents import HostAdapter, HostCall, Sessionless, SessionTarget
 from plait.supervisor import Supervisor
+from plait.wiring import import_graphiti
 
 if TYPE_CHECKING:
     from plait.background import Background
@@ -77,6 +78,7 @@ class Dispatch:
         self.intake: Intake | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._graphs: dict[tuple[str, bool], HooksGraph] = {}
+        self._served: dict[str, HostAdapter] = {}
         self.graph: HooksGraph = self._graph_for(NATIVE, reads_state=True)
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
         self._roots: dict[str, str] = {}
@@ -118,8 +120,24 @@ class Dispatch:
 
     def serve(self, host: HostAdapter) -> None:
         """Declare a host whose calls this process answers: what it left in the spool runs now."""
+        self._served.setdefault(host.name, host)
         if self.intake is not None:
             self.intake.register(host)
+
+    async def warm_up(self) -> None:
+        """Do now what the first calls would otherwise pay for, while none waits.
+
+        A service calls it once it listens: each served host's graphs are compiled (about
+        50 ms each, which the first call of a host paid), then graphiti-core is imported in a
+        thread (seconds of CPU, which the first new session's prefetch paid while its first
+        calls competed with it for the interpreter).
+        """
+        for host in list(self._served.values()):
+            for reads_state in (True, False):
+                self._graph_for(host, reads_state=reads_state)
+                await asyncio.sleep(0)  # a call that came meanwhile goes first
+        if self.backends.falkordb_url is not None:
+            await fail_open("importing graphiti-core", import_graphiti(), None)
 
     def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str | None:
         """Dead-letter a call its host sent that plait cannot read; the id (None: no spool)."""

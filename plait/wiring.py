@@ -262,15 +262,18 @@ def make_checkpointer(backends: Backends) -> BaseCheckpointSaver:
     )
 
 
+async def import_graphiti() -> None:
+    """Import graphiti-core in a thread: it takes seconds, and hooks are answered meanwhile."""
+    await asyncio.to_thread(importlib.import_module, "plait.adapters.backends.graphiti")
+
+
 def knowledge_factory(backends: Backends) -> Callable[[], Awaitable[KnowledgeGraph]]:
     """Open Graphiti on the FalkorDB server lazily, in the background, never on a hook."""
 
     async def open_knowledge() -> KnowledgeGraph:
         if backends.falkordb_url is None:
             return InMemoryKnowledgeGraph()
-        # graphiti-core takes seconds to import: in a thread, so hooks (and /v1/health) are
-        # answered meanwhile
-        await asyncio.to_thread(importlib.import_module, "plait.adapters.backends.graphiti")
+        await import_graphiti()
         from plait.adapters.backends.graphiti import open_knowledge_graph
 
         return await open_knowledge_graph(
@@ -290,6 +293,7 @@ __all__ = [
     "project_group_id",
     "Backends",
     "connect_redis",
+    "import_graphiti",
     "open_backends",
     "open_recall",
     "redis_client",

@@ -267,3 +267,29 @@ async def test_a_host_that_takes_no_tool_context_never_pays_for_a_memory_update(
     assert EventKind.ERROR in {
         e.kind for e in await memory.backends.store.read_events(session.session_id)
     }
+
+
+@pytest.mark.parametrize("warmed", [True, False])
+async def test_a_served_hosts_first_calls_compile_no_graph_after_the_warm_up(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, warmed: bool
+) -> None:
+    from plait import dispatch
+    from plait.adapters.hosts.opencode.hooks import OPENCODE
+
+    built: list[str] = []
+    build = dispatch.build_hooks_graph
+
+    def counted(host: Any) -> Any:
+        built.append(host.name)
+        return build(host)
+
+    monkeypatch.setattr(dispatch, "build_hooks_graph", counted)
+    memory.dispatch.serve(OPENCODE)
+    if warmed:
+        await memory.dispatch.warm_up()
+        assert built == ["opencode", "opencode"]  # the graph that reads state and the bare one
+        built.clear()
+    session = SessionReplay(runner=OpenCodeHooks(memory))
+    await session.user("We decided to use Postgres for storage.")
+    assert "use Postgres" in await session.model_call()
+    assert built == ([] if warmed else ["opencode", "opencode"])

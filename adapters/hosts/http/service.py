@@ -832,6 +832,7 @@ async def serve(
     watchdogs.append(asyncio.ensure_future(watch_left_outbox(outbox, run_left)))
     if stop is not None:
         watchdogs.append(asyncio.ensure_future(exit_when_set(server, stop)))
+    watchdogs.append(asyncio.ensure_future(memory.dispatch.warm_up()))
     try:
         with announced(data_dir, info):
             await server.serve(sockets=[sock])
