@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
@@ -286,7 +287,13 @@ async def test_a_served_hosts_first_calls_compile_no_graph_after_the_warm_up(
     monkeypatch.setattr(dispatch, "build_hooks_graph", counted)
     memory.dispatch.serve(OPENCODE)
     if warmed:
-        await memory.dispatch.warm_up()
+        frozen = gc.get_freeze_count()
+        try:
+            await memory.dispatch.warm_up()
+            # what lives as long as the process is out of the collector's way
+            assert gc.get_freeze_count() > frozen
+        finally:
+            gc.unfreeze()  # this process goes on running tests
         assert built == ["opencode", "opencode"]  # the graph that reads state and the bare one
         built.clear()
     session = SessionReplay(runner=OpenCodeHooks(memory))
