@@ -28,9 +28,10 @@ def worker(
     once: Annotated[bool, typer.Option(help="Drain until empty, then exit.")] = False,
 ) -> None:
     """Drain the queue into the knowledge graph (several workers share the queue)."""
-    from plait.cli.worker import run_worker
+    from plait.cli.worker import lower_this_process, run_worker
 
     redact_process_output()
+    lower_this_process()
     settings = cli.load_settings(project, data_dir)
     try:
         cli.run(run_worker(settings, project or Path.cwd(), consumer=name, once=once))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 from plait.background import Background
@@ -21,6 +22,16 @@ from plait.wiring import (
 logger = redacted_logger("plait")
 
 RETRY_PAUSE_SECONDS = 5.0  # after a drain that failed, as the in-process drain loop waits
+# A worker answers no hook: on a machine it shares with plait serve, the hooks come first.
+WORKER_NICENESS = 10
+
+
+def lower_this_process(by: int = WORKER_NICENESS) -> None:
+    """Make this process ``by`` nicer (POSIX); where that is refused it keeps its priority."""
+    try:
+        os.nice(by)
+    except (OSError, AttributeError) as error:  # AttributeError: no os.nice (Windows)
+        logger.debug("plait worker: keeps its priority: %s", error)
 
 
 async def run_worker(
@@ -72,4 +83,4 @@ async def run_worker(
         await backends.aclose()
 
 
-__all__ = ["run_worker"]
+__all__ = ["lower_this_process", "run_worker"]

