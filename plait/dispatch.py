@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Coroutine, Sequence
@@ -131,11 +130,7 @@ class Dispatch:
         A service calls it once it listens: each served host's graphs are compiled (about
         50 ms each, which the first call of a host paid), then graphiti-core is imported in a
         thread (seconds of CPU, which the first new session's prefetch paid while its first
-        calls competed with it for the interpreter). What is alive then (modules, classes,
-        compiled graphs) lives as long as the process, so it is moved out of the collector's
-        way (``gc.freeze``): each full collection walked it, a pause of about 160 ms every
-        1.6 s under load. Once per process: a process serving several projects would otherwise
-        keep for ever what each project that stopped left.
+        calls competed with it for the interpreter).
         """
         for host in list(self._served.values()):
             for reads_state in (True, False):
@@ -143,9 +138,6 @@ class Dispatch:
                 await asyncio.sleep(0)  # a call that came meanwhile goes first
         if self.backends.falkordb_url is not None:
             await fail_open("importing graphiti-core", import_graphiti(), None)
-        if not gc.get_freeze_count():
-            gc.collect()  # what is garbage now is not kept for ever
-            gc.freeze()
 
     def reject(self, *, call_id: str, host: str, call: dict[str, Any], reason: str) -> str | None:
         """Dead-letter a call its host sent that plait cannot read; the id (None: no spool)."""

@@ -275,6 +275,7 @@ async def test_a_served_hosts_first_calls_compile_no_graph_after_the_warm_up(
     memory: Memory, monkeypatch: pytest.MonkeyPatch, warmed: bool
 ) -> None:
     from plait import dispatch
+    from plait.adapters.hosts.http.service import warm_up
     from plait.adapters.hosts.opencode.hooks import OPENCODE
 
     built: list[str] = []
@@ -289,7 +290,7 @@ async def test_a_served_hosts_first_calls_compile_no_graph_after_the_warm_up(
     if warmed:
         gc.unfreeze()
         try:
-            await memory.dispatch.warm_up()
+            await warm_up(memory)  # as plait serve does once it listens
             # what lives as long as the process is out of the collector's way
             assert gc.get_freeze_count() > 0
         finally:

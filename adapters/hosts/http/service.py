@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hmac
 import json
 import math
@@ -726,6 +727,20 @@ def quiet_server(config: Any, *, signals: bool = True) -> Any:
     return QuietServer(config)
 
 
+async def warm_up(memory: Memory) -> None:
+    """Ready the process for its first calls once it listens (:meth:`Dispatch.warm_up`).
+
+    Then what is alive (modules, classes, compiled graphs) lives as long as the process, so it
+    is moved out of the collector's way (``gc.freeze``): each full collection walked it, a pause
+    of about 160 ms every 1.6 s under load. Once per process: a process serving several projects
+    would otherwise keep for ever what each project that stopped left.
+    """
+    await memory.dispatch.warm_up()
+    if not gc.get_freeze_count():
+        gc.collect()  # what is garbage now is not kept for ever
+        gc.freeze()
+
+
 async def exit_when_set(server: Any, stop: asyncio.Event) -> None:
     """Ask ``server`` to stop once ``stop`` is set."""
     await stop.wait()
@@ -832,7 +847,7 @@ async def serve(
     watchdogs.append(asyncio.ensure_future(watch_left_outbox(outbox, run_left)))
     if stop is not None:
         watchdogs.append(asyncio.ensure_future(exit_when_set(server, stop)))
-    watchdogs.append(asyncio.ensure_future(memory.dispatch.warm_up()))
+    watchdogs.append(asyncio.ensure_future(warm_up(memory)))
     try:
         with announced(data_dir, info):
             await server.serve(sockets=[sock])
@@ -861,6 +876,7 @@ __all__ = [
     "remove_service_file",
     "running_service",
     "serve",
+    "warm_up",
     "service_file",
     "write_service_file",
 ]
