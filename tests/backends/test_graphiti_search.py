@@ -191,3 +191,36 @@ async def test_as_relevant_newer_knowledge_ranks_first_and_age_is_bounded() -> N
     assert recency(now - timedelta(days=RECENCY_HALF_LIFE_DAYS), now) == pytest.approx(
         (1 + RECENCY_FLOOR) / 2
     )
+
+
+async def test_entities_are_found_by_name_without_crashing_the_server(tmp_path) -> None:
+    """graphiti-core's exact-name lookup, made one name at a time, on a server of its own.
+
+    The stock query (``n.name IN $names``) crashed FalkorDB on lists of eight names and more
+    (REALTALK's chats in ``plait bench recall``); a crash here fails the lookup and the ping.
+    """
+    import random
+
+    from graphiti_core.nodes import EntityNode
+
+    from plait.adapters.backends.embedded import EmbeddedFalkorDB
+
+    words = "what a about and care day done for had hair my self some spa you yoga".split()
+    group_id = "plait-names"
+    with EmbeddedFalkorDB(tmp_path) as server:
+        graphiti = await make_graphiti(falkordb_url=server.url)
+        try:
+            await build_indices(graphiti, [group_id])
+            driver = graphiti.driver.clone(group_id)
+            for name in ("Kevin", "spa", "Miami"):
+                node = EntityNode(name=name, group_id=group_id, labels=["Entity"], summary=name)
+                await node.generate_name_embedding(graphiti.embedder)
+                await node.save(driver)
+            rng = random.Random(7)
+            for _ in range(200):
+                names = [*rng.sample(words, rng.randint(8, len(words))), "Kevin"]
+                found = await EntityNode.get_by_names(driver, names, [group_id])
+                assert sorted(n.name for n in found) == sorted({"Kevin", "spa"} & set(names))
+            assert await graphiti.driver.client.connection.ping()
+        finally:
+            await graphiti.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -324,6 +325,23 @@ def searchable_words(query: str) -> str:
     return " ".join(word for word in kept if any(ch.isalnum() for ch in word))
 
 
+# graphiti-core's exact-name lookup of entities (``EntityNode.get_by_names``, run when it
+# resolves an episode's entities), and the same lookup one name at a time. FalkorDB 4.x
+# (falkordblite's) crashes, signal 11 in ``QueryNode_AddChildren``, on ``n.name IN $names`` over
+# Entity, whose name has a range and a full-text index, for lists of about eight names or more.
+NAMES_LOOKUP = re.compile(
+    r"MATCH \(n:Entity\)\s+WHERE n\.group_id IN \$group_ids\s+AND n\.name IN \$names\s+RETURN"
+)
+NAME_BY_NAME = (
+    "UNWIND $names AS name MATCH (n:Entity {name: name}) WHERE n.group_id IN $group_ids RETURN"
+)
+
+
+def one_name_at_a_time(cypher: str) -> str:
+    """``cypher`` with graphiti-core's exact-name lookup made one index lookup per name."""
+    return NAMES_LOOKUP.sub(NAME_BY_NAME, cypher, count=1)
+
+
 class PlaitFalkorDriver(FalkorDriver):
     """``FalkorDriver`` with plait's fixes.
 
@@ -333,6 +351,8 @@ class PlaitFalkorDriver(FalkorDriver):
     - Full-text queries drop graphiti's ``@group_id`` filter (see :meth:`build_fulltext_query`).
     - Edge searches go through :class:`PlaitSearchInterface` (see ``fast_search``) unless
       ``fast_search`` is False.
+    - Entities are looked up by name one name at a time (:func:`one_name_at_a_time`): the
+      stock lookup crashes the server.
     """
 
     def __init__(
@@ -346,6 +366,10 @@ class PlaitFalkorDriver(FalkorDriver):
         self.fast_search = fast_search
         self.search_interface = PlaitSearchInterface() if fast_search else None
         self.vector_dimensions: int | None = None
+
+    async def execute_query(self, cypher_query_: str, **kwargs: Any) -> Any:
+        """Run a query (graphiti-core's exact-name lookup made one name at a time)."""
+        return await super().execute_query(one_name_at_a_time(cypher_query_), **kwargs)
 
     def build_fulltext_query(
         self, query: str, group_ids: list[str] | None = None, max_query_length: int = 128
@@ -382,6 +406,7 @@ __all__ = [
     "LLM_PROVIDERS",
     "TELEMETRY_ENV",
     "PlaitFalkorDriver",
+    "one_name_at_a_time",
     "ProviderConfig",
     "build_indices",
     "drop_group",
