@@ -156,6 +156,20 @@ def test_extraction_finds_files_symbols_libraries_commands_and_facts() -> None:
     assert not any("edited" in f and "Decided" in f for f in facts)
 
 
+def test_prose_that_reads_like_an_install_command_names_no_library() -> None:
+    said = [
+        "Today I went to go get my hair done and had a spa day for some self care.",
+        "Run pip install httpx and then the tests; go get github.com/spf13/cobra@v1.8.0 too.",
+        "We npm install left-pad, then yarn add react@18 and carry on",
+    ]
+    text = "\n".join(
+        f"- discovery @2024-01-12T22:08:5{n}+00:00 | {line}" for n, line in enumerate(said)
+    )
+    _, lines = parse_episode_body(f"plait episode v1\n{text}")
+    libraries = [e.name for e in extract_entities(lines, "") if e.type == "Library"]
+    assert libraries == ["httpx", "github.com/spf13/cobra", "left-pad", "react"]
+
+
 # -- the offline LLM ----------------------------------------------------------------------------
 async def test_offline_llm_answers_graphiti_prompts_from_the_episode() -> None:
     client = OfflineLLMClient()

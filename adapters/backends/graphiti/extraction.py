@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from plait.adapters.backends.graphiti.episodes import EpisodeLine
+from plait.state.ranking import STOPWORDS
 
 FILE_SUFFIX = re.compile(r"\.(?P<ext>[A-Za-z0-9]{1,8})$")
 FILE_EXTENSIONS = frozenset(
@@ -70,7 +71,7 @@ FILE_EXTENSIONS = frozenset(
 )
 SYMBOL = re.compile(r"^[A-Za-z_][\w.:#]*(\(\))?$")
 INSTALL = re.compile(
-    r"\b(?:uv add|uv pip install|pip install|pip3 install|poetry add|npm install|npm i|"
+    r"\b(?P<tool>uv add|uv pip install|pip install|pip3 install|poetry add|npm install|npm i|"
     r"pnpm add|yarn add|bun add|cargo add|go get|gem install)\s+((?:--?[\w-]+\s+)*)"
     r"(?P<names>[A-Za-z0-9@/._\-\[\]<>=~^ ]+)"
 )
@@ -145,11 +146,20 @@ def is_symbol(ref: str) -> bool:
 
 
 def library_names(text: str) -> list[str]:
-    """Packages named in install commands and imports in ``text``."""
+    """Packages named in install commands and imports in ``text``.
+
+    Prose is not a command: the names end at the first English function word ("pip install
+    httpx and then …"), and ``go get`` names only module paths ("go get my hair done" names
+    none).
+    """
     names: list[str] = []
     for match in INSTALL.finditer(text):
         for word in match["names"].split():
+            if word.casefold() in STOPWORDS:
+                break
             name = VERSION.sub("", word.strip()) if not word.startswith("@") else word
+            if match["tool"] == "go get" and "/" not in name:
+                break
             if name and not name.startswith("-") and name not in {".", "-e"}:
                 names.append(name)
     for match in IMPORT.finditer(text):
