@@ -19,7 +19,8 @@ How LongMemEval maps onto the dataset format (:mod:`plait.devtools.recall`):
 - the evidence is every turn with ``has_answer``; a question with none (the abstention
   questions, ``…_abs``, whose answer is nowhere) is skipped and counted;
 - the category is the ``question_type`` (``multi-session``, ``temporal-reasoning``,
-  ``knowledge-update``, ``single-session-user`` …);
+  ``knowledge-update``, ``single-session-user`` …); the question is asked at its
+  ``question_date``, so "two weeks ago" in it counts from then, not from the day of the run;
 - ``--split dev`` keeps the questions whose id hashes even, ``--split test`` the others: choose
   parameters on one, judge on the other. ``--limit N`` keeps the first N questions of each
   category (a haystack of 50 sessions is about 500 turns: all 500 questions are ~250,000 turns).
@@ -78,8 +79,13 @@ def conversation_of(item: dict[str, Any], dropped: Counter[str]) -> Conversation
     if not evidence:
         dropped["questions without an answer turn (abstention)"] += 1
         return None
+    asked = item.get("question_date")
     question = Question(
-        id=qid, text=item["question"], evidence=evidence, category=item["question_type"]
+        id=qid,
+        text=item["question"],
+        evidence=evidence,
+        category=item["question_type"],
+        asked_at=session_time(asked) if asked else None,
     )
     return Conversation(id=qid, sessions=sessions, questions=[question])
 

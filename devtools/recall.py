@@ -109,6 +109,11 @@ class Question(_Strict):
     text: str = Field(min_length=1)
     evidence: list[str] = Field(min_length=1, description="Turn ids that hold the answer.")
     category: str = Field(default="uncategorized", min_length=1)
+    asked_at: datetime | None = Field(
+        default=None,
+        description='When it is asked: times it names relative to that ("last week") count from'
+        " here (default: the clock when the bench runs).",
+    )
 
 
 class Conversation(_Strict):
@@ -587,7 +592,7 @@ async def search_question(
     turn_by_episode: dict[str, str],
 ) -> tuple[list[str], int, int]:
     """Ranked turn ids for a question, the number of hits, and how many mapped to no turn."""
-    hits = await background.search(group, question.text, depth)
+    hits = await background.search(group, question.text, depth, now=question.asked_at)
     turns, unmapped = ranked_turns(hits, turn_by_episode)
     return turns[:depth], len(hits), unmapped
 

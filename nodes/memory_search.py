@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import datetime
 
 import numpy as np
 
@@ -127,12 +128,17 @@ async def graph_hits(
 
 
 async def search_memory(
-    context: PlaitContext, query: str, group_ids: Sequence[str], limit: int
+    context: PlaitContext,
+    query: str,
+    group_ids: Sequence[str],
+    limit: int,
+    *,
+    now: datetime | None = None,
 ) -> list[MemoryHit]:
     """Turns of the recall index with the graph's facts after them, best first.
 
     ``limit`` bounds the turns (at least :data:`TURN_DEPTH` are ranked) and the graph hits
-    each; the list can hold both.
+    each; the list can hold both. ``now``: when the query is asked (default the clock).
     """
     if not query.strip() or not group_ids or limit <= 0:
         return []
@@ -141,7 +147,7 @@ async def search_memory(
         await index_queued(context, group_ids)
         vector = await query_vector(context, query)
         found = await context.recall.search_turns(
-            query, group_ids, max(limit, TURN_DEPTH), query_vector=vector
+            query, group_ids, max(limit, TURN_DEPTH), query_vector=vector, now=now
         )
         turns = [turn_memory_hit(hit) for hit in found[:limit]]
     facts = await graph_hits(context, query, group_ids, limit)

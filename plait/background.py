@@ -24,6 +24,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -432,10 +433,16 @@ class Background:
             return None
         return opened
 
-    async def search(self, group_id: str, query: str, limit: int) -> list[MemoryHit]:
-        """What plait serves for ``query`` (:func:`plait.nodes.memory_search.search_memory`)."""
+    async def search(
+        self, group_id: str, query: str, limit: int, *, now: datetime | None = None
+    ) -> list[MemoryHit]:
+        """What plait serves for ``query`` (:func:`plait.nodes.memory_search.search_memory`).
+
+        ``now``: when the query is asked (default the clock).
+        """
         context = self._context(await self._knowledge_or_none(), group_id)
-        return await search_memory(context, query, recall_groups(group_id, self.settings), limit)
+        groups = recall_groups(group_id, self.settings)
+        return await search_memory(context, query, groups, limit, now=now)
 
     async def refresh(self, group_id: str, root_session_id: str, query: str) -> CachedRecall | None:
         """Search long-term memory for ``query`` (prefetch when "") and cache the result now."""

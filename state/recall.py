@@ -172,9 +172,19 @@ class TurnSearch(Protocol):
         ...
 
     async def search_turns(
-        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: QueryVector = None,
+        now: datetime | None = None,
     ) -> list[TurnHit]:
-        """The turns of the groups best matching ``query``, best first, at most ``limit``."""
+        """The turns of the groups best matching ``query``, best first, at most ``limit``.
+
+        ``now``: when the query is asked (default the clock), for the times it names relative
+        to it ("last week").
+        """
         ...
 
     async def newest_turns(

@@ -51,10 +51,16 @@ class InMemoryRecallIndex:
         return self.add_now(turns)
 
     async def search_turns(
-        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: QueryVector = None,
+        now: datetime | None = None,
     ) -> list[TurnHit]:
         """The turns of the groups best matching ``query``, best first, at most ``limit``."""
-        return self.search_now(query, group_ids, limit, query_vector=query_vector)
+        return self.search_now(query, group_ids, limit, query_vector=query_vector, now=now)
 
     async def newest_turns(
         self, group_ids: Sequence[str], kinds: Sequence[str], limit: int
@@ -142,7 +148,13 @@ class InMemoryRecallIndex:
         )
 
     def search_now(
-        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: QueryVector = None,
+        now: datetime | None = None,
     ) -> list[TurnHit]:
         """Rank every group's turns, merge by score."""
         hits: list[TurnHit] = []
@@ -150,7 +162,7 @@ class InMemoryRecallIndex:
             index = self._groups.get(group_id)
             if index is None or limit <= 0:
                 continue
-            ranked = rank_turns(index, query, query_vector=query_vector, limit=limit)
+            ranked = rank_turns(index, query, query_vector=query_vector, limit=limit, now=now)
             hits.extend(self.hit(index.ids[r.position], r.score, r.parts) for r in ranked)
         return sorted(hits, key=lambda h: -h.score)[:limit]
 

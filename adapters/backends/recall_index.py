@@ -176,13 +176,19 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         return await self._run(add)
 
     async def search_turns(
-        self, query: str, group_ids: Sequence[str], limit: int, *, query_vector: QueryVector = None
+        self,
+        query: str,
+        group_ids: Sequence[str],
+        limit: int,
+        *,
+        query_vector: QueryVector = None,
+        now: datetime | None = None,
     ) -> list[TurnHit]:
         """Rank the groups' turns (loading them first)."""
 
         def search() -> list[TurnHit]:
             self._load(group_ids)
-            return self.search_now(query, group_ids, limit, query_vector=query_vector)
+            return self.search_now(query, group_ids, limit, query_vector=query_vector, now=now)
 
         return await self._run(search)
 

@@ -58,6 +58,7 @@ def test_each_question_is_a_conversation_with_its_answer_turns_as_evidence(
     assert conversation.sessions[1].started_at.isoformat() == "2023-05-25T14:05:00+00:00"
     assert conversation.questions[0].evidence == ["q1:answer_q1:0"]
     assert conversation.questions[0].category == "multi-session"
+    assert conversation.questions[0].asked_at.isoformat() == "2023-06-01T10:00:00+00:00"
     assert len(conversation.sessions[0].turns[1].text) > 4000, "a long turn is kept whole"
     assert dropped["questions without an answer turn (abstention)"] == 1
     assert dropped["empty turns"] == 2  # one in each haystack

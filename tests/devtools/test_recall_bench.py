@@ -340,3 +340,41 @@ async def test_run_recall_bench_starts_its_own_embedded_server(
     assert report.episodes_written == 2
     assert report.overall("plait").recall[1] == pytest.approx(0.5)
     assert (tmp_data_dir / "falkordb" / "redis.conf").is_file()
+
+
+async def test_a_question_names_times_relative_to_when_it_is_asked(
+    tmp_path: Path, redis_url: str, tmp_data_dir: Path
+) -> None:
+    """The same words said in March and in May: "last week" picks the one before the asking."""
+
+    def said(session: str, day: str) -> dict[str, Any]:
+        text = "We picked the blue theme for the landing page."
+        return {
+            "id": session,
+            "started_at": f"2023-{day}T10:00:00Z",
+            "turns": [{"id": f"c1:{session}", "speaker": "user", "text": text}],
+        }
+
+    def question(qid: str, evidence: str, asked: str) -> dict[str, Any]:
+        text = "Which theme did we pick for the landing page last week?"
+        return {"id": qid, "text": text, "evidence": [evidence], "asked_at": f"2023-{asked}Z"}
+
+    path = tmp_path / "dated.json"
+    conversation = {
+        "id": "c1",
+        "sessions": [said("march", "03-06"), said("may", "05-08")],
+        "questions": [
+            question("after-march", "c1:march", "03-13T09:00:00"),
+            question("after-may", "c1:may", "05-15T09:00:00"),
+        ],
+    }
+    path.write_text(json.dumps({"name": "dated", "conversations": [conversation]}))
+    report = await run_recall_bench(
+        path,
+        (1,),
+        knowledge_factory=in_memory_knowledge,
+        redis_url=redis_url,
+        settings=Settings.load(tmp_data_dir, data_dir=tmp_data_dir, recall={"embedder": "none"}),
+    )
+    first = {r.question_id: r.ranked["plait"][0] for r in report.results}
+    assert first == {"after-march": "c1:march", "after-may": "c1:may"}
