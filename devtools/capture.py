@@ -511,6 +511,7 @@ DATASETS: tuple[tuple[str, str, str], ...] = (
     ("fresh4", "fresh4.jsonl", "fresh4_pairs.jsonl"),
     ("fresh5", "fresh5.jsonl", "fresh5_pairs.jsonl"),
     ("fresh6", "fresh6.jsonl", "fresh6_pairs.jsonl"),
+    ("fresh7", "fresh7.jsonl", "fresh7_pairs.jsonl"),
 )
 METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
