@@ -542,6 +542,8 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
     + ("1.00",),
     ("fresh6 (36, 10), 2026-11-25", "0.57 (P 0.89)", "1.00 (P 0.83)", "0.67", "0.67", "0.67")
     + ("–", "0.57"),
+    ("fresh7 (39, 10), 2026-11-29, with the second look", "0.72 (P 0.93)", "1.00", "0.67")
+    + ("1.00", "0.25", "–", "0.33"),
 )
 SECOND_LOOK_NOTE = (
     "The drain's second look (`plait.nodes.statement_kinds`): the statements of a user's prompt "
@@ -562,7 +564,11 @@ BLIND_NOTE = (
     "preferences rose from 0.17 to 0.67, decisions from 0.67 to 0.71, precision stayed 1.00. "
     "fresh6, written on 2026-11-25 without reading the rules and run once, fell lower still "
     "(decisions 0.57: 'Final answer on X: Y', 'Y it is for Z', 'we're settling on Y', 'Z goes "
-    "through Y', 'Z lives in Y'). Below the goal of 0.90: rules alone do not get there."
+    "through Y', 'Z lives in Y'). Below the goal of 0.90: rules alone do not get there. "
+    "fresh7, written on 2026-11-29 and run once through the drain's second look, found every "
+    "preference but decisions 0.72 (0.39 by the rules alone), one reversal of four and two "
+    "supersessions of six: decisions and reversals worded as 'I've made up my mind, X handles "
+    "Y', 'X replaces Y', 'back to X', 'opting for X over Y' are still missed."
 )
 
 
