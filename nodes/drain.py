@@ -25,13 +25,18 @@ from plait.nodes.statements import Statement
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
-from plait.state.context import PlaitContext
+from plait.state.context import GraphStrikes, PlaitContext
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
 from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, TextEmbedder, queued_turns
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
+# Strikes: the graph's server, which is the hot tier's, went down while a write holding the
+# entry was under way. After one, the batch's events are written one at a time; an event being
+# written when it went down this often (its batch's once, then twice alone) is set aside as a
+# dead letter without being written again, so it cannot take the hot tier down at every run.
+STRIKES_TO_SET_ASIDE = 3
 
 
 def is_chatter(event: SessionEvent) -> bool:
@@ -205,16 +210,47 @@ async def build_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> d
 
 
 async def write_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Write every episode; episode uuids derive from event ids, so a retry never duplicates."""
-    knowledge = runtime.context.knowledge
+    """Write every episode; episode uuids derive from event ids, so a retry never duplicates.
+
+    A batch one of whose events was being written when the graph's server went down
+    (:func:`strike_if_the_server_died`) is written one event at a time (:func:`isolate_failures`).
+    """
+    context = runtime.context
+    knowledge = context.knowledge
     if knowledge is None:
         return {"error": "no knowledge graph configured", "attempt": state.get("attempt", 0) + 1}
-    written = await attempt(write_all(knowledge, state.get("episodes", [])))
+    episodes = state.get("episodes", [])
+    entries = [claimed for episode in episodes for claimed in episode]
+    if any(context.graph_strikes.of(claimed.entry_id) for claimed in entries):
+        dead, alone, stopped = await isolate_failures(state.get("batch", []), knowledge, context)
+        moved = {
+            "written": state.get("written", 0) + alone,
+            "dead_lettered": state.get("dead_lettered", 0) + dead,
+        }
+        if stopped:
+            return {**moved, "error": "graph server unreachable", "unreachable": True}
+        return {**moved, "error": None}
+    written = await attempt(write_all(knowledge, episodes))
     if isinstance(written, BackendUnavailable):
+        await strike_if_the_server_died(context, entries)
         return {"error": f"graph server unreachable: {written}", "unreachable": True}
     if isinstance(written, PlaitError):
         return {"error": describe(written)[:2000], "attempt": state.get("attempt", 0) + 1}
+    context.graph_strikes.forget(claimed.entry_id for claimed in entries)
     return {"error": None, "written": state.get("written", 0) + written}
+
+
+async def strike_if_the_server_died(context: PlaitContext, entries: list[QueueEntry]) -> None:
+    """A strike on each entry when the write took the graph's server, the hot tier's, down.
+
+    The hot tier answered the batch's claim; if it does not answer now, the server died while
+    the write was under way. A graph with a server of its own counts none: its outage says
+    nothing of the write.
+    """
+    if context.settings.falkordb.url is not None:
+        return
+    if isinstance(await attempt(context.queue.queue_depth()), PlaitError):
+        context.graph_strikes.add(claimed.entry_id for claimed in entries)
 
 
 async def write_all(knowledge: KnowledgeGraph, episodes: list[list[QueueEntry]]) -> int:
@@ -254,7 +290,7 @@ async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -
             await runtime.context.dead_letters.dead_letter(claimed, reason)
         dead, written = len(batch), 0
     else:
-        dead, written = await isolate_failures(batch, knowledge, runtime.context)
+        dead, written, _ = await isolate_failures(batch, knowledge, runtime.context)
     return {
         "batch": [],
         "episodes": [],
@@ -265,23 +301,45 @@ async def dead_letter_batch(state: DrainState, runtime: Runtime[PlaitContext]) -
 
 async def isolate_failures(
     batch: list[QueueEntry], knowledge: KnowledgeGraph, context: PlaitContext
-) -> tuple[int, int]:
-    """Write each event of ``batch`` alone; ack it, or dead-letter it with why. (dead, written)."""
+) -> tuple[int, int, bool]:
+    """Write each event of ``batch`` alone; ack it, or dead-letter it with why.
+
+    Returns (dead, written, stopped): ``stopped`` when the graph server became unreachable,
+    leaving the rest pending. An event that was being written every time the server went down
+    (:data:`STRIKES_TO_SET_ASIDE`) is dead-lettered without being written again.
+    """
     dead = written = 0
+    strikes = context.graph_strikes
     for claimed in batch:
         if not is_lasting(claimed.event):  # kept out of the graph (it is in the recall index)
             await context.queue.ack([claimed])
             continue
+        if strikes.of(claimed.entry_id) >= STRIKES_TO_SET_ASIDE:
+            await context.dead_letters.dead_letter(claimed, set_aside_reason(strikes, claimed))
+            strikes.forget([claimed.entry_id])
+            dead += 1
+            continue
         result = await attempt(knowledge.write_episodes(claimed.group_id, [claimed.event]))
         if isinstance(result, BackendUnavailable):
-            break  # the rest stays pending: claimed again on the next run
+            await strike_if_the_server_died(context, [claimed])
+            return dead, written, True  # the rest stays pending: claimed again on the next run
         if isinstance(result, PlaitError):
             await context.dead_letters.dead_letter(claimed, describe(result)[:2000])
             dead += 1
             continue
         await context.queue.ack([claimed])
+        strikes.forget([claimed.entry_id])
         written += result
-    return dead, written
+    return dead, written, False
+
+
+def set_aside_reason(strikes: GraphStrikes, claimed: QueueEntry) -> str:
+    """Why an event that took the graph's server down is not written again."""
+    return (
+        f"the graph server went down {strikes.of(claimed.entry_id)} times while this event was "
+        "being written (the last ones with it alone); it is not written again, so it cannot take "
+        "the hot tier down at every drain: replay it (plait dlq replay) once the server is fixed"
+    )
 
 
 def route_after_build_episodes(

@@ -40,7 +40,7 @@ from plait.state.base.boundary import attempt, describe, fail_open, translate
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redacted_logger
 from plait.state.base.settings import Settings
-from plait.state.context import PlaitContext, QueueMark
+from plait.state.context import GraphStrikes, PlaitContext, QueueMark
 from plait.state.events import SessionEvent
 from plait.state.groups import acting_as, acting_member
 from plait.state.hooks import CachedRecall
@@ -156,6 +156,7 @@ class Background:
         self.knowledge_failure: str | None = None  # why the knowledge graph did not open
         self.recall = recall
         self.queue_mark = QueueMark()  # what this process's searches indexed of the queue
+        self.graph_strikes = GraphStrikes()  # graph writes that took the server down
         self.embedder = embedder if recall is not None else None
         self.embedded_total = 0  # vectors this process has computed and kept
         self._knowledge_lock = asyncio.Lock()
@@ -278,6 +279,7 @@ class Background:
             sleep=self._sleep,
             observations=self.observations,
             queue_mark=self.queue_mark,
+            graph_strikes=self.graph_strikes,
         )
 
     # -- drain ----------------------------------------------------------------------------------

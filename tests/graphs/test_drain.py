@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Sequence
+from functools import partial
 
 import pytest
+import redis.asyncio
+import redis.exceptions
 
+from plait.adapters.backends.embedded import EmbeddedFalkorDB
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
 from plait.nodes.drain import backoff_seconds, chunk_episodes
+from plait.state.base.boundary import attempt
+from plait.state.base.errors import BackendUnavailable
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import GraphPicture, HotStore, KnowledgeGraph, MemoryHit, QueueEntry
@@ -189,3 +197,61 @@ def test_backoff_grows_exponentially_within_the_cap() -> None:
     assert [backoff_seconds(n, jitter=1.0) for n in range(1, 4)] == [1.0, 2.0, 4.0]
     assert backoff_seconds(20, jitter=1.0) == 30.0
     assert backoff_seconds(3, jitter=0.0) == 0.0
+
+
+class CrashingGraph(FlakyGraph):
+    """Takes its server down (SHUTDOWN, data saved) on every write that holds a ``CRASH`` event.
+
+    The server is the hot tier's too, as with the embedded default: what a FalkorDB crash on a
+    query does to a user's service.
+    """
+
+    def __init__(self, server: EmbeddedFalkorDB) -> None:
+        super().__init__(failures=0, error=ValueError())
+        self.server = server
+        self.crashes = 0
+
+    async def write_episodes(self, group_id: str, events: Sequence[SessionEvent]) -> int:
+        if any("CRASH" in event.summary for event in events):
+            self.crashes += 1
+            client = redis.asyncio.Redis.from_url(self.server.url)
+            with contextlib.suppress(redis.exceptions.ConnectionError):
+                await client.shutdown()
+            await client.aclose()
+            # what GraphitiKnowledgeGraph raises when the server drops the connection
+            raise BackendUnavailable("FalkorDB unreachable: Connection closed by server.")
+        return await self.inner.write_episodes(group_id, events)
+
+
+@pytest.mark.parametrize("graph_server", ["the hot tier's", "its own"])
+async def test_an_event_that_crashes_the_shared_server_is_set_aside_not_retried_for_ever(
+    tmp_path, graph_server: str
+) -> None:
+    with EmbeddedFalkorDB(tmp_path) as server:
+        store = RedisHotStore.from_url(server.url)
+        summaries = ["use uv", "CRASH the server", "use ruff", "use mypy"]
+        await store.enqueue("g1", await store.append_events("s1", [event(s) for s in summaries]))
+        graph = CrashingGraph(server)
+        own = {"url": "redis://127.0.0.1:1"} if graph_server == "its own" else {}
+        worker = Background(
+            store=store,
+            settings=Settings(redis={"batch_size": 4}, falkordb=own),
+            group_id="g1",
+            knowledge_factory=partial(asyncio.sleep, 0, graph),
+        )
+        for _ in range(8):  # a drain run as the loop runs it, then the supervisor's revival
+            await attempt(worker.drain())
+            if not server.running():
+                await asyncio.to_thread(server.restart)
+        if graph_server == "its own":  # an outage of its own server: kept queued, never judged
+            assert graph.crashes >= 4 and await store.list_dead() == []
+            assert await store.queue_depth() == 4
+        else:  # its batch, then twice alone: set aside, and the rest written
+            assert graph.crashes == 3
+            (dead,) = await store.list_dead()
+            assert dead.event.summary == "CRASH the server"
+            assert "went down 3 times" in dead.reason and "plait dlq replay" in dead.reason
+            written = sorted(e.summary for e in graph.inner.episodes["g1"].values())
+            assert written == ["use mypy", "use ruff", "use uv"]
+            assert await store.queue_depth() == 0
+        await store.aclose()
