@@ -39,14 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from plait.devtools.recall import (
-    DIALOG_ID,
-    LOCOMO_CATEGORIES,
     BenchSession,
     Conversation,
     Dataset,
     Question,
     Turn,
-    dialog_ids,
+    locomo_question,
     write_dataset,
 )
 
@@ -104,24 +102,9 @@ def questions_of(
         if skip_adversarial and raw["category"] == ADVERSARIAL:
             dropped["adversarial questions skipped"] += 1
             continue
-        listed = raw.get("evidence", [])
-        named = [f"{sample['sample_id']}:{d}" for d in dialog_ids(listed)]
-        evidence = [turn_id for turn_id in named if turn_id in known]
-        dropped["evidence entries not a dialog id"] += sum(
-            not DIALOG_ID.search(item) for item in listed
-        )
-        dropped["evidence ids naming no turn"] += len(named) - len(evidence)
-        if not evidence:
-            dropped["questions without evidence"] += 1
-            continue
-        questions.append(
-            Question(
-                id=f"{sample['sample_id']}:q{index}",
-                text=raw["question"],
-                evidence=evidence,
-                category=LOCOMO_CATEGORIES[raw["category"]],
-            )
-        )
+        question = locomo_question(sample["sample_id"], index, raw, known, dropped)
+        if question is not None:
+            questions.append(question)
     return questions
 
 

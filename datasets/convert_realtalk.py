@@ -37,13 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from plait.devtools.recall import (
-    LOCOMO_CATEGORIES,
     BenchSession,
     Conversation,
     Dataset,
     Question,
     Turn,
-    dialog_ids,
+    locomo_question,
     write_dataset,
 )
 
@@ -80,20 +79,9 @@ def questions_of(
     """The chat's questions with evidence that names known messages."""
     questions = []
     for index, raw in enumerate(chat.get("qa", []), start=1):
-        named = [f"{chat_id}:{d}" for d in dialog_ids(raw.get("evidence", []))]
-        evidence = [turn_id for turn_id in named if turn_id in known]
-        dropped["evidence ids naming no message"] += len(named) - len(evidence)
-        if not evidence:
-            dropped["questions without evidence"] += 1
-            continue
-        questions.append(
-            Question(
-                id=f"{chat_id}:q{index}",
-                text=raw["question"],
-                evidence=evidence,
-                category=LOCOMO_CATEGORIES.get(raw.get("category"), "uncategorized"),
-            )
-        )
+        question = locomo_question(chat_id, index, raw, known, dropped)
+        if question is not None:
+            questions.append(question)
     return questions
 
 

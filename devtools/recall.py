@@ -30,7 +30,7 @@ import re
 import secrets
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -190,7 +190,7 @@ def parse_dataset(data: Any, *, source: str = "dataset") -> Dataset:
 
 def write_dataset(dataset: Dataset, output: Path, left_out: Mapping[str, int]) -> None:
     """Write a converted dataset; say on stderr how big it is and what the converter left out."""
-    output.write_text(dataset.model_dump_json(indent=1), encoding="utf-8")
+    output.write_text(dataset.model_dump_json(indent=1, exclude_none=True), encoding="utf-8")
     turns = sum(1 for c in dataset.conversations for _ in c.turns())
     questions = sum(len(c.questions) for c in dataset.conversations)
     print(f"{output}: {turns} turns, {questions} questions", file=sys.stderr)
@@ -225,6 +225,29 @@ def dialog_ids(raw: Iterable[str]) -> list[str]:
         last = int(match["last"]) if match["last"] else first
         ids += [f"D{match['session']}:{turn}" for turn in range(first, max(first, last) + 1)]
     return list(dict.fromkeys(ids))
+
+
+def locomo_question(
+    prefix: str, index: int, raw: Mapping[str, Any], known: set[str], dropped: Counter[str]
+) -> Question | None:
+    """A LoCoMo-shaped question (``prefix:q<index>``), or None when its evidence names no turn.
+
+    ``known``: the turn ids (``prefix:D1:3``) there are; what is dropped is counted.
+    """
+    listed = raw.get("evidence", [])
+    named = [f"{prefix}:{d}" for d in dialog_ids(listed)]
+    evidence = [turn_id for turn_id in named if turn_id in known]
+    dropped["evidence entries not a dialog id"] += sum(not DIALOG_ID.search(e) for e in listed)
+    dropped["evidence ids naming no turn"] += len(named) - len(evidence)
+    if not evidence:
+        dropped["questions without evidence"] += 1
+        return None
+    return Question(
+        id=f"{prefix}:q{index}",
+        text=raw["question"],
+        evidence=evidence,
+        category=LOCOMO_CATEGORIES.get(raw.get("category", 0), "uncategorized"),
+    )
 
 
 def load_dataset(path: Path | str) -> Dataset:
@@ -779,6 +802,7 @@ __all__ = [
     "graphiti_knowledge",
     "in_memory_knowledge",
     "load_dataset",
+    "locomo_question",
     "ndcg_at_k",
     "parse_dataset",
     "parse_ks",

@@ -89,7 +89,8 @@ def test_each_chat_is_a_conversation_with_repaired_evidence(converter: ModuleTyp
     assert cities.evidence == [f"Chat_1_Emi_Elise:D2:{n}" for n in (1, 2, 3)]
     assert dropped == {
         "messages without text": 1,
-        "evidence ids naming no message": 1,  # D1:3, removed by REALTALK's cleaning
+        "evidence ids naming no turn": 1,  # D1:3, removed by REALTALK's cleaning
+        "evidence entries not a dialog id": 2,  # "D:56" and ""
         "questions without evidence": 1,
     }
 
