@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -190,14 +190,39 @@ def bench_capture_command(
 def bench_recall_command(
     dataset: Annotated[Path, typer.Option(help="Dataset JSON (see datasets/devlog.json).")],
     k: Annotated[str, typer.Option("--k", help="Cut-offs for recall@k.")] = "5,10,25,50",
+    graph: Annotated[
+        Literal["graphiti", "memory"],
+        typer.Option(
+            help="graphiti: every turn written into Graphiti, as plait does; memory: the "
+            "in-process reference graph, for a dataset too big to write into Graphiti.",
+        ),
+    ] = "graphiti",
     json_output: cli.JsonOption = False,
 ) -> None:
-    """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category."""
-    from plait.devtools.recall import DatasetError, parse_ks, render_report, run_recall_bench
+    """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category.
 
+    Progress goes to stderr.
+    """
+    from plait.devtools.recall import (
+        DatasetError,
+        graphiti_knowledge,
+        in_memory_knowledge,
+        parse_ks,
+        render_report,
+        run_recall_bench,
+    )
+
+    factory = graphiti_knowledge if graph == "graphiti" else in_memory_knowledge
     try:
         ks = parse_ks(k)
-        report = cli.run(run_recall_bench(dataset, ks))
+        report = cli.run(
+            run_recall_bench(
+                dataset,
+                ks,
+                knowledge_factory=factory,
+                progress=lambda line: typer.echo(f"plait bench recall: {line}", err=True),
+            )
+        )
     except DatasetError as error:
         cli.fail(str(error), code=2)
     except PlaitError as error:

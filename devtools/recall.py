@@ -64,6 +64,7 @@ from plait.wiring import open_recall
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
 NDCG_K = 10
+PROGRESS_EVERY = 1000  # turns drained, or conversations asked, between progress lines
 # plait, then the baselines: BM25 as plait had it (no stemming), BM25 with the same Snowball
 # stemmer plait uses, and plain dense retrieval (the recall embedder's cosine over each turn alone)
 SYSTEMS = ("plait", "bm25", "bm25-stemmed", "dense")
@@ -629,14 +630,20 @@ async def bench_conversations(
     falkordb_url: str,
     knowledge_factory: BenchKnowledgeFactory,
     data_dir: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> RecallReport:
-    """Ingest every conversation through the drain, embed, then ask every question of both."""
+    """Ingest every conversation through the drain, embed, then ask every question of both.
+
+    ``progress`` hears a line at each step (a long dataset takes hours).
+    """
+    say = progress or (lambda line: None)
     run_id = secrets.token_hex(4)
     depth = max([*ks, NDCG_K])
     settings = bench_settings(settings, data_dir)
     turn_by_episode: dict[str, str] = {}
     for conversation in dataset.conversations:
         turn_by_episode |= await record_conversation(store, run_id, conversation)
+    say(f"recorded {len(turn_by_episode)} turns of {len(dataset.conversations)} conversations")
     recall, embedder = open_recall(settings)
     background = Background(
         store=store,
@@ -647,9 +654,18 @@ async def bench_conversations(
         recall=recall,
         embedder=embedder,
     )
+    drained_so_far = [0]
+
+    async def count_batch() -> None:
+        drained_so_far[0] += 1  # a batch is one turn (batch size 1)
+        if drained_so_far[0] % PROGRESS_EVERY == 0:
+            say(f"drained {drained_so_far[0]} of {len(turn_by_episode)} turns")
+
     try:
-        drained = await background.drain()
+        drained = await background.drain(before_batch=count_batch)
+        say(f"drained: {drained.written} episodes written, {drained.dead_lettered} dead letters")
         vectors = await background.embed_pending()
+        say(f"embedded: {vectors} vectors")
         knowledge = await background.knowledge()
         report = RecallReport(
             dataset=dataset.name,
@@ -665,10 +681,13 @@ async def bench_conversations(
             unmapped_hits=0,
             systems=SYSTEMS if embedder is not None else SYSTEMS[:-1],
         )
-        for conversation in dataset.conversations:
+        count = len(dataset.conversations)
+        for number, conversation in enumerate(dataset.conversations, start=1):
             await ask_conversation(
                 report, background, run_id, conversation, turn_by_episode, embedder
             )
+            if number % PROGRESS_EVERY == 0 or number == count:
+                say(f"asked the questions of {number} of {count} conversations")
     finally:
         await background.aclose()
     return report
@@ -750,6 +769,7 @@ async def run_recall_bench(
     data_dir: Path | str | None = None,
     redis_url: str | None = None,
     settings: Settings | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RecallReport:
     """Measure recall@k and NDCG@10 of plait's long-term memory against BM25 on a dataset.
 
@@ -763,6 +783,7 @@ async def run_recall_bench(
         redis_url: use this server instead of starting an embedded one; the run's keys get a
             prefix of their own.
         settings: plait settings (default: loaded for ``data_dir``, LLM and embedder included).
+        progress: hears a line at each step of the run.
     """
     dataset = load_dataset(dataset_path)
     directory = Path(data_dir) if data_dir is not None else None
@@ -776,6 +797,7 @@ async def run_recall_bench(
             falkordb_url=url,
             knowledge_factory=knowledge_factory or graphiti_knowledge,
             data_dir=run_dir,
+            progress=progress,
         )
 
 

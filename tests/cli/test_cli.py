@@ -260,3 +260,27 @@ def test_dlq_list_shows_dead_calls_too(tmp_path: Path, tmp_data_dir: Path) -> No
     assert result.exit_code == 0, result.output
     assert "dead calls" in result.output and "kept failing" in result.output
     assert "UserPromptSubmit" in result.output
+
+
+def test_cli_bench_recall_on_the_reference_graph_says_how_far_it_got(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PLAIT_RECALL__EMBEDDER", "none")
+    turns = [
+        {"id": "c1:t1", "speaker": "user", "text": "We store invoices in Postgres."},
+        {"id": "c1:t2", "speaker": "assistant", "text": "Added the invoices table."},
+    ]
+    question = {"id": "q1", "text": "Where are invoices stored?", "evidence": ["c1:t1"]}
+    session = {"id": "s1", "started_at": "2026-03-01T10:00:00Z", "turns": turns}
+    conversation = {"id": "c1", "sessions": [session], "questions": [question]}
+    dataset = tmp_path / "tiny.json"
+    dataset.write_text(json.dumps({"name": "tiny", "conversations": [conversation]}))
+    result = runner.invoke(
+        app, ["bench", "recall", "--dataset", str(dataset), "--graph", "memory", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["backend"] == "InMemoryKnowledgeGraph" and report["turns"] == 2
+    assert report["results"][0]["ranked"]["plait"][0] == "c1:t1"
+    assert "plait bench recall: recorded 2 turns of 1 conversations" in result.stderr
+    assert "asked the questions of 1 of 1 conversations" in result.stderr
