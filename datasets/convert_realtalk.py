@@ -8,8 +8,10 @@ Its repository (github.com/danny911kr/REALTALK) states no licence, so plait neit
 files nor their conversion: fetch ``data/Chat_*.json`` from it, convert, keep the output out of
 git::
 
-    uv run python datasets/convert_realtalk.py REALTALK/data/Chat_*.json -o /tmp/realtalk.json
+    uv run python datasets/convert_realtalk.py REALTALK/data -o /tmp/realtalk.json
     uv run plait bench recall --dataset /tmp/realtalk.json
+
+(the folder, or the ``Chat_*.json`` files themselves).
 
 How REALTALK maps onto the dataset format (:mod:`plait.devtools.recall`):
 
@@ -100,15 +102,34 @@ def convert(chats: dict[str, dict[str, Any]]) -> tuple[Dataset, Counter[str]]:
 def main(argv: list[str] | None = None) -> None:
     """Read REALTALK's chat files, write the recall dataset, say what was left out."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("sources", type=Path, nargs="+", help="REALTALK's data/Chat_*.json")
+    parser.add_argument(
+        "sources", type=Path, nargs="+", help="REALTALK's data/Chat_*.json, or its data folder"
+    )
     parser.add_argument("-o", "--output", type=Path, required=True, help="dataset JSON to write")
     args = parser.parse_args(argv)
-    chats = {
-        path.stem: json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(args.sources, key=chat_number)
-    }
+    paths = [
+        found
+        for source in args.sources
+        for found in (sorted(source.glob("Chat_*.json")) if source.is_dir() else [source])
+    ]
+    if not paths:
+        parser.error("no Chat_*.json in " + ", ".join(map(str, args.sources)))
+    chats = {path.stem: read_chat(parser, path) for path in sorted(paths, key=chat_number)}
     dataset, dropped = convert(chats)
     write_dataset(dataset, args.output, dropped)
+
+
+def read_chat(parser: argparse.ArgumentParser, path: Path) -> dict[str, Any]:
+    """One chat file, or the parser's error naming the file and what is wrong with it."""
+    try:
+        chat = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        parser.error(f"{path}: cannot read: {error.strerror or error}")
+    except json.JSONDecodeError as error:
+        parser.error(f"{path}: not JSON: {error}")
+    if not isinstance(chat, dict) or not any(SESSION_KEY.match(key) for key in chat):
+        parser.error(f"{path}: not a REALTALK chat (no session_N lists)")
+    return chat
 
 
 def chat_number(path: Path) -> tuple[int, str]:

@@ -129,3 +129,17 @@ def test_the_command_writes_a_dataset_the_bench_reads(tmp_path: Path) -> None:
     assert "10 turns, 4 questions" in done.stderr
     dataset = load_dataset(output)
     assert [c.id for c in dataset.conversations] == ["Chat_2_A_B", "Chat_10_A_B"]
+
+
+def test_the_command_takes_the_data_folder_and_names_a_file_it_cannot_use(tmp_path: Path) -> None:
+    (tmp_path / "Chat_1_A_B.json").write_text(json.dumps(chat()))
+    output = tmp_path / "out.json"
+    command = [sys.executable, str(SCRIPT), str(tmp_path), "-o", str(output)]
+    subprocess.run(command, capture_output=True, text=True, check=True)
+    assert [c.id for c in load_dataset(output).conversations] == ["Chat_1_A_B"]
+    (tmp_path / "Chat_2_A_B.json").write_text("{not json")
+    failed = subprocess.run(command, capture_output=True, text=True)
+    assert failed.returncode == 2 and "Chat_2_A_B.json: not JSON" in failed.stderr
+    (tmp_path / "Chat_2_A_B.json").write_text(json.dumps({"qa": []}))
+    failed = subprocess.run(command, capture_output=True, text=True)
+    assert "Chat_2_A_B.json: not a REALTALK chat" in failed.stderr
