@@ -240,6 +240,7 @@ def test_browser_stored_markup_is_shown_as_text(page: Any, service: Service) -> 
     page.goto(f"{service.url}/ui/memory")
     assert page.get_by_role("link", name=f"XSS {IMG_PAYLOAD}").is_visible()
     page.get_by_role("link", name=f"XSS {IMG_PAYLOAD}").click()
+    page.get_by_text(f"body {SCRIPT_PAYLOAD}").first.wait_for()  # the click's page, once loaded
     assert page.get_by_text(f"body {SCRIPT_PAYLOAD}").first.is_visible()
     assert page.get_by_text(f"src/{IMG_PAYLOAD}.py").is_visible()
     assert page.locator("img[src=x]").count() == 0
@@ -274,7 +275,7 @@ def test_browser_search_edit_and_forget(
     edited = service.run(service.memory.observations.get(seeded["zebra"]))
     assert (edited.revision, edited.title) == (2, "Deploys go to the zebra-cluster (prod only)")
     page.get_by_role("link", name="Forget…").click()
-    assert page.get_by_role("heading", name="Forget this observation?").is_visible()
+    page.get_by_role("heading", name="Forget this observation?").wait_for()
     page.get_by_role("button", name="Forget it").click()
     page.get_by_role("heading", name="Forgotten").wait_for()
     page.goto(f"{service.url}/ui/memory?q=zebra")
