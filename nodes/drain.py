@@ -25,7 +25,7 @@ from plait.nodes.statements import Statement
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
-from plait.state.context import GraphStrikes, PlaitContext
+from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
 from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, TextEmbedder, queued_turns
@@ -221,7 +221,7 @@ async def write_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> d
         return {"error": "no knowledge graph configured", "attempt": state.get("attempt", 0) + 1}
     episodes = state.get("episodes", [])
     entries = [claimed for episode in episodes for claimed in episode]
-    if any(context.graph_strikes.of(claimed.entry_id) for claimed in entries):
+    if any(context.graph_strikes[claimed.entry_id] for claimed in entries):
         dead, alone, stopped = await isolate_failures(state.get("batch", []), knowledge, context)
         moved = {
             "written": state.get("written", 0) + alone,
@@ -236,7 +236,8 @@ async def write_episodes(state: DrainState, runtime: Runtime[PlaitContext]) -> d
         return {"error": f"graph server unreachable: {written}", "unreachable": True}
     if isinstance(written, PlaitError):
         return {"error": describe(written)[:2000], "attempt": state.get("attempt", 0) + 1}
-    context.graph_strikes.forget(claimed.entry_id for claimed in entries)
+    for claimed in entries:
+        context.graph_strikes.pop(claimed.entry_id, None)
     return {"error": None, "written": state.get("written", 0) + written}
 
 
@@ -250,7 +251,7 @@ async def strike_if_the_server_died(context: PlaitContext, entries: list[QueueEn
     if context.settings.falkordb.url is not None:
         return
     if isinstance(await attempt(context.queue.queue_depth()), PlaitError):
-        context.graph_strikes.add(claimed.entry_id for claimed in entries)
+        context.graph_strikes.update(claimed.entry_id for claimed in entries)
 
 
 async def write_all(knowledge: KnowledgeGraph, episodes: list[list[QueueEntry]]) -> int:
@@ -314,9 +315,9 @@ async def isolate_failures(
         if not is_lasting(claimed.event):  # kept out of the graph (it is in the recall index)
             await context.queue.ack([claimed])
             continue
-        if strikes.of(claimed.entry_id) >= STRIKES_TO_SET_ASIDE:
-            await context.dead_letters.dead_letter(claimed, set_aside_reason(strikes, claimed))
-            strikes.forget([claimed.entry_id])
+        if strikes[claimed.entry_id] >= STRIKES_TO_SET_ASIDE:
+            reason = set_aside_reason(strikes.pop(claimed.entry_id))
+            await context.dead_letters.dead_letter(claimed, reason)
             dead += 1
             continue
         result = await attempt(knowledge.write_episodes(claimed.group_id, [claimed.event]))
@@ -328,15 +329,15 @@ async def isolate_failures(
             dead += 1
             continue
         await context.queue.ack([claimed])
-        strikes.forget([claimed.entry_id])
+        strikes.pop(claimed.entry_id, None)
         written += result
     return dead, written, False
 
 
-def set_aside_reason(strikes: GraphStrikes, claimed: QueueEntry) -> str:
-    """Why an event that took the graph's server down is not written again."""
+def set_aside_reason(strikes: int) -> str:
+    """Why an event that took the graph's server down ``strikes`` times is not written again."""
     return (
-        f"the graph server went down {strikes.of(claimed.entry_id)} times while this event was "
+        f"the graph server went down {strikes} times while this event was "
         "being written (the last ones with it alone); it is not written again, so it cannot take "
         "the hot tier down at every drain: replay it (plait dlq replay) once the server is fixed"
     )

@@ -22,6 +22,7 @@ import math
 import os
 import socket
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -40,7 +41,7 @@ from plait.state.base.boundary import attempt, describe, fail_open, translate
 from plait.state.base.errors import PlaitError
 from plait.state.base.redact import redacted_logger
 from plait.state.base.settings import Settings
-from plait.state.context import GraphStrikes, PlaitContext, QueueMark
+from plait.state.context import PlaitContext, QueueMark
 from plait.state.events import SessionEvent
 from plait.state.groups import acting_as, acting_member
 from plait.state.hooks import CachedRecall
@@ -156,7 +157,7 @@ class Background:
         self.knowledge_failure: str | None = None  # why the knowledge graph did not open
         self.recall = recall
         self.queue_mark = QueueMark()  # what this process's searches indexed of the queue
-        self.graph_strikes = GraphStrikes()  # graph writes that took the server down
+        self.graph_strikes: Counter[str] = Counter()  # graph writes that took the server down
         self.embedder = embedder if recall is not None else None
         self.embedded_total = 0  # vectors this process has computed and kept
         self._knowledge_lock = asyncio.Lock()

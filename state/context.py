@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -69,32 +70,6 @@ class QueueMark:
         self.newest: dict[str, str] = {}
 
 
-class GraphStrikes:
-    """How often the graph's server went down while a write holding an entry was under way.
-
-    Counted only where the knowledge graph lives on the hot tier's server (the embedded
-    default): an event whose write crashes that server takes the hot tier down with it, and
-    would again at every drain run. Kept in this process's memory, which outlives the server.
-    """
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-
-    def add(self, entry_ids: Iterable[str]) -> None:
-        """One more strike on each entry."""
-        for entry_id in entry_ids:
-            self.counts[entry_id] = self.counts.get(entry_id, 0) + 1
-
-    def of(self, entry_id: str) -> int:
-        """The entry's strikes."""
-        return self.counts.get(entry_id, 0)
-
-    def forget(self, entry_ids: Iterable[str]) -> None:
-        """Done with these entries (written, or set aside)."""
-        for entry_id in entry_ids:
-            self.counts.pop(entry_id, None)
-
-
 @dataclass(frozen=True, kw_only=True)
 class PlaitContext:
     """The ports, settings, scheduler and clock of one graph run.
@@ -125,7 +100,10 @@ class PlaitContext:
     clock: Callable[[], datetime] = utc_now
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     queue_mark: QueueMark = field(default_factory=QueueMark)
-    graph_strikes: GraphStrikes = field(default_factory=GraphStrikes)
+    # entry id -> how often the graph's server, the hot tier's, went down while a write holding
+    # the entry was under way (:func:`plait.nodes.drain.strike_if_the_server_died`); kept in the
+    # process's memory, which outlives the server
+    graph_strikes: Counter[str] = field(default_factory=Counter)
 
     @classmethod
     def over(cls, store: HotStore, *, settings: Settings, group_id: str, **rest: Any) -> Self:
@@ -143,4 +121,4 @@ class PlaitContext:
         )
 
 
-__all__ = ["GraphStrikes", "NoScheduler", "PlaitContext", "QueueMark", "Scheduler", "utc_now"]
+__all__ = ["NoScheduler", "PlaitContext", "QueueMark", "Scheduler", "utc_now"]
