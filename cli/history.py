@@ -97,7 +97,7 @@ def import_history(
         async with Memory.open(project_dir, settings=settings, start_background=False) as memory:
             found = await import_calls(memory, reader, progress=not json_output)
             if memory.background is not None:
-                await memory.background.drain()
+                await memory.background.drain_until_empty()
             return found
 
     try:

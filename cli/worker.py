@@ -59,7 +59,8 @@ async def run_worker(
         while True:
             if not once:
                 await attempt(background.quiet_queue())  # a hot tier down: the drain says so
-            report = await attempt(background.drain())
+            drained = background.drain_until_empty() if once else background.drain()
+            report = await attempt(drained)
             if isinstance(report, PlaitError):
                 if once:
                     raise report

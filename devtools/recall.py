@@ -22,6 +22,7 @@ category.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import math
@@ -54,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.redis_store import RedisHotStore
-from plait.background import Background, DrainReport
+from plait.background import Background
 from plait.state.base.errors import UsageError
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
@@ -654,15 +655,14 @@ async def bench_conversations(
         recall=recall,
         embedder=embedder,
     )
-    drained_so_far = [0]
+    batches = itertools.count(1)  # a batch is one turn (batch size 1)
 
     async def count_batch() -> None:
-        drained_so_far[0] += 1  # a batch is one turn (batch size 1)
-        if drained_so_far[0] % PROGRESS_EVERY == 0:
-            say(f"drained {drained_so_far[0]} of {len(turn_by_episode)} turns")
+        if (done := next(batches)) % PROGRESS_EVERY == 0:
+            say(f"drained {done} of {len(turn_by_episode)} turns")
 
     try:
-        drained = await drain_all(background, before_batch=count_batch)
+        drained = await background.drain_until_empty(before_batch=count_batch)
         say(f"drained: {drained.written} episodes written, {drained.dead_lettered} dead letters")
         vectors = await background.embed_pending()
         say(f"embedded: {vectors} vectors")
@@ -691,32 +691,6 @@ async def bench_conversations(
     finally:
         await background.aclose()
     return report
-
-
-async def drain_all(
-    background: Background,
-    *,
-    before_batch: Callable[[], Awaitable[None]] | None = None,
-    max_batches: int | None = None,
-) -> DrainReport:
-    """Drain until the queue is empty, run after run (one run stops at its batch limit).
-
-    Stops early when the graph server is unreachable (the rest stays queued).
-    """
-    limit = {} if max_batches is None else {"max_batches": max_batches}
-    written = dead = batches = drained = 0
-    while True:
-        report = await background.drain(before_batch=before_batch, **limit)
-        written, dead = written + report.written, dead + report.dead_lettered
-        batches, drained = batches + report.batches, drained + report.drained
-        if not report.batches or report.left_queued:
-            return DrainReport(
-                batches=batches,
-                written=written,
-                dead_lettered=dead,
-                left_queued=report.left_queued,
-                drained=drained,
-            )
 
 
 async def ask_conversation(
@@ -846,7 +820,6 @@ __all__ = [
     "Turn",
     "bench_conversations",
     "dialog_ids",
-    "drain_all",
     "event_for_turn",
     "graphiti_knowledge",
     "in_memory_knowledge",

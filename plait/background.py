@@ -325,6 +325,29 @@ class Background:
                 drained=drained,
             )
 
+    async def drain_until_empty(
+        self,
+        *,
+        max_batches: int = MAX_BATCHES_PER_RUN,
+        before_batch: Callable[[], Awaitable[None]] | None = None,
+    ) -> DrainReport:
+        """:meth:`drain` run after run until the queue is empty (one run stops at ``max_batches``).
+
+        Stops early when the graph server is unreachable (the rest stays queued).
+        """
+        total = DrainReport(batches=0, written=0, dead_lettered=0, left_queued=False)
+        while True:
+            report = await self.drain(max_batches=max_batches, before_batch=before_batch)
+            total = DrainReport(
+                batches=total.batches + report.batches,
+                written=total.written + report.written,
+                dead_lettered=total.dead_lettered + report.dead_lettered,
+                left_queued=report.left_queued,
+                drained=total.drained + report.drained,
+            )
+            if not report.batches or report.left_queued:
+                return total
+
     async def _drain_once(self, context: PlaitContext, config: RunnableConfig) -> dict[str, Any]:
         previous = await self.drain_graph.aget_state(config)
         graph_input: DrainState | None = {

