@@ -339,6 +339,8 @@ NAME_BY_NAME = (
 
 def one_name_at_a_time(cypher: str) -> str:
     """``cypher`` with graphiti-core's exact-name lookup made one index lookup per name."""
+    if "n.name IN $names" not in cypher:  # every other query, unchanged and unscanned
+        return cypher
     return NAMES_LOOKUP.sub(NAME_BY_NAME, cypher, count=1)
 
 
