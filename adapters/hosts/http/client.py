@@ -25,6 +25,29 @@ from plait.state.observations import UnknownObservation
 TIMEOUT_S = 30.0
 
 
+def service_address(url: str | None, token: str | None) -> tuple[list[str], str]:
+    """The service's URLs (``url``, else ``PLAIT_URL``; comma-separated replicas) and token.
+
+    Raises:
+        ConfigError: no URL or no token.
+    """
+    listed = url if url is not None else os.environ.get("PLAIT_URL", "")
+    urls = [part.strip().rstrip("/") for part in listed.split(",") if part.strip()]
+    token = token if token is not None else os.environ.get("PLAIT_TOKEN", "")
+    if not urls:
+        raise ConfigError("url: no plait service URL (pass one or set PLAIT_URL)")
+    if not token:
+        raise ConfigError("token: no token for the plait service (pass one or PLAIT_TOKEN)")
+    return urls, token
+
+
+def unanswered(failures: list[str]) -> BackendUnavailable:
+    """The error when no listed service answered."""
+    return BackendUnavailable(
+        f"no plait service answered, nothing was done ({'; '.join(failures)})"
+    )
+
+
 class ServiceClient:
     """The memory tools of a plait service (``memory_save``, ``memory_search``, …)."""
 
@@ -36,13 +59,7 @@ class ServiceClient:
         Raises:
             ConfigError: no URL or no token.
         """
-        listed = url if url is not None else os.environ.get("PLAIT_URL", "")
-        self.urls = [part.strip().rstrip("/") for part in listed.split(",") if part.strip()]
-        self.token = token if token is not None else os.environ.get("PLAIT_TOKEN", "")
-        if not self.urls:
-            raise ConfigError("url: no plait service URL (pass one or set PLAIT_URL)")
-        if not self.token:
-            raise ConfigError("token: no token for the plait service (pass one or PLAIT_TOKEN)")
+        self.urls, self.token = service_address(url, token)
         self._client = httpx.AsyncClient(
             headers={"authorization": f"Bearer {self.token}"}, timeout=timeout
         )
@@ -58,8 +75,7 @@ class ServiceClient:
                 failures.append(f"{url}: {error or type(error).__name__}")
                 continue
             return answered(answer, url, body)
-        tried = "; ".join(failures)
-        raise BackendUnavailable(f"no plait service answered, nothing was done ({tried})")
+        raise unanswered(failures)
 
     async def save(self, title: str, content: str, **more: Any) -> dict[str, Any]:
         """``memory_save``: keep a decision, rule, preference … (``type``, ``scope``, …)."""
@@ -122,4 +138,4 @@ def connect(url: str | None = None, token: str | None = None) -> ServiceClient:
     return ServiceClient(url, token)
 
 
-__all__ = ["ServiceClient", "connect"]
+__all__ = ["ServiceClient", "answered", "connect", "service_address", "unanswered"]

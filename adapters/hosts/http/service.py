@@ -96,6 +96,7 @@ from plait.adapters.hosts.http.host_routes import add_host_routes
 from plait.adapters.hosts.http.lifecycle import IdleClock
 from plait.adapters.hosts.http.memory_routes import add_memory_routes
 from plait.adapters.hosts.http.team import TeamTokens
+from plait.adapters.hosts.langchain.service_routes import add_langchain_routes
 from plait.adapters.hosts.opencode.hooks import (
     OPENCODE,
     opencode_project_standby,
@@ -572,6 +573,7 @@ def create_app(
     add_routes(app, memory, opencode)
     add_memory_routes(app, memory)
     add_host_routes(app, memory)
+    add_langchain_routes(app, memory)
     add_viewer(app, memory)
     app.add_middleware(BodySizeGuard, max_body_bytes=max_body_bytes)
     app.add_middleware(BearerTokenGuard, token=token, team=team)

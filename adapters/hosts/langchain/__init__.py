@@ -1,7 +1,9 @@
 """LangChain and LangGraph: agent middleware, memory tools, a store, a node, a pre-model hook."""
 
 from plait.adapters.hosts.langchain.middleware import (
+    LocalSessions,
     RecordedMessages,
+    SessionLink,
     SessionMemoryMiddleware,
     SessionRecorder,
     after_recording,
@@ -20,14 +22,18 @@ from plait.adapters.hosts.langchain.node import (
     session_memory_hook,
     session_memory_node,
 )
+from plait.adapters.hosts.langchain.remote import RemoteSessions
 from plait.adapters.hosts.langchain.store import PlaitStore
 from plait.adapters.hosts.langchain.tools import memory_tools
 
 __all__ = [
     "ENVELOPE_KEY",
     "MemoryNode",
+    "LocalSessions",
     "PlaitStore",
     "RecordedMessages",
+    "RemoteSessions",
+    "SessionLink",
     "SessionMemoryMiddleware",
     "SessionRecorder",
     "after_recording",

@@ -22,11 +22,12 @@ The node and pre-model hook for hand-built graphs live in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.language_models import BaseChatModel
@@ -38,7 +39,7 @@ from langgraph.runtime import Runtime
 from plait.adapters.hosts.langchain.messages import LANGCHAIN, intents_from_messages
 from plait.intake import Answer
 from plait.memory import Memory
-from plait.state.base.boundary import fail_open
+from plait.state.base.boundary import fail_open, fail_open_sync
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 from plait.state.envelope import for_message, strip_envelopes
@@ -48,6 +49,9 @@ from plait.sync import SyncMemory
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import ModelCallResult
+
+    from plait.adapters.hosts.http.client import ServiceClient
+    from plait.adapters.hosts.langchain.remote import RemoteSessions
 
 logger = redacted_logger("plait")
 
@@ -288,17 +292,34 @@ class SessionRecorder:
 
     async def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the messages not recorded before; return the envelope for the next call."""
+        envelope, _ = await self.exchange(session_id, messages)
+        return envelope
+
+    async def exchange(
+        self, session_id: str, messages: Sequence[BaseMessage], query: str | None = None
+    ) -> tuple[str, bool]:
+        """:meth:`turn`, and whether the messages were recorded (False: it failed open).
+
+        ``query`` is the latest request, given when ``messages`` may not hold it (a remote agent
+        sends only what it has not seen recorded); else it is read from ``messages``.
+        """
         intents, recorded = await self._unrecorded(session_id, messages)
-        query = latest_request(messages)
-        answer = await self._answer(session_id, [*intents, ModelCall(query=query)], recorded)
-        return answer.output.get("inject") or ""
+        asked = latest_request(messages) if query is None else query
+        answer = await self._answer(session_id, [*intents, ModelCall(query=asked)], recorded)
+        return answer.output.get("inject") or "", not answer.reason
 
     async def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
         """Record the messages not recorded before, without composing; return how many intents."""
+        count, _ = await self.recorded(session_id, messages)
+        return count
+
+    async def recorded(self, session_id: str, messages: Sequence[BaseMessage]) -> tuple[int, bool]:
+        """:meth:`record`, and whether they were recorded (False: it failed open)."""
         intents, recorded = await self._unrecorded(session_id, messages)
-        if intents:
-            await self._answer(session_id, intents, recorded)
-        return len(intents)
+        if not intents:
+            return 0, True
+        answer = await self._answer(session_id, intents, recorded)
+        return len(intents), not answer.reason
 
     async def _answer(
         self, session_id: str, intents: Sequence[Intent], recorded: RecordedMessages
@@ -322,6 +343,92 @@ class SessionRecorder:
 # -- middleware -----------------------------------------------------------------------------------
 
 
+class SessionLink(Protocol):
+    """Where a conversation's session memory is kept: this process or a shared service."""
+
+    session_id: str | None
+
+    def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """Record the new messages; the envelope for the model call about to be made."""
+        ...
+
+    async def aturn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """:meth:`turn` from async code."""
+        ...
+
+    def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """Record the new messages without composing; how many intents they made."""
+        ...
+
+    async def arecord(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """:meth:`record` from async code."""
+        ...
+
+    def summary(self, session_id: str) -> str:
+        """The envelope for a summarizer about to compact the session."""
+        ...
+
+    async def asummary(self, session_id: str) -> str:
+        """:meth:`summary` from async code."""
+        ...
+
+
+class LocalSessions:
+    """The session memory of a :class:`~plait.Memory` in this process, from any event loop.
+
+    Synchronous calls need a memory opened with :meth:`plait.Memory.open_sync` (its loop runs in
+    a thread of its own); otherwise they raise :class:`~plait.UsageError` saying so.
+    """
+
+    def __init__(self, memory: Memory, *, session_id: str | None = None) -> None:
+        """Record into ``memory``; ``session_id`` overrides the run's ``thread_id``."""
+        self.memory = memory
+        self.session_id = session_id
+        self.recorder = SessionRecorder(memory, session_id=session_id)
+
+    def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """Record the new messages; the envelope for the next model call."""
+        return self.memory.dispatch.run_sync(self.recorder.turn(session_id, messages))
+
+    async def aturn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """:meth:`turn` from async code."""
+        return await self.memory.dispatch.run_async(self.recorder.turn(session_id, messages))
+
+    def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """Record the new messages without composing."""
+        return self.memory.dispatch.run_sync(self.recorder.record(session_id, messages))
+
+    async def arecord(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """:meth:`record` from async code."""
+        return await self.memory.dispatch.run_async(self.recorder.record(session_id, messages))
+
+    def summary(self, session_id: str) -> str:
+        """The envelope for a summarizer about to compact the session."""
+        return self.memory.dispatch.run_sync(self.memory.compaction_before(session_id))
+
+    async def asummary(self, session_id: str) -> str:
+        """:meth:`summary` from async code."""
+        return await self.memory.dispatch.run_async(self.memory.compaction_before(session_id))
+
+
+def session_link(
+    where: Memory | SyncMemory | ServiceClient | LocalSessions | RemoteSessions,
+    session_id: str | None,
+) -> SessionLink:
+    """Where the middleware keeps session memory: a memory here, or a service's client."""
+    # the HTTP service serves this module's recorder: its client is imported when first used
+    from plait.adapters.hosts.http.client import ServiceClient
+    from plait.adapters.hosts.langchain.remote import RemoteSessions
+
+    if isinstance(where, LocalSessions | RemoteSessions):
+        if session_id is not None:
+            where.session_id = session_id
+        return where
+    if isinstance(where, ServiceClient):
+        return RemoteSessions(",".join(where.urls), where.token, session_id=session_id)
+    return LocalSessions(unwrap(where), session_id=session_id)
+
+
 class SessionMemoryMiddleware(AgentMiddleware):
     """plait session memory for :func:`langchain.agents.create_agent`.
 
@@ -341,23 +448,28 @@ class SessionMemoryMiddleware(AgentMiddleware):
         ```
 
     Synchronous runs (``invoke``, ``stream``) need a memory opened with
-    :meth:`plait.Memory.open_sync`, which serves ``ainvoke``/``astream`` too. Any failure inside
-    plait is logged and the model call goes ahead unchanged; a run with no session at all (see
-    the module) is an error.
+    :meth:`plait.Memory.open_sync`, which serves ``ainvoke``/``astream`` too. With a team's
+    shared service, give it ``plait.connect(url, token)`` instead of a memory: the session's
+    memory is kept there (:mod:`plait.adapters.hosts.langchain.remote`), under any run. Any
+    failure inside plait is logged and the model call goes ahead unchanged; a run with no
+    session at all (see the module) is an error.
     """
 
-    def __init__(self, memory: Memory | SyncMemory, *, session_id: str | None = None) -> None:
-        """Use ``memory``; ``session_id`` overrides the run's ``thread_id``."""
+    def __init__(
+        self,
+        memory: Memory | SyncMemory | ServiceClient | LocalSessions | RemoteSessions,
+        *,
+        session_id: str | None = None,
+    ) -> None:
+        """Use ``memory`` (or a service's client); ``session_id`` overrides the ``thread_id``."""
         super().__init__()
-        self.memory: Memory = unwrap(memory)
-        self.recorder = SessionRecorder(self.memory, session_id=session_id)
+        self.sessions = session_link(memory, session_id)
 
     def _session(self, runtime: Runtime[Any] | None, messages: Sequence[BaseMessage]) -> str:
         info = getattr(runtime, "execution_info", None)
         thread_id = getattr(info, "thread_id", None)
-        if self.recorder.session_id or thread_id:
-            return self.recorder.session_id or str(thread_id)
-        return self.recorder.resolve_session(None, messages)
+        found = self.sessions.session_id or thread_id or current_thread_id()
+        return str(found) if found else own_session(messages)
 
     async def awrap_model_call(
         self,
@@ -366,29 +478,25 @@ class SessionMemoryMiddleware(AgentMiddleware):
     ) -> ModelCallResult:
         """Record new messages, then call the model with the envelope in its messages."""
         session = self._session(request.runtime, request.messages)
-        work = self.memory.dispatch.run_async(self._with_memory(session, request))
-        prepared = await fail_open("session memory for a model call", work, request)
-        return await handler(prepared)
+        work = self.sessions.aturn(session, request.messages)
+        envelope = await fail_open("session memory for a model call", work, None)
+        return await handler(with_envelope(request, envelope))
 
     def wrap_model_call(
         self,
         request: ModelRequest,
         handler: Callable[[ModelRequest], ModelResponse],
     ) -> ModelCallResult:
-        """The same for ``invoke``/``stream``, through the memory's own event loop."""
+        """The same for ``invoke``/``stream``."""
         session = self._session(request.runtime, request.messages)
-        work = self._with_memory(session, request)
-        prepared = self._sync("session memory for a model call", work, request)
-        return handler(prepared)
+        turn = functools.partial(self.sessions.turn, session, request.messages)
+        envelope = self._sync("session memory for a model call", turn, None)
+        return handler(with_envelope(request, envelope))
 
-    async def _with_memory(self, session: str, request: ModelRequest) -> ModelRequest:
-        envelope = await self.recorder.turn(session, request.messages)
-        return request.override(messages=inject_envelope(request.messages, envelope))
-
-    def _sync[T](self, what: str, work: Coroutine[Any, Any, T], fallback: T) -> T:
-        """Run plait's coroutine from synchronous code; fail open (with a warning) if it cannot."""
+    def _sync[T](self, what: str, work: Callable[[], T], fallback: T) -> T:
+        """Run plait's work from synchronous code; fail open (with a warning) if it cannot."""
         try:
-            return self.memory.dispatch.run_sync(fail_open(what, work, fallback))
+            return fail_open_sync(what, work, fallback)
         except UsageError as error:
             logger.warning("plait: %s skipped: %s", what, error)
             return fallback
@@ -398,17 +506,15 @@ class SessionMemoryMiddleware(AgentMiddleware):
     ) -> dict[str, Any] | None:
         """Record the run's last messages (the final answer) so the next run need not."""
         messages = state["messages"]
-        work = self.recorder.record(self._session(runtime, messages), messages)
-        await fail_open(
-            "recording the agent's last messages", self.memory.dispatch.run_async(work), 0
-        )
+        work = self.sessions.arecord(self._session(runtime, messages), messages)
+        await fail_open("recording the agent's last messages", work, 0)
         return None
 
     def after_agent(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """The same for ``invoke``/``stream``."""
         messages = state["messages"]
-        work = self.recorder.record(self._session(runtime, messages), messages)
-        self._sync("recording the agent's last messages", work, 0)
+        record = functools.partial(self.sessions.record, self._session(runtime, messages), messages)
+        self._sync("recording the agent's last messages", record, 0)
         return None
 
     def summarizer(
@@ -425,20 +531,16 @@ class SessionMemoryMiddleware(AgentMiddleware):
         template = prompt or DEFAULT_SUMMARY_PROMPT
 
         async def summarize(messages: list[AnyMessage]) -> str:
-            work = self.memory.dispatch.run_async(self._summary_envelope(messages))
+            work = self.sessions.asummary(self._session(None, messages))
             envelope = await fail_open("session memory for a summary", work, "")
             return await ainvoke_text(model, summary_prompt(template, messages, envelope))
 
         def summarize_sync(messages: list[AnyMessage]) -> str:
-            work = self._summary_envelope(messages)
-            envelope = self._sync("session memory for a summary", work, "")
+            summary = functools.partial(self.sessions.summary, self._session(None, messages))
+            envelope = self._sync("session memory for a summary", summary, "")
             return invoke_text(model, summary_prompt(template, messages, envelope))
 
         return RunnableLambda(summarize_sync, afunc=summarize, name="plait_summarizer")
-
-    async def _summary_envelope(self, messages: Sequence[BaseMessage]) -> str:
-        session = self.recorder.session_id or current_thread_id() or own_session(messages)
-        return await self.memory.compaction_before(session)
 
     def summarization(self, model: BaseChatModel, **options: Any) -> AgentMiddleware:
         """A ``SummarizationMiddleware`` over ``model`` whose summaries get the envelope once.
@@ -452,6 +554,13 @@ class SessionMemoryMiddleware(AgentMiddleware):
         return SummarizationMiddleware(
             model, summarizer=self.summarizer(model, prompt=prompt), **options
         )
+
+
+def with_envelope(request: ModelRequest, envelope: str | None) -> ModelRequest:
+    """The request with the envelope in its messages; as it came when plait failed open."""
+    if envelope is None:
+        return request
+    return request.override(messages=inject_envelope(request.messages, envelope))
 
 
 def summary_prompt(template: str, messages: Sequence[BaseMessage], envelope: str) -> str:
@@ -474,7 +583,9 @@ def invoke_text(model: BaseChatModel, prompt: str) -> str:
 
 
 __all__ = [
+    "LocalSessions",
     "RecordedMessages",
+    "SessionLink",
     "SessionMemoryMiddleware",
     "SessionRecorder",
     "after_recording",
@@ -486,5 +597,7 @@ __all__ = [
     "own_session",
     "select_unrecorded",
     "summary_intent",
+    "session_link",
     "thread_id_of",
+    "with_envelope",
 ]

@@ -1,0 +1,145 @@
+"""A LangChain agent's session memory kept by a shared plait service, over HTTP.
+
+``SessionMemoryMiddleware(plait.connect(url, token))`` (or ``RemoteSessions(url, token)``) runs
+the agent here and its memory in the team's ``plait serve``: before each model call the messages
+the service has not acknowledged are sent to ``POST /v1/langchain/turn``
+(:mod:`plait.adapters.hosts.langchain.service_routes`) and the envelope it answers goes into the
+request. The URL may list replicas, comma-separated: a call goes to the first that answers.
+
+What was acknowledged is remembered here per session (a bounded window of message keys, as the
+service keeps its own), so a call carries only what is new; a process that starts again sends
+the thread once whole and the service skips what it recorded before. When no service answers,
+or it failed open, nothing counts as sent: the next model call of the thread sends those
+messages again, in order, before its own. The model call itself never waits for more than
+``timeout`` per listed service and goes ahead without an envelope.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+from langchain_core.messages import BaseMessage, messages_to_dict
+
+from plait.adapters.hosts.http.client import answered, service_address, unanswered
+from plait.adapters.hosts.langchain.middleware import (
+    RecordedMessages,
+    after_recording,
+    latest_request,
+    select_unrecorded,
+)
+from plait.state.base.errors import BackendError, UsageError
+
+TIMEOUT_S = 2.0
+SESSIONS_KEPT = 1024
+
+
+class RemoteSessions:
+    """Records a conversation into a plait service and fetches its envelope, from any thread."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        session_id: str | None = None,
+        timeout: float = TIMEOUT_S,
+    ) -> None:
+        """The service at ``url`` (default ``PLAIT_URL``) under ``token`` (``PLAIT_TOKEN``).
+
+        ``session_id`` overrides the run's ``thread_id``.
+
+        Raises:
+            ConfigError: no URL or no token.
+        """
+        self.urls, token = service_address(url, token)
+        self.session_id = session_id
+        self._client = httpx.Client(headers={"authorization": f"Bearer {token}"}, timeout=timeout)
+        self._sent: OrderedDict[str, RecordedMessages] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def post(self, action: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One action on the first listed service that answers; its JSON answer.
+
+        Raises:
+            BackendUnavailable: none answered (nothing was done).
+            BackendError: the service refused the call or the token. Not a
+                :class:`~plait.UsageError`: the agent's run is not wrong, so it goes on without
+                memory (a warning says why) rather than stop.
+        """
+        failures = []
+        for url in self.urls:
+            try:
+                answer = self._client.post(f"{url}/v1/langchain/{action}", json=body)
+            except httpx.HTTPError as error:
+                failures.append(f"{url}: {error or type(error).__name__}")
+                continue
+            try:
+                return answered(answer, url, body)
+            except UsageError as refused:
+                raise BackendError(f"the plait service refused the call: {refused}") from refused
+        raise unanswered(failures)
+
+    def _acknowledged(self, session_id: str) -> RecordedMessages:
+        with self._lock:
+            return self._sent.get(session_id, RecordedMessages())
+
+    def _remember(
+        self, session_id: str, before: RecordedMessages, messages: Sequence[BaseMessage]
+    ) -> None:
+        with self._lock:
+            self._sent[session_id] = after_recording(before, messages)
+            self._sent.move_to_end(session_id)
+            while len(self._sent) > SESSIONS_KEPT:
+                self._sent.popitem(last=False)
+
+    def _send(self, action: str, session_id: str, messages: Sequence[BaseMessage]) -> Any:
+        """Send what the service has not acknowledged; remember it once it was recorded."""
+        before = self._acknowledged(session_id)
+        fresh = select_unrecorded(messages, before)
+        if action == "record" and not fresh:
+            return 0
+        body = {
+            "session_id": session_id,
+            "messages": messages_to_dict(fresh),
+            "query": latest_request(messages),
+        }
+        answer = self.post(action, body)
+        if answer.get("recorded") is True:
+            self._remember(session_id, before, messages)
+        return answer.get("envelope", "") if action == "turn" else answer.get("intents", 0)
+
+    def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """Record the new messages; the envelope for the model call about to be made."""
+        return str(self._send("turn", session_id, messages) or "")
+
+    def record(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """Record the new messages without composing; how many intents they made."""
+        return int(self._send("record", session_id, messages) or 0)
+
+    def summary(self, session_id: str) -> str:
+        """The envelope for a summarizer about to compact the session."""
+        return str(self.post("summary", {"session_id": session_id}).get("envelope") or "")
+
+    async def aturn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
+        """:meth:`turn` without blocking the event loop."""
+        return await asyncio.to_thread(self.turn, session_id, messages)
+
+    async def arecord(self, session_id: str, messages: Sequence[BaseMessage]) -> int:
+        """:meth:`record` without blocking the event loop."""
+        return await asyncio.to_thread(self.record, session_id, messages)
+
+    async def asummary(self, session_id: str) -> str:
+        """:meth:`summary` without blocking the event loop."""
+        return await asyncio.to_thread(self.summary, session_id)
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._client.close()
+
+
+__all__ = ["RemoteSessions"]

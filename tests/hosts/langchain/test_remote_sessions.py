@@ -1,0 +1,178 @@
+"""A LangChain agent whose session memory lives in a team's shared service (issue #27).
+
+A real ``plait serve`` on a loopback port, a real ``create_agent`` loop with LangGraph's in-memory
+checkpointer; the chat model is the only fake. The agent reaches the service only by URL and
+token (``plait.connect``), as it would from another machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from support.command_hooks import running
+from support.local_web import free_port
+from support.scripted_model import ScriptedChatModel
+
+import plait
+from plait import Memory
+from plait.adapters.hosts.http import read_service_file
+from plait.adapters.hosts.langchain import RemoteSessions, SessionMemoryMiddleware
+from plait.state.events import EventKind
+
+DECISION = "We decided to use PostgreSQL 16 as the only database for the orders service."
+
+
+def envelope_of(messages: list[BaseMessage]) -> str:
+    """The ``<session_memory>`` envelope the model was given, or ""."""
+    text = "\n".join(message.text for message in messages)
+    start = text.find("<session_memory")
+    return text[start : text.index("</session_memory>")] if start >= 0 else ""
+
+
+async def prompts_of(memory: Memory, session: str) -> list[str]:
+    """The user prompts the service recorded for a session, in order."""
+    events = await memory.backends.store.read_events(session, after_id=0, limit=1000)
+    return [e.summary for e in events if e.kind is EventKind.PROMPT]
+
+
+def service_of(tmp_path: Path) -> tuple[str, str]:
+    """The running service's URL and the owner's token."""
+    live = read_service_file(tmp_path / "data", tmp_path / "project")
+    assert live is not None
+    return live.url, (tmp_path / "data" / "token").read_text().strip()
+
+
+def agent_over(middleware: SessionMemoryMiddleware, turns: int) -> tuple[object, ScriptedChatModel]:
+    """A create_agent loop with the middleware and a scripted model of ``turns`` answers."""
+    model = ScriptedChatModel(responses=[AIMessage(content=f"ok {n}") for n in range(turns)])
+    agent = create_agent(
+        model=model, tools=[], middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    return agent, model
+
+
+async def test_an_agent_keeps_its_session_memory_in_the_shared_service(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Async and sync runs of one thread: every prompt recorded once, in order, in the service,
+    and the next model call carries what the session decided, from a dead replica listed first."""
+    async with running(tmp_path, redis_url) as memory:
+        url, token = service_of(tmp_path)
+        dead = f"http://127.0.0.1:{free_port()}"
+        team = plait.connect(f"{dead},{url}", token)
+        middleware = SessionMemoryMiddleware(team)
+        remote = middleware.sessions
+        assert isinstance(remote, RemoteSessions)
+        posts = remote.post
+        sent: list[tuple[str, int]] = []
+
+        def counted(action: str, body: dict[str, Any]) -> dict[str, Any]:
+            sent.append((action, len(body.get("messages", ()))))
+            return posts(action, body)
+
+        remote.post = counted  # type: ignore[method-assign]
+        agent, model = agent_over(middleware, 4)
+        thread = f"thread-{uuid.uuid4().hex[:8]}"
+        config = {"configurable": {"thread_id": thread}}
+        turns = [DECISION, "TODO: add a migration for the orders table.", "Now the repository."]
+        await agent.ainvoke({"messages": [HumanMessage(content=turns[0])]}, config)  # type: ignore[attr-defined]
+        await agent.ainvoke({"messages": [HumanMessage(content=turns[1])]}, config)  # type: ignore[attr-defined]
+        # invoke (synchronous), from a thread of its own: no Memory.open_sync needed here
+        await asyncio.to_thread(
+            agent.invoke,  # type: ignore[attr-defined]
+            {"messages": [HumanMessage(content=turns[2])]},
+            config,
+        )
+        await team.aclose()
+        remote.close()
+
+        # each call carries only what the service has not acknowledged: the new prompt, and
+        # after the run its answer
+        assert sent == [("turn", 1), ("record", 1)] * 3
+        prompts = await prompts_of(memory, thread)
+        assert [p.rstrip(".") for p in prompts] == [t.rstrip(".") for t in turns]  # once each
+        assert "PostgreSQL 16" in envelope_of(model.received[1])
+        assert "PostgreSQL 16" in envelope_of(model.received[-1])
+        assert "migration" in envelope_of(model.received[-1])
+
+
+async def test_a_turn_made_while_the_service_is_down_is_sent_with_the_next(
+    tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The service is not there for the first turn: the model call goes ahead without an
+    envelope and says why; the next call, once the service is up, records both turns in order."""
+    port = free_port()
+    token = "a-token-for-this-test"
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "token").write_text(token)
+    sessions = RemoteSessions(f"http://127.0.0.1:{port}", token)
+    agent, model = agent_over(SessionMemoryMiddleware(sessions), 2)
+    thread = f"thread-{uuid.uuid4().hex[:8]}"
+    config = {"configurable": {"thread_id": thread}}
+    with caplog.at_level(logging.WARNING, logger="plait"):
+        first = await agent.ainvoke({"messages": [HumanMessage(content=DECISION)]}, config)  # type: ignore[attr-defined]
+    assert first["messages"][-1].text == "ok 0"
+    assert "no plait service answered" in caplog.text
+    assert envelope_of(model.received[0]) == ""
+
+    async with running(tmp_path, redis_url, port=port) as memory:
+        assert service_of(tmp_path)[1] == token
+        await agent.ainvoke({"messages": [HumanMessage(content="What next?")]}, config)  # type: ignore[attr-defined]
+        prompts = await prompts_of(memory, thread)
+    sessions.close()
+    assert [p.rstrip(".?") for p in prompts] == [DECISION.rstrip("."), "What next"]
+    assert "PostgreSQL 16" in envelope_of(model.received[-1])
+
+
+async def test_a_refused_token_fails_open_and_bad_requests_say_what_is_wrong(
+    tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(tmp_path, redis_url) as memory:
+        url, token = service_of(tmp_path)
+        stranger = RemoteSessions(url, "not-the-token")
+        agent, _ = agent_over(SessionMemoryMiddleware(stranger), 1)
+        with caplog.at_level(logging.WARNING, logger="plait"):
+            answer = await agent.ainvoke(  # type: ignore[attr-defined]
+                {"messages": [HumanMessage(content=DECISION)]},
+                {"configurable": {"thread_id": "stranger"}},
+            )
+        stranger.close()
+        assert answer["messages"][-1].text == "ok 0"  # the agent went on
+        assert "refused the token" in caplog.text
+        assert await prompts_of(memory, "stranger") == []
+
+        auth = {"authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(base_url=url, headers=auth) as client:
+            unknown = await client.post("/v1/langchain/forget", json={"session_id": "s"})
+            assert unknown.status_code == 404
+            assert unknown.json()["field"] == "action"
+            no_json = await client.post("/v1/langchain/turn", content=b"{not json")
+            assert no_json.status_code == 400
+            no_session = await client.post("/v1/langchain/turn", json={"messages": []})
+            assert (no_session.status_code, no_session.json()["field"]) == (400, "session_id")
+            bad = await client.post(
+                "/v1/langchain/turn",
+                json={"session_id": "s", "messages": [{"type": "human", "data": {}}, {"x": 1}]},
+            )
+            assert bad.status_code == 422
+            assert bad.json()["field"] == "messages 0"
+            assert await prompts_of(memory, "s") == []
+            fine = await client.post(
+                "/v1/langchain/turn",
+                json={
+                    "session_id": "s",
+                    "messages": [{"type": "human", "data": {"content": DECISION}}],
+                },
+            )
+            assert fine.status_code == 200
+            assert fine.json()["recorded"] is True
+            assert len(await prompts_of(memory, "s")) == 1
