@@ -12,35 +12,45 @@ Two callables do what :class:`~plait.adapters.hosts.langchain.SessionMemoryMiddl
 
 Both fail open: a failure inside plait is logged and the model call gets the plain messages.
 Both run under ``invoke`` and ``ainvoke`` alike (a LangChain ``RunnableLambda`` with a sync and an
-async function); under ``invoke`` give them a memory from :meth:`plait.Memory.open_sync`.
+async function); under ``invoke`` give them a memory from :meth:`plait.Memory.open_sync`. Given
+``plait.connect(url, token)`` instead of a memory, they keep the session's memory in that shared
+service (:mod:`plait.adapters.hosts.langchain.remote`), under either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AnyMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from plait.adapters.hosts.langchain.middleware import (
-    SessionRecorder,
+    SessionLink,
+    current_thread_id,
     inject_envelope,
-    unwrap,
+    own_session,
+    session_link,
+    thread_id_of,
 )
-from plait.state.base.boundary import fail_open
+from plait.state.base.boundary import fail_open, fail_open_sync
 from plait.state.base.errors import UsageError
 from plait.state.base.redact import redacted_logger
 
 if TYPE_CHECKING:
+    from plait.adapters.hosts.http.client import ServiceClient
+    from plait.adapters.hosts.langchain.middleware import LocalSessions
+    from plait.adapters.hosts.langchain.remote import RemoteSessions
     from plait.memory import Memory
     from plait.sync import SyncMemory
+
+    Where = Memory | SyncMemory | ServiceClient | LocalSessions | RemoteSessions
 
 logger = redacted_logger("plait")
 
 MemoryNode = RunnableLambda
-AsyncNode = Callable[[Any, RunnableConfig], Coroutine[Any, Any, dict[str, Any]]]
 ENVELOPE_KEY = "session_memory"
+WHAT = "session memory for a model call"
 
 
 def _messages_of(state: Any, messages_key: str) -> Sequence[AnyMessage]:
@@ -50,65 +60,65 @@ def _messages_of(state: Any, messages_key: str) -> Sequence[AnyMessage]:
     return getattr(state, messages_key, None) or []
 
 
-async def _envelope(
-    recorder: SessionRecorder, messages: Sequence[AnyMessage], config: RunnableConfig
+def session_of(
+    link: SessionLink, config: RunnableConfig | None, messages: Sequence[AnyMessage]
 ) -> str:
-    """Record and compose, failing open to no envelope."""
-    work = recorder.turn(recorder.resolve_session(config, messages), messages)
-    return await fail_open("session memory for a model call", work, "")
+    """The session: the link's, else the run's ``thread_id``, else the conversation's own."""
+    found = link.session_id or thread_id_of(config) or current_thread_id()
+    return found or own_session(messages)
 
 
-def both_ways(
-    memory: Memory, run: AsyncNode, fallback: Callable[[Any], dict[str, Any]], name: str
+def envelope_node(
+    link: SessionLink, messages_key: str, answer: Callable[[Any, str], dict[str, Any]], name: str
 ) -> MemoryNode:
-    """``run`` as a node for ``ainvoke`` and ``invoke``, on the memory's own loop.
+    """A node (sync and async): records the new messages, answers ``answer(state, envelope)``.
 
-    Under ``invoke`` the memory must come from :meth:`plait.Memory.open_sync`; when it cannot
-    run there the node fails open to ``fallback(state)``, with a warning.
+    It fails open to the envelope ``""``, with a warning (under ``invoke``, a memory not opened
+    with :meth:`plait.Memory.open_sync` too).
     """
 
     def run_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
+        messages = _messages_of(state, messages_key)
+        session = session_of(link, config, messages)
         try:
-            return memory.dispatch.run_sync(run(state, config))
+            envelope = fail_open_sync(WHAT, lambda: link.turn(session, messages), "")
         except UsageError as error:
             logger.warning("plait: session memory skipped: %s", error)
-            return fallback(state)
+            envelope = ""
+        return answer(state, envelope)
 
     async def run_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        return await memory.dispatch.run_async(run(state, config))
+        messages = _messages_of(state, messages_key)
+        session = session_of(link, config, messages)
+        envelope = await fail_open(WHAT, link.aturn(session, messages), "")
+        return answer(state, envelope)
 
     return RunnableLambda(run_sync, afunc=run_async, name=name)
 
 
 def session_memory_hook(
-    memory: Memory | SyncMemory, *, session_id: str | None = None, messages_key: str = "messages"
+    memory: Where, *, session_id: str | None = None, messages_key: str = "messages"
 ) -> MemoryNode:
     """A ``pre_model_hook`` that records new messages and injects the envelope.
 
     Args:
-        memory: The open plait memory of the project.
+        memory: The open plait memory of the project, or ``plait.connect(url, token)``.
         session_id: The session; default the run's ``thread_id``.
         messages_key: The state key holding the conversation.
 
     Returns:
         A node (sync and async) returning ``{"llm_input_messages": [...]}``.
     """
-    memory = unwrap(memory)
-    recorder = SessionRecorder(memory, session_id=session_id)
 
-    async def plait_pre_model_hook(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        messages = _messages_of(state, messages_key)
-        envelope = await _envelope(recorder, messages, config)
-        return {"llm_input_messages": inject_envelope(messages, envelope)}
+    def answer(state: Any, envelope: str) -> dict[str, Any]:
+        return {"llm_input_messages": inject_envelope(_messages_of(state, messages_key), envelope)}
 
-    def plain(state: Any) -> dict[str, Any]:
-        return {"llm_input_messages": list(_messages_of(state, messages_key))}
-
-    return both_ways(memory, plait_pre_model_hook, plain, "plait_pre_model_hook")
+    link = session_link(memory, session_id)
+    return envelope_node(link, messages_key, answer, "plait_pre_model_hook")
 
 
 def session_memory_node(
-    memory: Memory | SyncMemory,
+    memory: Where,
     *,
     session_id: str | None = None,
     messages_key: str = "messages",
@@ -117,7 +127,7 @@ def session_memory_node(
     """A graph node that records new messages and puts the envelope in ``envelope_key``.
 
     Args:
-        memory: The open plait memory of the project.
+        memory: The open plait memory of the project, or ``plait.connect(url, token)``.
         session_id: The session; default the run's ``thread_id``.
         messages_key: The state key holding the conversation.
         envelope_key: The state key the envelope goes to (not the message history).
@@ -126,16 +136,17 @@ def session_memory_node(
         A node (sync and async) returning ``{envelope_key: envelope}`` (``""`` when there is
         none).
     """
-    memory = unwrap(memory)
-    recorder = SessionRecorder(memory, session_id=session_id)
-
-    async def plait_session_memory(state: Any, config: RunnableConfig) -> dict[str, Any]:
-        envelope = await _envelope(recorder, _messages_of(state, messages_key), config)
-        return {envelope_key: envelope}
-
-    return both_ways(
-        memory, plait_session_memory, lambda _: {envelope_key: ""}, "plait_session_memory"
+    link = session_link(memory, session_id)
+    return envelope_node(
+        link, messages_key, lambda _, envelope: {envelope_key: envelope}, "plait_session_memory"
     )
 
 
-__all__ = ["ENVELOPE_KEY", "MemoryNode", "session_memory_hook", "session_memory_node"]
+__all__ = [
+    "ENVELOPE_KEY",
+    "MemoryNode",
+    "envelope_node",
+    "session_memory_hook",
+    "session_memory_node",
+    "session_of",
+]

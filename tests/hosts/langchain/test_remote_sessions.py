@@ -25,7 +25,12 @@ from support.scripted_model import ScriptedChatModel
 import plait
 from plait import Memory
 from plait.adapters.hosts.http import read_service_file
-from plait.adapters.hosts.langchain import RemoteSessions, SessionMemoryMiddleware
+from plait.adapters.hosts.langchain import (
+    RemoteSessions,
+    SessionMemoryMiddleware,
+    session_memory_hook,
+    session_memory_node,
+)
 from plait.state.events import EventKind
 
 DECISION = "We decided to use PostgreSQL 16 as the only database for the orders service."
@@ -176,3 +181,26 @@ async def test_a_refused_token_fails_open_and_bad_requests_say_what_is_wrong(
             assert fine.status_code == 200
             assert fine.json()["recorded"] is True
             assert len(await prompts_of(memory, "s")) == 1
+
+
+async def test_the_pre_model_hook_and_node_reach_the_service_too(
+    tmp_path: Path, redis_url: str
+) -> None:
+    async with running(tmp_path, redis_url) as memory:
+        url, token = service_of(tmp_path)
+        team = plait.connect(url, token)
+        hook = session_memory_hook(team)
+        node = session_memory_node(team, envelope_key="memory")
+        config = {"configurable": {"thread_id": "hand-built"}}
+        first = [HumanMessage(content=DECISION, id="h1")]
+        await hook.ainvoke({"messages": first}, config)
+        later = [*first, AIMessage(content="Noted.", id="a1"), HumanMessage("Next?", id="h2")]
+        given = await asyncio.to_thread(hook.invoke, {"messages": later}, config)
+        found = await node.ainvoke({"messages": later}, config)
+        await team.aclose()
+        assert "PostgreSQL 16" in envelope_of(given["llm_input_messages"])
+        assert "PostgreSQL 16" in found["memory"]
+        assert [p.rstrip(".?") for p in await prompts_of(memory, "hand-built")] == [
+            DECISION.rstrip("."),
+            "Next",
+        ]
