@@ -205,7 +205,8 @@ async def test_entities_are_found_by_name_without_crashing_the_server(tmp_path) 
 
     from plait.adapters.backends.embedded import EmbeddedFalkorDB
 
-    words = "what a about and care day done for had hair my self some spa you yoga".split()
+    words = ["what", "a", "about", "and", "care", "day", "done", "for", "had", "hair", "my"]
+    words += ["self", "some", "spa", "you", "yoga"]
     group_id = "plait-names"
     with EmbeddedFalkorDB(tmp_path) as server:
         graphiti = await make_graphiti(falkordb_url=server.url)
