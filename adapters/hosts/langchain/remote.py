@@ -32,10 +32,39 @@ from plait.adapters.hosts.langchain.middleware import (
     latest_request,
     select_unrecorded,
 )
-from plait.state.base.errors import BackendError, UsageError
+from plait.state.base.errors import BackendError, BackendUnavailable, UsageError
 
 TIMEOUT_S = 2.0
 SESSIONS_KEPT = 1024
+# the service takes bodies of up to 16 MB: batches stay well below, one message below it too
+BATCH_BYTES = 4 * 1024 * 1024
+MESSAGE_MAX_CHARS = 4 * 1024 * 1024
+
+
+def size_of(message: BaseMessage) -> int:
+    """About how many bytes a message takes on the wire (its text; UTF-8 at most 4 a char)."""
+    return len(message.text.encode("utf-8", errors="replace")) + 256
+
+
+def bounded(message: BaseMessage) -> BaseMessage:
+    """The message, its text cut at :data:`MESSAGE_MAX_CHARS` when longer (events keep far less)."""
+    if isinstance(message.content, str) and len(message.content) > MESSAGE_MAX_CHARS:
+        return message.model_copy(update={"content": message.content[:MESSAGE_MAX_CHARS]})
+    return message
+
+
+def by_size(messages: Sequence[BaseMessage], limit: int) -> list[list[BaseMessage]]:
+    """The messages in order, in batches of about ``limit`` bytes at most (one at least each)."""
+    batches: list[list[BaseMessage]] = [[]]
+    size = 0
+    for message in messages:
+        cost = size_of(message)
+        if batches[-1] and size + cost > limit:
+            batches.append([])
+            size = 0
+        batches[-1].append(message)
+        size += cost
+    return batches
 
 
 class RemoteSessions:
@@ -48,16 +77,19 @@ class RemoteSessions:
         *,
         session_id: str | None = None,
         timeout: float = TIMEOUT_S,
+        batch_bytes: int = BATCH_BYTES,
     ) -> None:
         """The service at ``url`` (default ``PLAIT_URL``) under ``token`` (``PLAIT_TOKEN``).
 
-        ``session_id`` overrides the run's ``thread_id``.
+        ``session_id`` overrides the run's ``thread_id``; ``batch_bytes`` bounds one request's
+        messages (a message's text over :data:`MESSAGE_MAX_CHARS` is cut).
 
         Raises:
             ConfigError: no URL or no token.
         """
         self.urls, token = service_address(url, token)
         self.session_id = session_id
+        self.batch_bytes = batch_bytes
         self._client = httpx.Client(headers={"authorization": f"Bearer {token}"}, timeout=timeout)
         self._sent: OrderedDict[str, RecordedMessages] = OrderedDict()
         self._lock = threading.Lock()
@@ -88,30 +120,45 @@ class RemoteSessions:
         with self._lock:
             return self._sent.get(session_id, RecordedMessages())
 
-    def _remember(
-        self, session_id: str, before: RecordedMessages, messages: Sequence[BaseMessage]
-    ) -> None:
+    def _remember(self, session_id: str, recorded: RecordedMessages) -> None:
         with self._lock:
-            self._sent[session_id] = after_recording(before, messages)
+            self._sent[session_id] = recorded
             self._sent.move_to_end(session_id)
             while len(self._sent) > SESSIONS_KEPT:
                 self._sent.popitem(last=False)
 
     def _send(self, action: str, session_id: str, messages: Sequence[BaseMessage]) -> Any:
-        """Send what the service has not acknowledged; remember it once it was recorded."""
+        """Send what the service has not acknowledged; remember it once it was recorded.
+
+        More than :attr:`batch_bytes` of it (a thread sent whole after a restart) goes as
+        ``record`` calls of at most that much first, each remembered once recorded, so no
+        request outgrows the service's body limit.
+
+        Raises:
+            BackendUnavailable: a batch before the last was not recorded (sent again next call).
+        """
         before = self._acknowledged(session_id)
+        position = {id(message): index for index, message in enumerate(messages)}
         fresh = select_unrecorded(messages, before)
         if action == "record" and not fresh:
             return 0
-        body = {
-            "session_id": session_id,
-            "messages": messages_to_dict(fresh),
-            "query": latest_request(messages),
-        }
-        answer = self.post(action, body)
+        batches = by_size(fresh, self.batch_bytes)
+        query = latest_request(messages)
+        for batch in batches[:-1]:
+            answer = self.post("record", self._body(session_id, batch, query))
+            if answer.get("recorded") is not True:
+                raise BackendUnavailable("the plait service did not record the thread's history")
+            before = after_recording(before, messages[: position[id(batch[-1])] + 1])
+            self._remember(session_id, before)
+        answer = self.post(action, self._body(session_id, batches[-1], query))
         if answer.get("recorded") is True:
-            self._remember(session_id, before, messages)
+            self._remember(session_id, after_recording(before, messages))
         return answer.get("envelope", "") if action == "turn" else answer.get("intents", 0)
+
+    @staticmethod
+    def _body(session_id: str, batch: Sequence[BaseMessage], query: str) -> dict[str, Any]:
+        sent = messages_to_dict([bounded(message) for message in batch])
+        return {"session_id": session_id, "messages": sent, "query": query}
 
     def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the new messages; the envelope for the model call about to be made."""

@@ -23,6 +23,7 @@ from support.local_web import free_port
 from support.scripted_model import ScriptedChatModel
 
 import plait
+import plait.adapters.hosts.langchain.remote as remote_module
 from plait import Memory
 from plait.adapters.hosts.http import read_service_file
 from plait.adapters.hosts.langchain import (
@@ -204,3 +205,45 @@ async def test_the_pre_model_hook_and_node_reach_the_service_too(
             DECISION.rstrip("."),
             "Next",
         ]
+
+
+async def test_a_long_thread_goes_in_batches_each_remembered_once_recorded(
+    tmp_path: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread sent whole (a restarted agent) that is bigger than one request may carry goes
+    as several, in order; a message longer than a request may carry is cut, not refused."""
+    monkeypatch.setattr(remote_module, "MESSAGE_MAX_CHARS", 3000)
+    async with running(tmp_path, redis_url) as memory:
+        url, token = service_of(tmp_path)
+        sessions = RemoteSessions(url, token, batch_bytes=2000)
+        sent: list[tuple[str, int]] = []
+        longest = 0
+        posts = sessions.post
+
+        def counted(action: str, body: dict[str, Any]) -> dict[str, Any]:
+            nonlocal longest
+            sent.append((action, len(body.get("messages", ()))))
+            texts = [m["data"]["content"] for m in body.get("messages", ())]
+            longest = max([longest, *map(len, texts)])
+            return posts(action, body)
+
+        sessions.post = counted  # type: ignore[method-assign]
+        thread: list[BaseMessage] = []
+        for n in range(6):
+            thread.append(
+                HumanMessage(f"Turn {n}: we decided module {n} is the kiwi-{n} part. " * 8)
+            )
+            thread.append(AIMessage(f"Noted {n}.", id=f"a{n}"))
+        thread.append(HumanMessage("Decision: keep the whole log. " + "x" * 10_000, id="big"))
+        envelope = await sessions.aturn("long", thread)
+        again = await sessions.aturn("long", thread)  # nothing new: nothing sent but the turn
+        sessions.close()
+        prompts = await prompts_of(memory, "long")
+
+    assert len(sent) > 3 and {action for action, _ in sent[:-2]} == {"record"}
+    assert sum(count for _, count in sent[:-1]) == len(thread)  # each message sent once
+    assert sent[-1] == ("turn", 0)
+    assert longest == 3000  # the big message was cut to what one request may carry
+    assert [p.split(":")[0] for p in prompts[:6]] == [f"Turn {n}" for n in range(6)]
+    assert prompts[6].startswith("Decision: keep the whole log")
+    assert "kiwi-5" in envelope and "kiwi-5" in again
