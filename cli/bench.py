@@ -50,6 +50,9 @@ def bench_hotpath_command(
 @bench_app.command("middleware")
 def bench_middleware_command(
     turns: Annotated[int, typer.Option(min=10, help="Measured agent turns per setup.")] = 200,
+    remote: Annotated[
+        bool, typer.Option(help="Also over plait.connect to a plait serve of its own.")
+    ] = False,
     output: OutputOption = Path("docs/benchmarks.md"),
 ) -> None:
     """What SessionMemoryMiddleware adds to a LangChain agent's turn, p50/p95/p99."""
@@ -65,15 +68,24 @@ def bench_middleware_command(
     async def measure() -> str:
         with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
             async with Memory.open(Path(scratch), Path(scratch), start_background=False) as memory:
-                return timing_table(await bench_middleware(memory, turns))
+                return timing_table(await bench_middleware(memory, turns, remote=remote))
 
     table = cli.run(measure())
+    flags = f"--turns {turns}" + (" --remote" if remote else "")
     body = (
-        f"{stamp()}\n\n`uv run plait bench middleware --turns {turns}`: the same `create_agent` "
+        f"{stamp()}\n\n`uv run plait bench middleware {flags}`: the same `create_agent` "
         "loop (a fake chat model that answers at once, no tools, LangGraph's in-memory "
         "checkpointer) without plait and with `SessionMemoryMiddleware` over a real `Memory` on "
         "the embedded FalkorDB server (no background loops), sessions of 20 turns, 20 warm-up "
-        f"turns each; milliseconds per agent turn. Load average {load:.1f} at the start.\n\n"
+        f"turns each; milliseconds per agent turn. Load average {load:.1f} at the start."
+        + (
+            " With `--remote`, also with the middleware given `plait.connect(url, token)` of "
+            "a `plait serve` of its own (another process, its own embedded server, loopback "
+            "HTTP), as a team member's agent reaches a shared service."
+            if remote
+            else ""
+        )
+        + "\n\n"
         f"{table}\n"
     )
     write_section(output, "LangChain middleware", body)

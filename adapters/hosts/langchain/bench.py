@@ -1,10 +1,10 @@
 """A LangChain agent's turns timed, with or without plait's middleware (``plait bench middleware``).
 
 The same ``create_agent`` loop (a fake chat model answering at once, no tools, LangGraph's
-in-memory checkpointer) runs turn after turn; with a ``Memory``, ``SessionMemoryMiddleware``
-records the new messages and injects the envelope before each model call, as in an
-application. Sessions are 20 turns long (the history grows within one); the first turns are
-warm-up.
+in-memory checkpointer) runs turn after turn; with a ``Memory`` (or a shared service's client,
+``plait.connect``), ``SessionMemoryMiddleware`` records the new messages and injects the
+envelope before each model call, as in an application. Sessions are 20 turns long (the history
+grows within one); the first turns are warm-up.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from plait.adapters.hosts.langchain.middleware import SessionMemoryMiddleware
 
 if TYPE_CHECKING:
+    from plait.adapters.hosts.http.client import ServiceClient
     from plait.memory import Memory
 
 SESSION_TURNS = 20
@@ -33,7 +34,7 @@ PROMPTS = (
 )
 
 
-async def agent_turns(memory: Memory | None, turns: int) -> list[float]:
+async def agent_turns(memory: Memory | ServiceClient | None, turns: int) -> list[float]:
     """Milliseconds per agent turn (``ainvoke`` of one user message), warm-up left out."""
     total = turns + WARM_UP_TURNS
     model = FakeMessagesListChatModel(responses=[AIMessage(content="Done.")] * total)
