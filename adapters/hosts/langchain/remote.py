@@ -34,7 +34,9 @@ from plait.adapters.hosts.langchain.middleware import (
 )
 from plait.state.base.errors import BackendError, BackendUnavailable, UsageError
 
-TIMEOUT_S = 2.0
+# above the service's own in-process bound (hooks.in_process_timeout_ms, 2 s): its answer, even
+# a failed-open one, arrives before the client gives up
+TIMEOUT_S = 3.0
 SESSIONS_KEPT = 1024
 # the service takes bodies of up to 16 MB: batches stay well below, one message below it too
 BATCH_BYTES = 4 * 1024 * 1024
