@@ -105,17 +105,26 @@ class RemoteSessions:
                 :class:`~plait.UsageError`: the agent's run is not wrong, so it goes on without
                 memory (a warning says why) rather than stop.
         """
+        try:
+            return self.request(f"/v1/langchain/{action}", body)
+        except UsageError as refused:
+            raise BackendError(f"the plait service refused the call: {refused}") from refused
+
+    def request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST path`` on the first listed service that answers; its JSON answer.
+
+        Raises:
+            BackendUnavailable: none answered (nothing was done).
+            UsageError, ConfigError, UnknownObservation: what the service refused, named.
+        """
         failures = []
         for url in self.urls:
             try:
-                answer = self._client.post(f"{url}/v1/langchain/{action}", json=body)
+                answer = self._client.post(f"{url}{path}", json=body)
             except httpx.HTTPError as error:
                 failures.append(f"{url}: {error or type(error).__name__}")
                 continue
-            try:
-                return answered(answer, url, body)
-            except UsageError as refused:
-                raise BackendError(f"the plait service refused the call: {refused}") from refused
+            return answered(answer, url, body)
         raise unanswered(failures)
 
     def _acknowledged(self, session_id: str) -> RecordedMessages:

@@ -5,11 +5,13 @@ The same ten tools, arguments and JSON answers as plait's MCP server and HTTP AP
 as the ``ToolMessage``'s artifact; a bad argument or an unknown id comes back to the model as the
 tool's answer, naming the field. The session is the run's ``thread_id`` (or ``session_id``).
 They replace the ``remember`` and ``recall`` tools: ``memory_save`` keeps a decision,
-preference or rule, ``memory_search`` finds it.
+preference or rule, ``memory_search`` finds it. Given ``plait.connect(url, token)`` instead of a
+memory, they run on that shared service (``POST /v1/memory/{tool}``) under the user's token.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +30,13 @@ from plait.state.base.errors import PlaitError, UsageError
 from plait.state.observations import OBSERVATION_TYPES
 
 if TYPE_CHECKING:
+    from plait.adapters.hosts.http.client import ServiceClient
+    from plait.adapters.hosts.langchain.remote import RemoteSessions
     from plait.memory import Memory
     from plait.sync import SyncMemory
 
 HOST = "langchain"
+ToolResult = tuple[str, dict[str, Any]]
 TYPES = ", ".join(OBSERVATION_TYPES)
 
 
@@ -155,23 +160,61 @@ def on_own_loop(
     return call
 
 
-def memory_tools(memory: Memory | SyncMemory, *, session_id: str | None = None) -> list[BaseTool]:
+def remote_tool(
+    remote: RemoteSessions, name: str, session_id: str | None
+) -> tuple[Callable[..., ToolResult], Callable[..., Coroutine[Any, Any, ToolResult]]]:
+    """One tool run on a shared service (``POST /v1/memory/{name}``), sync and async."""
+
+    def call(config: RunnableConfig, **arguments: Any) -> ToolResult:
+        body = {key: value for key, value in arguments.items() if value is not None}
+        body["session_id"] = session_of(config, session_id)
+        try:
+            answer = remote.request(f"/v1/memory/{name}", body)
+        except PlaitError as error:
+            raise ToolException(str(error)) from error
+        return answer_text(answer), answer
+
+    async def acall(config: RunnableConfig, **arguments: Any) -> ToolResult:
+        return await asyncio.to_thread(call, config, **arguments)
+
+    return call, acall
+
+
+def memory_tools(
+    memory: Memory | SyncMemory | ServiceClient | RemoteSessions, *, session_id: str | None = None
+) -> list[BaseTool]:
     """The ten ``memory_*`` tools over the project's observations (sync and async).
 
     Args:
-        memory: The open plait memory of the project (``Memory.open`` or ``Memory.open_sync``).
+        memory: The open plait memory of the project (``Memory.open`` or ``Memory.open_sync``),
+            or a team's shared service (``plait.connect(url, token)``): the tools then run there,
+            under the user's token.
         session_id: The session saves belong to; default the run's ``thread_id``.
 
     Returns:
         The tools, ready for ``create_agent(tools=...)`` or a ``ToolNode``.
     """
-    opened = unwrap(memory)
-    toolbox = MemoryToolbox(opened.observations, host=HOST)
-    runs = {name: tool_function(toolbox, name, session_id) for name, _, _ in TOOLS}
+    from plait.adapters.hosts.http.client import ServiceClient
+    from plait.adapters.hosts.langchain.remote import RemoteSessions
+
+    functions: dict[str, tuple[Callable[..., ToolResult], Callable[..., Any]]] = {}
+    if isinstance(memory, ServiceClient | RemoteSessions):
+        remote = (
+            RemoteSessions(",".join(memory.urls), memory.token)
+            if isinstance(memory, ServiceClient)
+            else memory
+        )
+        functions = {name: remote_tool(remote, name, session_id) for name, _, _ in TOOLS}
+    else:
+        opened = unwrap(memory)
+        toolbox = MemoryToolbox(opened.observations, host=HOST)
+        for name, _, _ in TOOLS:
+            run = tool_function(toolbox, name, session_id)
+            functions[name] = (synchronous(opened, run), on_own_loop(opened, run))
     return [
         StructuredTool.from_function(
-            func=synchronous(opened, runs[name]),
-            coroutine=on_own_loop(opened, runs[name]),
+            func=functions[name][0],
+            coroutine=functions[name][1],
             name=name,
             description=description,
             args_schema=schema,

@@ -29,6 +29,7 @@ from plait.adapters.hosts.http import read_service_file
 from plait.adapters.hosts.langchain import (
     RemoteSessions,
     SessionMemoryMiddleware,
+    memory_tools,
     session_memory_hook,
     session_memory_node,
 )
@@ -247,3 +248,37 @@ async def test_a_long_thread_goes_in_batches_each_remembered_once_recorded(
     assert [p.split(":")[0] for p in prompts[:6]] == [f"Turn {n}" for n in range(6)]
     assert prompts[6].startswith("Decision: keep the whole log")
     assert "kiwi-5" in envelope and "kiwi-5" in again
+
+
+async def test_the_memory_tools_run_on_the_service_under_the_users_token(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Saved there (the session is the run's thread), found there under invoke and ainvoke; a
+    field the service refuses comes back to the model naming it; a dead service says so."""
+    async with running(tmp_path, redis_url) as memory:
+        url, token = service_of(tmp_path)
+        team = plait.connect(url, token)
+        tools = {tool.name: tool for tool in memory_tools(team)}
+        config = {"configurable": {"thread_id": "tools-remote"}}
+        call = {"type": "tool_call", "id": "c1", "name": "memory_save"}
+        args = {"title": "Ledger rounding", "content": "Round half-even.", "type": "decision"}
+        saved = await tools["memory_save"].ainvoke({**call, "args": args}, config)
+        stored = await memory.observations.get(saved.artifact["id"])
+        assert stored.title == "Ledger rounding"
+        assert stored.source.session_id == "tools-remote"
+        search = {"type": "tool_call", "id": "c2", "name": "memory_search"}
+        found = await asyncio.to_thread(
+            tools["memory_search"].invoke, {**search, "args": {"query": "ledger rounding"}}, config
+        )
+        assert found.artifact["results"][0]["id"] == saved.artifact["id"]
+        bad = await tools["memory_save"].ainvoke(
+            {**call, "args": {**args, "type": "not-a-type"}}, config
+        )
+        assert bad.status == "error" and "type" in bad.text
+        await team.aclose()
+    dead = RemoteSessions(f"http://127.0.0.1:{free_port()}", token)
+    gone = {tool.name: tool for tool in memory_tools(dead)}
+    answer = await gone["memory_stats"].ainvoke(
+        {"type": "tool_call", "id": "c3", "name": "memory_stats", "args": {}}, config
+    )
+    assert answer.status == "error" and "no plait service answered" in answer.text, answer.text
