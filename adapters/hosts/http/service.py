@@ -856,6 +856,10 @@ async def serve(
     finally:
         for watchdog in watchdogs:
             watchdog.cancel()
+        # a serve cancelled from outside never reaches uvicorn's shutdown: stop listening here
+        for listening in getattr(server, "servers", ()):
+            listening.close()
+        sock.close()
 
 
 __all__ = [

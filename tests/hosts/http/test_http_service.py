@@ -272,6 +272,9 @@ async def test_serve_announces_itself_and_answers(
     assert hook.status_code == 200 and hook.json() == {"context": []}  # nothing to say yet
     assert info["pid"] == os.getpid()
     assert not path.exists()
+    async with httpx.AsyncClient(base_url=info["url"]) as client:  # cancelled: not listening
+        with pytest.raises(httpx.ConnectError):
+            await client.get("/v1/health")
 
 
 def test_running_service_ignores_a_stale_file(tmp_path: Path) -> None:
