@@ -17,13 +17,14 @@ messages again, in order, before its own. The model call itself never waits for 
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
-from langchain_core.messages import BaseMessage, messages_to_dict
+from langchain_core.messages import BaseMessage, message_to_dict, messages_to_dict
 
 from plait.adapters.hosts.http.client import answered, service_address, unanswered
 from plait.adapters.hosts.langchain.middleware import (
@@ -38,14 +39,15 @@ from plait.state.base.errors import BackendError, BackendUnavailable, UsageError
 # a failed-open one, arrives before the client gives up
 TIMEOUT_S = 3.0
 SESSIONS_KEPT = 1024
-# the service takes bodies of up to 16 MB: batches stay well below, one message below it too
+# the service takes bodies of up to 16 MB: batches stay well below; one message's text too, even
+# when every character is escaped as JSON sends it (at most 6 bytes a character)
 BATCH_BYTES = 4 * 1024 * 1024
-MESSAGE_MAX_CHARS = 4 * 1024 * 1024
+MESSAGE_MAX_CHARS = 2 * 1024 * 1024
 
 
 def size_of(message: BaseMessage) -> int:
-    """About how many bytes a message takes on the wire (its text; UTF-8 at most 4 a char)."""
-    return len(message.text.encode("utf-8", errors="replace")) + 256
+    """How many bytes a message takes in the request's JSON."""
+    return len(json.dumps(message_to_dict(message)))
 
 
 def bounded(message: BaseMessage) -> BaseMessage:
@@ -60,7 +62,7 @@ def by_size(messages: Sequence[BaseMessage], limit: int) -> list[list[BaseMessag
     batches: list[list[BaseMessage]] = [[]]
     size = 0
     for message in messages:
-        cost = size_of(message)
+        cost = size_of(bounded(message))
         if batches[-1] and size + cost > limit:
             batches.append([])
             size = 0
@@ -84,7 +86,7 @@ class RemoteSessions:
         """The service at ``url`` (default ``PLAIT_URL``) under ``token`` (``PLAIT_TOKEN``).
 
         ``session_id`` overrides the run's ``thread_id``; ``batch_bytes`` bounds one request's
-        messages (a message's text over :data:`MESSAGE_MAX_CHARS` is cut).
+        messages (a message's text over :data:`MESSAGE_MAX_CHARS` characters is cut).
 
         Raises:
             ConfigError: no URL or no token.
