@@ -14,6 +14,7 @@ through the hosts' hooks (the plugin, ``plait-hook``), which keep what it did no
 from __future__ import annotations
 
 import os
+import threading
 from types import TracebackType
 from typing import Any
 
@@ -49,7 +50,12 @@ def unanswered(failures: list[str]) -> BackendUnavailable:
 
 
 class ServiceClient:
-    """The memory tools of a plait service (``memory_save``, ``memory_search``, …)."""
+    """The memory tools of a plait service (``memory_save``, ``memory_search``, …).
+
+    Async calls (:meth:`call`) and blocking ones from any thread (:meth:`post`, which the
+    LangChain host uses under ``invoke`` and ``ainvoke`` alike) each get a connection pool, opened
+    when first used; :meth:`aclose` closes both.
+    """
 
     def __init__(
         self, url: str | None = None, token: str | None = None, *, timeout: float = TIMEOUT_S
@@ -60,17 +66,44 @@ class ServiceClient:
             ConfigError: no URL or no token.
         """
         self.urls, self.token = service_address(url, token)
-        self._client = httpx.AsyncClient(
-            headers={"authorization": f"Bearer {self.token}"}, timeout=timeout
-        )
+        self.timeout = timeout
+        self._headers = {"authorization": f"Bearer {self.token}"}
+        self._async: httpx.AsyncClient | None = None
+        self._sync: httpx.Client | None = None
+        self._opening = threading.Lock()
 
     async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
         """Run one memory tool on the first service that answers; its JSON answer."""
         body = {key: value for key, value in arguments.items() if value is not None}
+        if self._async is None:
+            self._async = httpx.AsyncClient(headers=self._headers, timeout=self.timeout)
         failures = []
         for url in self.urls:
             try:
-                answer = await self._client.post(f"{url}/v1/memory/{tool}", json=body)
+                answer = await self._async.post(f"{url}/v1/memory/{tool}", json=body)
+            except httpx.HTTPError as error:
+                failures.append(f"{url}: {error or type(error).__name__}")
+                continue
+            return answered(answer, url, body)
+        raise unanswered(failures)
+
+    def post(
+        self, path: str, body: dict[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """``POST path`` on the first service that answers, blocking; its JSON answer.
+
+        Raises:
+            BackendUnavailable: none answered within ``timeout`` (default the client's) each.
+            UsageError, ConfigError, UnknownObservation: what the service refused, named.
+        """
+        with self._opening:
+            if self._sync is None:
+                self._sync = httpx.Client(headers=self._headers, timeout=self.timeout)
+            client = self._sync
+        failures = []
+        for url in self.urls:
+            try:
+                answer = client.post(f"{url}{path}", json=body, timeout=timeout or self.timeout)
             except httpx.HTTPError as error:
                 failures.append(f"{url}: {error or type(error).__name__}")
                 continue
@@ -95,7 +128,16 @@ class ServiceClient:
 
     async def aclose(self) -> None:
         """Close the connections."""
-        await self._client.aclose()
+        self.close_blocking()
+        if self._async is not None:
+            await self._async.aclose()
+
+    def close_blocking(self) -> None:
+        """Close the blocking calls' connections (:meth:`post`)."""
+        with self._opening:
+            if self._sync is not None:
+                self._sync.close()
+                self._sync = None
 
     async def __aenter__(self) -> ServiceClient:
         """Use as ``async with plait.connect(...) as team:``."""

@@ -425,7 +425,7 @@ def session_link(
             where.session_id = session_id
         return where
     if isinstance(where, ServiceClient):
-        return RemoteSessions(",".join(where.urls), where.token, session_id=session_id)
+        return RemoteSessions(client=where, session_id=session_id)
     return LocalSessions(unwrap(where), session_id=session_id)
 
 

@@ -23,10 +23,9 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 from langchain_core.messages import BaseMessage, message_to_dict, messages_to_dict
 
-from plait.adapters.hosts.http.client import answered, service_address, unanswered
+from plait.adapters.hosts.http.client import ServiceClient
 from plait.adapters.hosts.langchain.middleware import (
     RecordedMessages,
     after_recording,
@@ -79,22 +78,25 @@ class RemoteSessions:
         url: str | None = None,
         token: str | None = None,
         *,
+        client: ServiceClient | None = None,
         session_id: str | None = None,
         timeout: float = TIMEOUT_S,
         batch_bytes: int = BATCH_BYTES,
     ) -> None:
         """The service at ``url`` (default ``PLAIT_URL``) under ``token`` (``PLAIT_TOKEN``).
 
-        ``session_id`` overrides the run's ``thread_id``; ``batch_bytes`` bounds one request's
-        messages (a message's text over :data:`MESSAGE_MAX_CHARS` characters is cut).
+        ``client``: a service's client to go through instead (``plait.connect``; its
+        ``aclose`` closes what this opened). ``session_id`` overrides the run's ``thread_id``;
+        ``timeout`` bounds each listed service's answer; ``batch_bytes`` one request's messages
+        (a message's text over :data:`MESSAGE_MAX_CHARS` characters is cut).
 
         Raises:
             ConfigError: no URL or no token.
         """
-        self.urls, token = service_address(url, token)
+        self.service = client if client is not None else ServiceClient(url, token)
         self.session_id = session_id
+        self.timeout = timeout
         self.batch_bytes = batch_bytes
-        self._client = httpx.Client(headers={"authorization": f"Bearer {token}"}, timeout=timeout)
         self._sent: OrderedDict[str, RecordedMessages] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -119,15 +121,7 @@ class RemoteSessions:
             BackendUnavailable: none answered (nothing was done).
             UsageError, ConfigError, UnknownObservation: what the service refused, named.
         """
-        failures = []
-        for url in self.urls:
-            try:
-                answer = self._client.post(f"{url}{path}", json=body)
-            except httpx.HTTPError as error:
-                failures.append(f"{url}: {error or type(error).__name__}")
-                continue
-            return answered(answer, url, body)
-        raise unanswered(failures)
+        return self.service.post(path, body, timeout=self.timeout)
 
     def _acknowledged(self, session_id: str) -> RecordedMessages:
         with self._lock:
@@ -199,7 +193,7 @@ class RemoteSessions:
 
     def close(self) -> None:
         """Close the connections."""
-        self._client.close()
+        self.service.close_blocking()
 
 
 __all__ = ["RemoteSessions"]

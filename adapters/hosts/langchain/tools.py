@@ -199,11 +199,7 @@ def memory_tools(
 
     functions: dict[str, tuple[Callable[..., ToolResult], Callable[..., Any]]] = {}
     if isinstance(memory, ServiceClient | RemoteSessions):
-        remote = (
-            RemoteSessions(",".join(memory.urls), memory.token)
-            if isinstance(memory, ServiceClient)
-            else memory
-        )
+        remote = RemoteSessions(client=memory) if isinstance(memory, ServiceClient) else memory
         functions = {name: remote_tool(remote, name, session_id) for name, _, _ in TOOLS}
     else:
         opened = unwrap(memory)
