@@ -234,6 +234,9 @@ class TurnIndex:
     _position: dict[str, int] = field(default_factory=dict)
     _stamps: list[float] = field(default_factory=list)
     _stamp_array: np.ndarray | None = None
+    # previous, following and session_of as arrays, kept until a turn is added: turning 100,000
+    # ints into an array costs ~4 ms, and a search needs each
+    _arrays: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -251,6 +254,13 @@ class TurnIndex:
             self._stamp_array = np.asarray(self._stamps, dtype=np.float64)
         return self._stamp_array
 
+    def positions(self, name: str) -> np.ndarray:
+        """``previous``, ``following`` or ``session_of`` as an int64 array, kept until an add."""
+        kept = self._arrays.get(name)
+        if kept is None:
+            kept = self._arrays[name] = np.asarray(getattr(self, name), dtype=np.int64)
+        return kept
+
     def add(self, turn_id: str, session: str, text: str, when: datetime | None = None) -> int:
         """Append a turn after the last one of its session; its position (existing: unchanged)."""
         known = self._position.get(turn_id)
@@ -263,6 +273,7 @@ class TurnIndex:
         self.texts.append(text)
         self._stamps.append(stamp_of(when))
         self._stamp_array = None
+        self._arrays.clear()
         self.session_of.append(number)
         self.previous.append(before)
         self.following.append(NO_TURN)
@@ -308,7 +319,7 @@ class TurnIndex:
     def lexical_scores(self, terms: Sequence[str]) -> dict[str, np.ndarray]:
         """Per lexical view, a BM25 score per turn for the query's terms (:func:`words`)."""
         scores = {view: self.views[view].scores(terms) for view in LEXICAL_VIEWS}
-        scores["session"] = scores["session"][np.asarray(self.session_of, dtype=np.int64)]
+        scores["session"] = scores["session"][self.positions("session_of")]
         return scores
 
     def set_vector(self, position: int, view: str, vector: np.ndarray) -> None:
@@ -378,8 +389,8 @@ class TurnIndex:
         own[:rows] = self.vectors[:rows] @ query_vector
         missing = np.ones(count, dtype=bool)
         missing[:rows] = ~self._has_vector[:rows]
-        before = own[np.asarray(self.previous, dtype=np.int64)]
-        after = own[np.asarray(self.following, dtype=np.int64)]
+        before = own[self.positions("previous")]
+        after = own[self.positions("following")]
         sums = {"with_previous": own[:count] + before, "with_both": own[:count] + before + after}
         out = {}
         for view, total in sums.items():
@@ -495,7 +506,10 @@ def fused_scores(
 
 
 def spread_to_neighbours(
-    scores: np.ndarray, previous: Sequence[int], following: Sequence[int], share: float
+    scores: np.ndarray,
+    previous: Sequence[int] | np.ndarray,
+    following: Sequence[int] | np.ndarray,
+    share: float,
 ) -> np.ndarray:
     """Each turn plus ``share`` of its better neighbour's score (neighbours in its session)."""
     if share <= 0 or scores.size < 2:
@@ -561,7 +575,9 @@ def rank_turns(
         now = now or datetime.now().astimezone()
         timely = weights.time * match_days(when_of(query, now), day_numbers(index.stamps(), now))
     fused = lexical_part + vectors + timely
-    spread = spread_to_neighbours(fused, index.previous, index.following, weights.neighbour_share)
+    spread = spread_to_neighbours(
+        fused, index.positions("previous"), index.positions("following"), weights.neighbour_share
+    )
     spread = np.where(matched, spread, -np.inf)
     return [
         RankedTurn(

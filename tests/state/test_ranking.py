@@ -71,6 +71,21 @@ def test_turn_index_views_follow_sessions_not_arrival_order() -> None:
     assert index.add("a1", "a", "again") == 0 and len(index) == 3
 
 
+def test_a_search_after_an_add_sees_the_new_turn_beside_its_neighbour() -> None:
+    """The neighbour and session arrays a search builds are kept only until the next add."""
+    index = TurnIndex()
+    index.add("a1", "a", "the kiwi ledger needs rounding")
+    index.add("b1", "b", "an unrelated aside")
+    assert [r.position for r in rank_turns(index, "kiwi ledger")] == [0]
+    assert index.positions("following").tolist() == [-1, -1]
+    index.add("a2", "a", "half-even it is")
+    assert index.positions("following").tolist() == [2, -1, -1]
+    assert index.positions("session_of").tolist() == [0, 1, 0]
+    ranked = {r.position: r for r in rank_turns(index, "kiwi ledger")}
+    assert set(ranked) == {0, 2}  # the reply is found through the turn it answers
+    assert ranked[2].parts["neighbours"] > 0
+
+
 def test_dense_scores_cover_turns_added_after_the_last_vector() -> None:
     """Vectors lag behind new turns (they are made in the background): the turns without one
     score NaN, and every view still has a score per turn (a shorter array broke fusion)."""
