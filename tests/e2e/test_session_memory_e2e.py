@@ -168,7 +168,7 @@ async def test_e2e_a_bare_model_call_with_nothing_new_reads_what_is_staged(memor
 
 
 async def test_e2e_a_failing_shell_tool_in_langchain_is_an_error(memory: Memory) -> None:
-    recorder = SessionRecorder(memory, session_id="lc-thread")
+    recorder = SessionRecorder(memory)
     call = {"id": "c1", "name": "execute", "args": {"command": "python scripts/load.py"}}
     messages = [
         HumanMessage("Load the fixtures.", id="h1"),

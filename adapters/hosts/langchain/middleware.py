@@ -237,6 +237,15 @@ def own_session(messages: Sequence[BaseMessage]) -> str:
     return f"run-{message_key(messages[0])}"
 
 
+def session_for(session_id: str | None, thread_id: object, messages: Sequence[BaseMessage]) -> str:
+    """The session of a run: the one given, else the run's thread, else the conversation's own.
+
+    Raises :class:`~plait.UsageError` when there is none of them (no messages).
+    """
+    found = session_id or thread_id or current_thread_id()
+    return str(found) if found else own_session(messages)
+
+
 def current_thread_id() -> str | None:
     """The ``thread_id`` of the LangGraph run this code runs in, if any."""
     try:
@@ -256,22 +265,9 @@ class SessionRecorder:
     across runs of the same thread nor across processes.
     """
 
-    def __init__(self, memory: Memory, *, session_id: str | None = None) -> None:
-        """Record into ``memory``; ``session_id`` overrides the run's ``thread_id``."""
+    def __init__(self, memory: Memory) -> None:
+        """Record into ``memory``."""
         self.memory = memory
-        self.session_id = session_id
-
-    def resolve_session(
-        self,
-        config: RunnableConfig | None = None,
-        messages: Sequence[BaseMessage] | None = None,
-    ) -> str:
-        """The session: the constructor's, else the run's ``thread_id``, else its own.
-
-        Raises :class:`~plait.UsageError` when there is none of them (no messages).
-        """
-        found = self.session_id or thread_id_of(config) or current_thread_id()
-        return found or own_session(messages or [])
 
     def _recorded_key(self, session_id: str) -> str:
         return f"langchain:recorded:{self.memory.group_id}:{session_id}"
@@ -384,7 +380,7 @@ class LocalSessions:
         """Record into ``memory``; ``session_id`` overrides the run's ``thread_id``."""
         self.memory = memory
         self.session_id = session_id
-        self.recorder = SessionRecorder(memory, session_id=session_id)
+        self.recorder = SessionRecorder(memory)
 
     def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the new messages; the envelope for the next model call."""
@@ -467,9 +463,7 @@ class SessionMemoryMiddleware(AgentMiddleware):
 
     def _session(self, runtime: Runtime[Any] | None, messages: Sequence[BaseMessage]) -> str:
         info = getattr(runtime, "execution_info", None)
-        thread_id = getattr(info, "thread_id", None)
-        found = self.sessions.session_id or thread_id or current_thread_id()
-        return str(found) if found else own_session(messages)
+        return session_for(self.sessions.session_id, getattr(info, "thread_id", None), messages)
 
     async def awrap_model_call(
         self,

@@ -27,9 +27,8 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 
 from plait.adapters.hosts.langchain.middleware import (
     SessionLink,
-    current_thread_id,
     inject_envelope,
-    own_session,
+    session_for,
     session_link,
     thread_id_of,
 )
@@ -60,14 +59,6 @@ def _messages_of(state: Any, messages_key: str) -> Sequence[AnyMessage]:
     return getattr(state, messages_key, None) or []
 
 
-def session_of(
-    link: SessionLink, config: RunnableConfig | None, messages: Sequence[AnyMessage]
-) -> str:
-    """The session: the link's, else the run's ``thread_id``, else the conversation's own."""
-    found = link.session_id or thread_id_of(config) or current_thread_id()
-    return found or own_session(messages)
-
-
 def envelope_node(
     link: SessionLink, messages_key: str, answer: Callable[[Any, str], dict[str, Any]], name: str
 ) -> MemoryNode:
@@ -79,7 +70,7 @@ def envelope_node(
 
     def run_sync(state: Any, config: RunnableConfig) -> dict[str, Any]:
         messages = _messages_of(state, messages_key)
-        session = session_of(link, config, messages)
+        session = session_for(link.session_id, thread_id_of(config), messages)
         try:
             envelope = fail_open_sync(WHAT, lambda: link.turn(session, messages), "")
         except UsageError as error:
@@ -89,7 +80,7 @@ def envelope_node(
 
     async def run_async(state: Any, config: RunnableConfig) -> dict[str, Any]:
         messages = _messages_of(state, messages_key)
-        session = session_of(link, config, messages)
+        session = session_for(link.session_id, thread_id_of(config), messages)
         envelope = await fail_open(WHAT, link.aturn(session, messages), "")
         return answer(state, envelope)
 
@@ -148,5 +139,4 @@ __all__ = [
     "envelope_node",
     "session_memory_hook",
     "session_memory_node",
-    "session_of",
 ]
