@@ -34,6 +34,7 @@ from plait.adapters.hosts.http.answers import (
     error_response,
     read_json,
 )
+from plait.adapters.hosts.http.memory_routes import field_of
 from plait.adapters.hosts.langchain.middleware import SessionRecorder
 from plait.state.base.errors import UsageError
 
@@ -94,7 +95,7 @@ async def run_action(recorder: SessionRecorder, action: str, body: bytes) -> Res
     try:
         messages = read_messages(request.messages)
     except UsageError as error:
-        return error_response(422, "invalid_messages", str(error), str(error).split(":", 1)[0])
+        return error_response(422, "invalid_messages", str(error), field_of(str(error)))
     session = request.session_id
     if action == "summary":
         answer: dict[str, Any] = {"envelope": await recorder.memory.compaction_before(session)}

@@ -31,7 +31,6 @@ from plait.state.observations import OBSERVATION_TYPES
 
 if TYPE_CHECKING:
     from plait.adapters.hosts.http.client import ServiceClient
-    from plait.adapters.hosts.langchain.remote import RemoteSessions
     from plait.memory import Memory
     from plait.sync import SyncMemory
 
@@ -161,7 +160,7 @@ def on_own_loop(
 
 
 def remote_tool(
-    remote: RemoteSessions, name: str, session_id: str | None
+    service: ServiceClient, name: str, session_id: str | None
 ) -> tuple[Callable[..., ToolResult], Callable[..., Coroutine[Any, Any, ToolResult]]]:
     """One tool run on a shared service (``POST /v1/memory/{name}``), sync and async."""
 
@@ -169,7 +168,7 @@ def remote_tool(
         body = {key: value for key, value in arguments.items() if value is not None}
         body["session_id"] = session_of(config, session_id)
         try:
-            answer = remote.request(f"/v1/memory/{name}", body)
+            answer = service.post(f"/v1/memory/{name}", body)
         except PlaitError as error:
             raise ToolException(str(error)) from error
         return answer_text(answer), answer
@@ -181,7 +180,7 @@ def remote_tool(
 
 
 def memory_tools(
-    memory: Memory | SyncMemory | ServiceClient | RemoteSessions, *, session_id: str | None = None
+    memory: Memory | SyncMemory | ServiceClient, *, session_id: str | None = None
 ) -> list[BaseTool]:
     """The ten ``memory_*`` tools over the project's observations (sync and async).
 
@@ -195,12 +194,10 @@ def memory_tools(
         The tools, ready for ``create_agent(tools=...)`` or a ``ToolNode``.
     """
     from plait.adapters.hosts.http.client import ServiceClient
-    from plait.adapters.hosts.langchain.remote import RemoteSessions
 
     functions: dict[str, tuple[Callable[..., ToolResult], Callable[..., Any]]] = {}
-    if isinstance(memory, ServiceClient | RemoteSessions):
-        remote = RemoteSessions(client=memory) if isinstance(memory, ServiceClient) else memory
-        functions = {name: remote_tool(remote, name, session_id) for name, _, _ in TOOLS}
+    if isinstance(memory, ServiceClient):
+        functions = {name: remote_tool(memory, name, session_id) for name, _, _ in TOOLS}
     else:
         opened = unwrap(memory)
         toolbox = MemoryToolbox(opened.observations, host=HOST)

@@ -276,9 +276,10 @@ async def test_the_memory_tools_run_on_the_service_under_the_users_token(
         )
         assert bad.status == "error" and "type" in bad.text
         await team.aclose()
-    dead = RemoteSessions(f"http://127.0.0.1:{free_port()}", token)
+    dead = plait.connect(f"http://127.0.0.1:{free_port()}", token)
     gone = {tool.name: tool for tool in memory_tools(dead)}
     answer = await gone["memory_stats"].ainvoke(
         {"type": "tool_call", "id": "c3", "name": "memory_stats", "args": {}}, config
     )
     assert answer.status == "error" and "no plait service answered" in answer.text, answer.text
+    await dead.aclose()
