@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, message_to_dict, messages_to_dict
+from langchain_core.messages import BaseMessage, messages_to_dict
 
 from plait.adapters.hosts.http.client import ServiceClient
 from plait.adapters.hosts.langchain.middleware import (
@@ -44,11 +44,6 @@ BATCH_BYTES = 4 * 1024 * 1024
 MESSAGE_MAX_CHARS = 2 * 1024 * 1024
 
 
-def size_of(message: BaseMessage) -> int:
-    """How many bytes a message takes in the request's JSON."""
-    return len(json.dumps(message_to_dict(message)))
-
-
 def bounded(message: BaseMessage) -> BaseMessage:
     """The message, its text cut at :data:`MESSAGE_MAX_CHARS` when longer (events keep far less)."""
     if isinstance(message.content, str) and len(message.content) > MESSAGE_MAX_CHARS:
@@ -56,18 +51,17 @@ def bounded(message: BaseMessage) -> BaseMessage:
     return message
 
 
-def by_size(messages: Sequence[BaseMessage], limit: int) -> list[list[BaseMessage]]:
-    """The messages in order, in batches of about ``limit`` bytes at most (one at least each)."""
-    batches: list[list[BaseMessage]] = [[]]
-    size = 0
-    for message in messages:
-        cost = size_of(bounded(message))
-        if batches[-1] and size + cost > limit:
-            batches.append([])
-            size = 0
-        batches[-1].append(message)
-        size += cost
-    return batches
+def batched(sizes: Sequence[int], limit: int) -> list[range]:
+    """Consecutive runs of items of about ``limit`` bytes at most (one item at least each)."""
+    spans: list[range] = []
+    start = total = 0
+    for index, size in enumerate(sizes):
+        if index > start and total + size > limit:
+            spans.append(range(start, index))
+            start, total = index, 0
+        total += size
+    spans.append(range(start, len(sizes)))
+    return spans
 
 
 class RemoteSessions:
@@ -110,18 +104,9 @@ class RemoteSessions:
                 memory (a warning says why) rather than stop.
         """
         try:
-            return self.request(f"/v1/langchain/{action}", body)
+            return self.service.post(f"/v1/langchain/{action}", body, timeout=self.timeout)
         except UsageError as refused:
             raise BackendError(f"the plait service refused the call: {refused}") from refused
-
-    def request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST path`` on the first listed service that answers; its JSON answer.
-
-        Raises:
-            BackendUnavailable: none answered (nothing was done).
-            UsageError, ConfigError, UnknownObservation: what the service refused, named.
-        """
-        return self.service.post(path, body, timeout=self.timeout)
 
     def _acknowledged(self, session_id: str) -> RecordedMessages:
         with self._lock:
@@ -145,27 +130,27 @@ class RemoteSessions:
             BackendUnavailable: a batch before the last was not recorded (sent again next call).
         """
         before = self._acknowledged(session_id)
-        position = {id(message): index for index, message in enumerate(messages)}
         fresh = select_unrecorded(messages, before)
         if action == "record" and not fresh:
             return 0
-        batches = by_size(fresh, self.batch_bytes)
+        wire = messages_to_dict([bounded(message) for message in fresh])
+        spans = batched([len(json.dumps(item)) for item in wire], self.batch_bytes)
         query = latest_request(messages)
-        for batch in batches[:-1]:
-            answer = self.post("record", self._body(session_id, batch, query))
+        if len(spans) > 1:
+            position = {id(message): index for index, message in enumerate(messages)}
+        for span in spans[:-1]:
+            body = {"session_id": session_id, "messages": wire[span.start : span.stop]}
+            answer = self.post("record", {**body, "query": query})
             if answer.get("recorded") is not True:
                 raise BackendUnavailable("the plait service did not record the thread's history")
-            before = after_recording(before, messages[: position[id(batch[-1])] + 1])
+            last = position[id(fresh[span.stop - 1])]
+            before = after_recording(before, messages[: last + 1])
             self._remember(session_id, before)
-        answer = self.post(action, self._body(session_id, batches[-1], query))
+        rest = wire[spans[-1].start :]
+        answer = self.post(action, {"session_id": session_id, "messages": rest, "query": query})
         if answer.get("recorded") is True:
             self._remember(session_id, after_recording(before, messages))
         return answer.get("envelope", "") if action == "turn" else answer.get("intents", 0)
-
-    @staticmethod
-    def _body(session_id: str, batch: Sequence[BaseMessage], query: str) -> dict[str, Any]:
-        sent = messages_to_dict([bounded(message) for message in batch])
-        return {"session_id": session_id, "messages": sent, "query": query}
 
     def turn(self, session_id: str, messages: Sequence[BaseMessage]) -> str:
         """Record the new messages; the envelope for the model call about to be made."""
