@@ -10,7 +10,6 @@ shared service.
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 from plait.adapters.hosts.http.client import ServiceClient
 from plait.adapters.hosts.langchain.bench import agent_turns
 from plait.devtools.bench import Timing, percentiles
-from plait.devtools.load import service_url, stop
+from plait.devtools.load import LoadOptions, serve_process, service_url, stop
 
 if TYPE_CHECKING:
     from plait.memory import Memory
@@ -55,21 +54,11 @@ async def bench_middleware(
 
 async def remote_turns(turns: int) -> list[float]:
     """Agent turns whose session memory is a ``plait serve`` of their own, over loopback HTTP."""
-    import subprocess
-
     with tempfile.TemporaryDirectory(prefix="plait-bench-") as scratch:
         project, data = Path(scratch) / "project", Path(scratch) / "data"
         project.mkdir()
         data.mkdir()
-        plait = str(Path(sys.executable).parent / "plait")
-        service = subprocess.Popen(
-            [plait, "serve", "--project", str(project), "--data-dir", str(data)],
-            cwd=project,
-            env=os.environ.copy(),
-            stdout=subprocess.DEVNULL,
-            stderr=(data / "serve.log").open("ab"),
-            start_new_session=True,
-        )
+        service = serve_process(LoadOptions(), project, data, os.environ.copy())
         try:
             url = service_url(data, project)
             client = ServiceClient(url, (data / "token").read_text().strip())
@@ -81,4 +70,4 @@ async def remote_turns(turns: int) -> list[float]:
             stop(service)
 
 
-__all__ = ["bench_middleware"]
+__all__ = ["bench_middleware", "remote_turns"]
