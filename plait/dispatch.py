@@ -30,6 +30,7 @@ from plait.intake import Answer, Intake
 from plait.nodes.capture import relative_path
 from plait.nodes.hooks import NATIVE
 from plait.nodes.sessions import find_root, link_child
+from plait.owners import SessionOwners
 from plait.state.base.boundary import describe, fail_open
 from plait.state.base.errors import BackendError, PlaitError, UsageError
 from plait.state.base.redact import redacted_logger
@@ -82,6 +83,7 @@ class Dispatch:
         self.graph: HooksGraph = self._graph_for(NATIVE, reads_state=True)
         self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
         self._roots: dict[str, str] = {}
+        self.owners = SessionOwners(backends.store)
         self._active: OrderedDict[str, float] = OrderedDict()
         self._file_owners: OrderedDict[str, str] = OrderedDict()
         self._failure: str | None = None
@@ -241,6 +243,7 @@ class Dispatch:
         return answer
 
     async def _run(self, call: HostCall, session: SessionRef) -> HookOutput:
+        await self.owners.admit(session.root_session_id)
         graph = self._graph_for(call.host, reads_state=call.reads_state)
         graph_input = hook_input(session, call.payload, call.host.name, call.call_id)
         async with self._lock(session.root_session_id):
@@ -281,6 +284,7 @@ class Dispatch:
     async def _record(self, session_id: str, events: Sequence[SessionEvent]) -> list[SessionEvent]:
         store = self.backends.store
         root = await find_root(store, session_id)
+        await self.owners.admit(root)
         here = {"root_session_id": root, "session_id": session_id, "member": acting_member()}
         prepared = [event.model_copy(update=here) for event in events]
         return await store.append_events(root, prepared, enqueue_group=self.context.group_id)
@@ -354,9 +358,13 @@ class Dispatch:
         return relative_path(path, self.project_dir.as_posix())
 
     def _active_roots(self) -> list[str]:
-        """Roots with a hook in the last ``ACTIVE_SECONDS``, most recent first."""
+        """Roots with a hook in the last ``ACTIVE_SECONDS``, most recent first.
+
+        For a team member's call, only the member's own sessions.
+        """
         since = time.monotonic() - ACTIVE_SECONDS
-        return [root for root, seen in reversed(self._active.items()) if seen >= since]
+        active = reversed(self._active.items())
+        return [r for r, seen in active if seen >= since and self.owners.known_mine(r)]
 
     def _owner_of(self, path: str) -> str | None:
         """The session a sessionless file event belongs to, or None."""

@@ -235,6 +235,13 @@ class SessionLinks(Protocol):
         """Drop a session's parent link (a deleted child). The root's state is untouched."""
         ...
 
+    async def claim_session(self, root_session_id: str, owner: str) -> str:
+        """Bind a root session to ``owner`` unless it is bound already; whom it is bound to.
+
+        The binding lives as long as the session's other keys (its TTL starts again here).
+        """
+        ...
+
 
 class DrainQueue(Protocol):
     """The durable queue of events waiting to drain into the knowledge graph."""

@@ -204,6 +204,14 @@ class InMemoryHotStore:
         """The live link."""
         return self._get(f"parent:{session_id}")
 
+    async def claim_session(self, root_session_id: str, owner: str) -> str:
+        """Bind unless bound; the live binding's owner."""
+        key = f"owner:{root_session_id}"
+        found = self._get(key)
+        owner = owner if found is None else found
+        self._set(key, owner, self.session_ttl_seconds)
+        return owner
+
     async def forget_session(self, session_id: str) -> None:
         """Drop the link only."""
         self._values.pop(f"parent:{session_id}", None)

@@ -331,6 +331,17 @@ class RedisHotStore:
         return None if value is None else _decode(value)
 
     @translated
+    async def claim_session(self, root_session_id: str, owner: str) -> str:
+        """SET NX the owner, EXPIRE and GET it, in one transaction."""
+        key, ttl = self._key("s", root_session_id, "owner"), self.session_ttl_seconds
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(key, owner, nx=True, ex=ttl)
+            pipe.expire(key, ttl)
+            pipe.get(key)
+            *_, found = await pipe.execute()
+        return _decode(found) if found is not None else owner
+
+    @translated
     async def forget_session(self, session_id: str) -> None:
         """DEL the parent link only."""
         await self.client.delete(self._key("parent", session_id))

@@ -39,6 +39,18 @@ class UnknownHook(InvalidHookPayload):
     """The hook name is not one plait handles."""
 
 
+class NotYourSession(UsageError):
+    """A team member's call names a session another member started (answered 403)."""
+
+    def __init__(self, session_id: str) -> None:
+        """Refuse the call to ``session_id``."""
+        super().__init__(
+            f"session {session_id!r} belongs to another member of this project; "
+            "name a session of your own"
+        )
+        self.session_id = session_id
+
+
 class UnsafeURL(UsageError):
     """A URL plait refuses to fetch; the message names it, without credentials, and why."""
 
@@ -67,6 +79,7 @@ __all__ = [
     "ConfigError",
     "InvalidHookPayload",
     "MissingExtra",
+    "NotYourSession",
     "PlaitError",
     "UnknownHook",
     "UnsafeURL",

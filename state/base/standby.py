@@ -86,9 +86,14 @@ def unchanged(path: str, digest: bytes) -> bool:
     return fresh and _WRITTEN.get(path) == (found.st_mtime_ns, digest)
 
 
-def standby_answer(data_dir: str, project_key: str, host: str, session: str, event: str) -> bytes:
-    """The session's standby answer for the event, else the project's; b"" when none is fresh."""
-    for who in (session, ""):
+def standby_answer(
+    data_dir: str, project_key: str, host: str, session: str, event: str, *, project: bool = True
+) -> bytes:
+    """The session's standby answer for the event, else the project's; b"" when none is fresh.
+
+    ``project`` False: the session's only (a team member's call: the project's is the owner's).
+    """
+    for who in (session, "") if project else (session,):
         path = answer_path(data_dir, project_key, host, who, event)
         try:
             if time.time() - os.stat(path).st_mtime > MAX_AGE_S:

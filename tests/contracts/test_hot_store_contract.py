@@ -148,6 +148,8 @@ async def test_redis_cache_has_ttl(redis_url: str, key_prefix: str, sync_redis) 
     await store.append_events("root", [event("a")])
     assert 0 < sync_redis.ttl(f"{key_prefix}cache:q") <= 30
     assert 0 < sync_redis.ttl(f"{key_prefix}s:root:events") <= 120
+    await store.claim_session("root", "alice")
+    assert 0 < sync_redis.ttl(f"{key_prefix}s:root:owner") <= 120
     await store.aclose()
 
 
@@ -158,6 +160,26 @@ async def test_hot_store_parent_registry(store: HotStore) -> None:
     await store.forget_session("child")
     assert await store.get_parent("child") is None
     assert await store.event_count("root") == 1
+
+
+async def test_hot_store_binds_a_session_to_its_first_claimant(store: HotStore) -> None:
+    assert await store.claim_session("root", "alice") == "alice"
+    assert await store.claim_session("root", "bob") == "alice"
+    assert await store.claim_session("root", "alice") == "alice"
+    assert await store.claim_session("other", "") == ""
+    assert await store.claim_session("other", "bob") == ""
+
+
+async def test_a_session_binding_expires_with_the_session() -> None:
+    clock = FakeClock()
+    store = InMemoryHotStore(clock=clock, session_ttl_seconds=60)
+    await store.claim_session("root", "alice")
+    clock.now += 59
+    assert await store.claim_session("root", "bob") == "alice"  # renewed by the claim
+    clock.now += 59
+    assert await store.claim_session("root", "bob") == "alice"
+    clock.now += 61
+    assert await store.claim_session("root", "bob") == "bob"
 
 
 async def test_hot_store_queue_claim_ack(store: HotStore) -> None:

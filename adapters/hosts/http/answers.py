@@ -28,10 +28,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 
 from plait.adapters.hosts.hook_client.host import HostWire
-from plait.state.base.errors import UnknownHook, UsageError
+from plait.state.base.errors import NotYourSession, UnknownHook, UsageError
 from plait.state.base.standby import keep_answer, standby_answer
 from plait.state.events import repaired
-from plait.state.groups import project_key
+from plait.state.groups import acting_member, project_key
 from plait.state.intents import ModelCall, SessionLifecycle, SessionTarget
 
 if TYPE_CHECKING:
@@ -128,7 +128,12 @@ def respond(call: HostCall, answer: Answer, body: Any) -> Response:
 def refuse(
     memory: Memory, host: HostWire, event: str, payload: Any, call_id: str, error: Exception
 ) -> Response:
-    """404 for an event plait does not take, else 422; a call that records is dead-lettered."""
+    """404 for an event plait does not take, 403 for another member's session, else 422.
+
+    A call that records is dead-lettered when its payload is unusable.
+    """
+    if isinstance(error, NotYourSession):
+        return forbidden(error)
     if isinstance(error, UnknownHook):
         return error_response(404, "unknown_hook", str(error), getattr(error, "field", "") or None)
     field = getattr(error, "field", "") or None
@@ -139,6 +144,11 @@ def refuse(
             call_id=call_id, host=host.adapter.name, call=call, reason=str(error)
         )
     return error_response(422, "invalid_hook_payload", str(error), field, dead_id)
+
+
+def forbidden(error: NotYourSession) -> Response:
+    """403: a team member named a session another member started."""
+    return error_response(403, "forbidden", str(error), "session_id")
 
 
 def whole(event: str, body: Any, output: Mapping[str, Any]) -> bytes | None:
@@ -161,6 +171,8 @@ class Standbys:
     an answer to keep (from the host's body or plait's output, as they are: nothing is parsed
     again); ``stand_in`` makes the body to send from what was kept; ``keep_project`` the
     project's part of any answer, for a host whose session starts plait does not answer.
+    A team member's answers are kept under the member's name and stand in for that member
+    only; the project's answer (the service owner's) never stands in for a member.
     """
 
     data_dir: str
@@ -184,12 +196,14 @@ class Standbys:
         root = root_of(call)
         if kept is None or root is None:
             return
+        # a member's answers are theirs alone: kept under their name, never as the project's
+        member = acting_member() is not None
         new = any(isinstance(i, SessionLifecycle) and i.phase == "created" for i in call.payload)
         project = self.keep_project(event, body, output) if self.keep_project else None
         host, data, key = call.host.name, self.data_dir, self.project_key
         try:
-            keep_answer(data, key, host, root, event, kept, project_wide=new)
-            if project:
+            keep_answer(data, key, host, whose(root), event, kept, project_wide=new and not member)
+            if project and not member:
                 keep_answer(data, key, host, "", event, project)
         except OSError as error:  # the answer went out; only its standby copy is missing
             LOG.warning("standby answer not kept: %s", error)
@@ -210,7 +224,9 @@ class Standbys:
             envelope = await current_envelope(memory, root)
             if envelope:
                 return host.answer(event, payload, {"inject": envelope})
-        kept = standby_answer(self.data_dir, self.project_key, call.host.name, root, event)
+        data, key, host_name, mine = self.data_dir, self.project_key, call.host.name, whose(root)
+        # the project's answer is the service owner's: never a member's stand-in
+        kept = standby_answer(data, key, host_name, mine, event, project=acting_member() is None)
         if not kept:
             return None
         try:
@@ -219,9 +235,19 @@ class Standbys:
             return None
 
 
+def whose(root: str) -> str:
+    """A session's standby name: a team member's is kept apart under the member's name."""
+    member = acting_member()
+    return root if member is None else f"{member}\n{root}"
+
+
 async def current_envelope(memory: Memory, root: str) -> str | None:
-    """The session's envelope as the hot tier holds it now, or None (down, slow, none)."""
+    """The session's envelope as the hot tier holds it now, or None.
+
+    None when the hot tier is down or slow, the session has none, or it is another member's.
+    """
     try:
+        await asyncio.wait_for(memory.dispatch.owners.admit(root), STAND_IN_S)
         envelope, _ = await asyncio.wait_for(memory.backends.store.take_envelope(root), STAND_IN_S)
     except Exception:  # a stand-in is a best effort: the call already failed open
         return None
@@ -281,6 +307,7 @@ __all__ = [
     "error_detail",
     "error_field",
     "error_response",
+    "forbidden",
     "header_text",
     "not_kept",
     "read_json",

@@ -4,7 +4,8 @@ The body is the tool's arguments as a JSON object (``session_id`` names the sess
 ``http``); the answer is the tool's JSON, the same as the MCP server and the LangChain tools
 give (:class:`~plait.observation_tools.MemoryToolbox`). Errors use the service's error body
 (``{"error", "detail", "field"}``): 404 for an unknown tool or observation id, 422 for an
-argument plait cannot use (the field named), 503 when the hot tier is down. Like every route but
+argument plait cannot use (the field named), 403 for the summary of a session another member
+started, 503 when the hot tier is down. Like every route but
 health, these need the bearer token.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import pydantic_core
@@ -19,7 +21,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from plait.observation_tools import TOOL_NAMES, MemoryToolbox
-from plait.state.base.errors import PlaitError, UsageError
+from plait.state.base.errors import NotYourSession, PlaitError, UsageError
 from plait.state.events import repaired
 from plait.state.observations import UnknownObservation
 
@@ -27,10 +29,13 @@ if TYPE_CHECKING:
     from plait.memory import Memory
 
 HOST = "http"
+# the tools that change what belongs to one session: only its owner may (see plait.owners)
+SESSION_TOOLS = frozenset({"memory_session_summary"})
 FIELD = re.compile(r"^(?P<field>[a-z_]+(?: \d+)?):")
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "The body is not a JSON object."},
     401: {"description": "No bearer token, or a wrong one."},
+    403: {"description": "A session's summary, of a session another member started."},
     404: {"description": "No such tool, or no observation with that id."},
     422: {"description": "An argument plait cannot use; the field is named."},
     503: {"description": "The hot tier cannot be reached."},
@@ -62,8 +67,16 @@ def parsed_body(body: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-async def run_tool(toolbox: MemoryToolbox, tool: str, body: bytes) -> Response:
-    """Run one memory tool over a request body and answer JSON or an error."""
+async def run_tool(
+    toolbox: MemoryToolbox,
+    tool: str,
+    body: bytes,
+    admit: Callable[[str], Awaitable[None]] | None = None,
+) -> Response:
+    """Run one memory tool over a request body and answer JSON or an error.
+
+    ``admit`` refuses a session the caller may not change (:data:`SESSION_TOOLS` only).
+    """
     if tool not in TOOL_NAMES:
         return error(404, "unknown_tool", f"no memory tool {tool!r}", "tool")
     arguments = parsed_body(body)
@@ -71,7 +84,11 @@ async def run_tool(toolbox: MemoryToolbox, tool: str, body: bytes) -> Response:
         return error(400, "bad_request", "the body must be a JSON object of arguments", "body")
     session = str(arguments.pop("session_id", None) or HOST)
     try:
+        if admit is not None and tool in SESSION_TOOLS:
+            await admit(session)
         answer = await toolbox.call(tool, arguments, session)
+    except NotYourSession as failure:
+        return error(403, "forbidden", str(failure), "session_id")
     except UnknownObservation as failure:
         return error(404, "not_found", str(failure), "id")
     except UsageError as failure:
@@ -84,6 +101,10 @@ async def run_tool(toolbox: MemoryToolbox, tool: str, body: bytes) -> Response:
 def add_memory_routes(app: FastAPI, memory: Memory) -> None:
     """Attach ``POST /v1/memory/{tool}``: the memory's observations as tools."""
     toolbox = MemoryToolbox(memory.observations, host=HOST)
+    dispatch = memory.dispatch
+
+    async def admit(session: str) -> None:
+        await dispatch.owners.admit(await dispatch.root_of(session))
 
     @app.post(
         "/v1/memory/{tool}",
@@ -93,7 +114,7 @@ def add_memory_routes(app: FastAPI, memory: Memory) -> None:
     )
     async def memory_tool(tool: str, request: Request) -> Response:
         """The tool's JSON answer; the body holds its arguments (and ``session_id``)."""
-        return await run_tool(toolbox, tool, await request.body())
+        return await run_tool(toolbox, tool, await request.body(), admit)
 
 
 __all__ = ["add_memory_routes", "run_tool"]

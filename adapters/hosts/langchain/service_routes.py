@@ -14,8 +14,9 @@ latest user request (read from ``messages`` when absent). Actions:
 
 ``recorded`` false means plait failed open (the hot tier is down or slow): nothing was recorded
 and the client sends those messages again with its next call. A body that is no request is 400,
-messages plait cannot read 422 naming the one (``messages 3``), an unknown action 404. Like
-every route but health, these need the bearer token.
+messages plait cannot read 422 naming the one (``messages 3``), an unknown action 404, a
+session another member of the project started 403. Like every route but health, these need the
+bearer token.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from plait.adapters.hosts.http.answers import (
     error_detail,
     error_field,
     error_response,
+    forbidden,
     read_json,
 )
 from plait.adapters.hosts.http.memory_routes import field_of
 from plait.adapters.hosts.langchain.middleware import SessionRecorder
-from plait.state.base.errors import UsageError
+from plait.state.base.errors import NotYourSession, UsageError
 
 if TYPE_CHECKING:
     from plait.memory import Memory
@@ -47,6 +49,7 @@ QUERY_MAX = 100_000
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "A body that is no request."},
     404: {"description": "No such action."},
+    403: {"description": "The session belongs to another member of the project."},
     422: {"description": "A message plait cannot read; it is named (``messages 3``)."},
 }
 
@@ -96,16 +99,25 @@ async def run_action(recorder: SessionRecorder, action: str, body: bytes) -> Res
         messages = read_messages(request.messages)
     except UsageError as error:
         return error_response(422, "invalid_messages", str(error), field_of(str(error)))
+    try:
+        answer = await answer_action(recorder, action, request, messages)
+    except NotYourSession as error:
+        return forbidden(error)
+    return Response(dumps(answer), media_type="application/json")
+
+
+async def answer_action(
+    recorder: SessionRecorder, action: str, request: SessionRequest, messages: list[BaseMessage]
+) -> dict[str, Any]:
+    """What ``action`` answers for the session's new messages."""
     session = request.session_id
     if action == "summary":
-        answer: dict[str, Any] = {"envelope": await recorder.memory.compaction_before(session)}
-    elif action == "record":
+        return {"envelope": await recorder.memory.compaction_before(session)}
+    if action == "record":
         count, recorded = await recorder.recorded(session, messages)
-        answer = {"recorded": recorded, "intents": count}
-    else:
-        envelope, recorded = await recorder.exchange(session, messages, request.query)
-        answer = {"envelope": envelope, "recorded": recorded}
-    return Response(dumps(answer), media_type="application/json")
+        return {"recorded": recorded, "intents": count}
+    envelope, recorded = await recorder.exchange(session, messages, request.query)
+    return {"envelope": envelope, "recorded": recorded}
 
 
 def add_langchain_routes(app: FastAPI, memory: Memory) -> None:

@@ -23,10 +23,11 @@ from support.plait_cli import PLAIT, plait_env, run_plait, start_serve
 from plait.adapters.hosts.http import service_file
 from plait.wiring import project_prefix
 
-EVENT = {
-    "input": {"event": {"type": "session.idle", "properties": {"sessionID": "s1"}}},
-    "output": {},
-}
+
+def idle(session: str) -> dict[str, object]:
+    event = {"type": "session.idle", "properties": {"sessionID": session}}
+    return {"input": {"event": event}, "output": {}}
+
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +55,10 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([PLAIT, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
-def post(url: str, token: str) -> httpx.Response:
+def post(url: str, token: str, session: str = "s1") -> httpx.Response:
+    """A session's idle event (each user's session is theirs alone: see plait.owners)."""
     headers = {"authorization": f"Bearer {token}"}
-    return httpx.post(f"{url}/v1/hooks/event", json=EVENT, headers=headers, timeout=30)
+    return httpx.post(f"{url}/v1/hooks/event", json=idle(session), headers=headers, timeout=30)
 
 
 def test_each_users_token_opens_only_its_project_until_revoked(
@@ -73,8 +75,8 @@ def test_each_users_token_opens_only_its_project_until_revoked(
     owner = (tmp_path / "data" / "token").read_text().strip()
 
     assert post(url, owner).status_code == 200
-    assert post(url, alice["token"]).status_code == 200
-    refused = post(url, bob["token"])
+    assert post(url, alice["token"], "s2").status_code == 200
+    refused = post(url, bob["token"], "s3")
     assert refused.status_code == 403 and "project" in refused.json()["detail"]
     assert post(url, "plait_" + "x" * 43).status_code == 401
 
@@ -87,7 +89,7 @@ def test_each_users_token_opens_only_its_project_until_revoked(
 
     revoked = cli(env, "token", "revoke", alice["id"])
     assert revoked.returncode == 0, revoked.stderr
-    gone = post(url, alice["token"])
+    gone = post(url, alice["token"], "s2")
     assert gone.status_code == 401 and "revoked" in gone.json()["detail"]
     assert post(url, owner).status_code == 200
     unknown = cli(env, "token", "revoke", "tok_nope")
@@ -130,7 +132,7 @@ def test_with_a_certificate_the_service_speaks_https(tmp_path: Path, env: dict[s
         owner = (tmp_path / "data" / "token").read_text().strip()
         answer = httpx.post(
             f"{url}/v1/hooks/event",
-            json=EVENT,
+            json=idle("s1"),
             headers={"authorization": f"Bearer {owner}"},
             verify=ssl.create_default_context(cafile=str(cert)),
             timeout=30,
