@@ -17,6 +17,7 @@ import pytest
 
 from plait import Memory
 from plait.adapters.hosts.http.service import read_service_file, serve
+from plait.adapters.hosts.http.team import TeamTokens
 
 HOOK = [sys.executable, "-m", "plait.adapters.hosts.hook_client"]
 
@@ -63,11 +64,13 @@ async def running(
     background: bool = False,
     tls: tuple[Path, Path] | None = None,
     port: int = 0,
+    team: TeamTokens | None = None,
 ) -> AsyncIterator[Memory]:
     """A real ``serve`` for ``tmp_path/project`` on a loopback port, announced in ``…/data``.
 
     ``background``: with the drain and the recall caches (a new session's long-term memory).
     ``tls``: certificate and key: the service speaks HTTPS. ``port``: where (0: any free one).
+    ``team``: members' tokens admitted beside the owner's.
     """
     project, data = tmp_path / "project", tmp_path / "data"
     project.mkdir(exist_ok=True)
@@ -80,7 +83,7 @@ async def running(
         graphiti={"group_id_prefix": f"t{uuid.uuid5(uuid.NAMESPACE_URL, str(tmp_path)).hex[:10]}"},
     ) as memory:
         task = asyncio.create_task(
-            serve(memory, port=port, data_dir=data, project_dir=project, tls=tls)
+            serve(memory, port=port, data_dir=data, project_dir=project, tls=tls, team=team)
         )
         for _ in range(200):
             if read_service_file(data, project) is not None:

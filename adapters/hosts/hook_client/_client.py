@@ -39,6 +39,8 @@ FLUSHER_LIFE_S = 900.0  # a flusher gives up after this; the next hook starts an
 FLUSHER_LOCK = ".flusher"
 # refused before the service read the call (token, rate, timeout): it may go again later
 NOT_READ = frozenset({401, 403, 408, 429})
+# a 403 that read the call: its session is another member's, and sending it again cannot help
+NOT_YOURS = b'"error":"not_your_session"'
 
 
 class HookCall:
@@ -406,12 +408,15 @@ def run_flusher(data: str, key: str) -> str:
         os.close(lock)
 
 
-def done_with(status: int) -> bool:
+def done_with(status: int, body: bytes = b"") -> bool:
     """Whether a call the service answered with ``status`` is settled (never sent again).
 
-    200: kept. Another 4xx: the service read it and dead-lettered it. A 5xx, or a refusal
-    before it was read (:data:`NOT_READ`), leaves it to be sent again.
+    200: kept. Another 4xx: the service read it and dead-lettered it, or refused its session
+    (:data:`NOT_YOURS`). A 5xx, or a refusal before it was read (:data:`NOT_READ`), leaves it to
+    be sent again.
     """
+    if status == 403 and NOT_YOURS in body:
+        return True
     return status == 200 or (400 <= status < 500 and status not in NOT_READ)
 
 
@@ -424,7 +429,8 @@ def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
         return True  # another flush sent it
     for address in addresses:
         with contextlib.suppress(OSError, ValueError, IndexError):
-            return done_with(post(*address, body).status)
+            reply = post(*address, body)
+            return done_with(reply.status, reply.body)
     return False
 
 
@@ -490,7 +496,7 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
     if reply.status == 200:
         return reply.body, ""
     detail = reply.body.decode("utf-8", "replace")[:300].replace("\n", " ")
-    if not done_with(reply.status):
+    if not done_with(reply.status, reply.body):
         note = f"plait did not keep the call ({reply.status}): {detail}"
         return standby(call, data, key), keep_locally(call, data, key, note)
     return b"", f"plait refused the {call.event} call ({reply.status}): {detail}"

@@ -88,7 +88,7 @@ async def run_tool(
             await admit(session)
         answer = await toolbox.call(tool, arguments, session)
     except NotYourSession as failure:
-        return error(403, "forbidden", str(failure), "session_id")
+        return error(403, "not_your_session", str(failure), "session_id")
     except UnknownObservation as failure:
         return error(404, "not_found", str(failure), "id")
     except UsageError as failure:

@@ -21,6 +21,7 @@ import pytest
 from support.certificates import self_signed
 from support.command_hooks import run_hook, running
 from support.local_web import free_port
+from support.team import team
 
 from plait import Memory
 from plait.adapters.hosts.claude_code.hooks import host_call
@@ -123,6 +124,39 @@ async def test_a_hook_goes_to_the_first_of_the_listed_services_that_answers(
         )
         assert "waits in" in err  # no listed service answered: kept for later
     stop_flusher(next((data / "outbox").rglob(".flusher")))
+
+
+async def test_a_members_hook_into_anothers_session_is_refused_and_blocks_nothing(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """On a service a team shares, bob's hook naming alice's session is refused (403: it is
+    hers) and learns nothing of it; the refusal is final, so it is not kept to be sent again
+    and bob's next call, in a session of his own, goes straight through."""
+    async with running(tmp_path, redis_url, team=team()) as memory:
+        project, data = tmp_path / "project", tmp_path / "data"
+        live = read_service_file(data, project)
+        assert live is not None
+        as_alice = {"PLAIT_URL": live.url, "PLAIT_TOKEN": "alice-token"}
+        as_bob = {"PLAIT_URL": live.url, "PLAIT_TOKEN": "bob-token"}
+        said = payload(session, "x", prompt="I prefer tabs over spaces in every file.")
+        code, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", said, True, env=as_alice
+        )
+        assert (code, err) == (0, "")
+        asked = payload(session, "x", prompt="What does alice prefer?")
+        code, answer, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", asked, True, env=as_bob
+        )
+        assert code == 0 and "another member" in err and "tabs" not in str(answer)
+        assert not list((data / "outbox").rglob("*.json"))  # not kept: sending it again won't do
+        own = payload(f"{session}-bob", "x", prompt="We use Postgres for the ledger.")
+        code, _, err = await run_hook(
+            "claude-code", project, data, "UserPromptSubmit", own, True, env=as_bob
+        )
+        assert (code, err) == (0, "")
+        assert "prompt" in await kinds(memory, f"{session}-bob")
+        prompts = [e.body for e in await memory.backends.store.read_events(session)]
+        assert not any("alice prefer" in (body or "") for body in prompts)
 
 
 async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_is_back(

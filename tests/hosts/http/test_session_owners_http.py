@@ -12,33 +12,19 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 from support.service_client import app_client
+from support.team import team
 
 from plait import Memory
 from plait.adapters.backends.embedded import free_port
 from plait.adapters.hosts.http import WARNING_HEADER, create_app
-from plait.adapters.hosts.http.team import TeamTokens
-from plait.state.tokens import TokenRecord, Verdict
 
 OWNER = "owner-token"
 TRANSFORM = "/v1/hooks/experimental.chat.messages.transform"
-
-
-def member(user: str) -> TokenRecord:
-    now = datetime.now(UTC)
-    return TokenRecord(
-        id=f"t_{user}", user=user, digest="-", projects=("*",), rate_per_minute=1000, created_at=now
-    )
-
-
-def judge(token: str, project: str) -> tuple[Verdict, TokenRecord | None]:
-    user = token.removesuffix("-token")
-    return (Verdict.ADMITTED, member(user)) if user in ("alice", "bob") else (Verdict.UNKNOWN, None)
 
 
 @asynccontextmanager
@@ -54,8 +40,7 @@ async def service(tmp_path: Path, redis_url: str) -> AsyncIterator[dict[str, htt
         redis={"url": redis_url},
         graphiti={"group_id_prefix": "owners"},
     ) as memory:
-        team = TeamTokens(judge=judge, project_key="p")
-        app = create_app(memory, token=OWNER, team=team)
+        app = create_app(memory, token=OWNER, team=team())
         tokens = {"owner": OWNER, "alice": "alice-token", "bob": "bob-token"}
         clients = {who: app_client(app, token) for who, token in tokens.items()}
         try:
@@ -118,6 +103,7 @@ async def test_another_members_session_is_refused_on_every_route(
         }
         for route, answer in refused.items():
             assert answer.status_code == 403, (route, answer.text)
+            assert answer.json()["error"] == "not_your_session", route
             assert answer.json()["field"] == "session_id" and "tabs" not in answer.text, route
         batch = await bob.post(
             "/v1/hooks",
