@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
 from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
-from plait.nodes.statements import Statement
+from plait.nodes.statements import Statement, shared_turn
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
@@ -192,7 +192,8 @@ async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
     if context.recall is None:
         return {}
     graphiti = context.settings.graphiti
-    turns = queued_turns(state.get("batch", []), graphiti.group_id_prefix, graphiti.resolved_user())
+    batch, owner = state.get("batch", []), graphiti.resolved_user()
+    turns = queued_turns(batch, graphiti.group_id_prefix, owner, shared_turn)
     if turns:
         await fail_open("recall indexing", context.recall.add_turns(turns), 0)
     return {}

@@ -23,6 +23,7 @@ from datetime import datetime
 
 import numpy as np
 
+from plait.nodes.statements import shared_turn
 from plait.state.base.boundary import attempt
 from plait.state.base.errors import PlaitError
 from plait.state.base.settings import Settings
@@ -99,7 +100,7 @@ async def index_queued(context: PlaitContext, group_ids: Sequence[str]) -> int:
     if queued:
         newest[group] = queued[-1].entry_id
     graphiti = context.settings.graphiti
-    turns = queued_turns(queued, graphiti.group_id_prefix, graphiti.resolved_user())
+    turns = queued_turns(queued, graphiti.group_id_prefix, graphiti.resolved_user(), shared_turn)
     return await recall.add_turns(turns) if turns else 0
 
 

@@ -2,9 +2,10 @@
 
 Engram's agents lose a session when they forget to call its summary tool; plait writes one on
 idle and before compaction from what it captured: the Goal (the first request, and the latest),
-the Instructions given (rules, preferences), Discoveries, what was Accomplished (tasks done,
-decisions, errors fixed), the Next Steps (open tasks, errors still open) and the Relevant Files
-(written and edited first). Pure: :mod:`plait.observations` reads the log and stores the result.
+the Instructions given (rules: preferences are each speaker's own, left out), Discoveries, what
+was Accomplished (tasks done, decisions, errors fixed), the Next Steps (open tasks, errors still
+open) and the Relevant Files (written and edited first). Pure: :mod:`plait.observations` reads
+the log and stores the result.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from plait.nodes.statements import without_personal
 from plait.state.events import EventKind, SessionEvent
 
 SECTIONS = ("Goal", "Instructions", "Discoveries", "Accomplished", "Next Steps", "Relevant Files")
@@ -83,8 +85,18 @@ def goal(events: Sequence[SessionEvent]) -> list[str]:
 
 
 def instructions(events: Sequence[SessionEvent]) -> list[str]:
-    """Rules and preferences the session was given."""
-    return last_unique(e.summary for e in of_kinds(events, EventKind.RULE, EventKind.PREFERENCE))
+    """Rules the session was given (preferences are left out: :func:`project_events`)."""
+    return last_unique(e.summary for e in of_kinds(events, EventKind.RULE))
+
+
+def project_events(events: Sequence[SessionEvent]) -> list[SessionEvent]:
+    """What of a session the project's summary may say: preferences and their words left out.
+
+    A summary is the project's, read by every member; a preference is its speaker's personal
+    memory (:func:`plait.nodes.statements.without_personal`), the service owner's too.
+    """
+    kept = (without_personal(e) for e in events if e.kind is not EventKind.PREFERENCE)
+    return [event for event in kept if event is not None]
 
 
 def discoveries(events: Sequence[SessionEvent]) -> list[str]:
@@ -208,6 +220,7 @@ __all__ = [
     "SessionSummaryDraft",
     "event_lines",
     "is_worth_summarizing",
+    "project_events",
     "render_sections",
     "summarize_events",
     "summary_title",

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
 
-from plait.state.events import EventKind, Speaker
+from plait.state.events import EventKind, SessionEvent, Speaker
 from plait.state.supersede import (
     CATEGORY_OF,
     chosen,
@@ -764,6 +764,51 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
     return merge_in_groups(confirmed(found, groups), groups)
 
 
+# what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
+ORPHAN_MARKS = re.compile(r"(?:^|(?<=\s))[.,;:!?]+(?=\s|$)")
+
+
+def without_preferences(text: str) -> str:
+    """``text`` with the preferences it states taken out; as it was when it states none.
+
+    A preference is its speaker's own (their personal memory, :mod:`plait.state.recall`); the
+    rest of what they said is the project's.
+    """
+    found = [
+        s.text for s in statements(text) if s.kind is StatementKind.PREFERENCE and s.text in text
+    ]
+    if not found:
+        return text
+    for said in found:
+        text = text.replace(said, " ")
+    return " ".join(ORPHAN_MARKS.sub(" ", text).split())
+
+
+def shared_turn(event: SessionEvent) -> SessionEvent | None:
+    """A team member's prompt as the project's recall keeps it: see :func:`without_personal`.
+
+    The service owner's turns are kept whole, as before there were members: the owner's own
+    recall reads them, and every recorded figure of the recall bench (whose user turns drain as
+    prompts, with no capture to keep their preferences) was measured on them.
+    """
+    return event if event.member is None else without_personal(event)
+
+
+def without_personal(event: SessionEvent) -> SessionEvent | None:
+    """A user's prompt with its preferences taken out (None: nothing else was in it).
+
+    Any other event is returned as it is.
+    """
+    if event.kind is not EventKind.PROMPT or event.speaker == "assistant":
+        return event
+    summary, body = without_preferences(event.summary), without_preferences(event.body)
+    if summary == event.summary and body == event.body:
+        return event
+    if not summary.strip() and not body.strip():
+        return None
+    return event.model_copy(update={"summary": summary or body[:200], "body": body})
+
+
 # "The docs site uses MkDocs Material; keep it that way": the statement before is a decision.
 CONFIRMATION = re.compile(
     r"^(?:so |and |please |let'?s )?(?:keep|leave) (?:it|that|things) (?:that way|like that|"
@@ -810,6 +855,9 @@ __all__ = [
     "StatementKind",
     "normalize",
     "promoted",
+    "shared_turn",
     "statements",
     "unwrap_quotes",
+    "without_personal",
+    "without_preferences",
 ]

@@ -43,6 +43,7 @@ from plait.nodes.seeding import CI_FILES, FILE_MAX_BYTES, SEED_FILES, WORKFLOW_D
 from plait.nodes.session_summary import (
     event_lines,
     is_worth_summarizing,
+    project_events,
     render_sections,
     summarize_events,
     summary_title,
@@ -560,7 +561,7 @@ class Observations:
 
         An agent's own summary is left as it is.
         """
-        events = await self._recent_events(root_session_id)
+        events = project_events(await self._recent_events(root_session_id))
         if not is_worth_summarizing(events):
             return None
         topic = session_topic_key(root_session_id)

@@ -15,7 +15,7 @@ This module holds the values that cross the port and the port itself; the SQLite
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -122,22 +122,28 @@ def indexed_turn(group_id: str, event: SessionEvent) -> IndexedTurn:
     )
 
 
-def queued_turns(entries: Sequence[QueueEntry], prefix: str, owner: str) -> list[IndexedTurn]:
+def queued_turns(
+    entries: Sequence[QueueEntry],
+    prefix: str,
+    owner: str,
+    shared: Callable[[SessionEvent], SessionEvent | None] = lambda event: event,
+) -> list[IndexedTurn]:
     """The indexed turns of queued entries; a preference to a personal group.
 
     The group of the team member who said it (:attr:`SessionEvent.member`), else of ``owner``,
-    the service's user.
+    the service's user. Every other event goes to its project's group as ``shared`` keeps it
+    (a prompt without the preferences it states; None: nothing of it).
     """
-    return [
-        indexed_turn(
-            user_group_id(prefix, entry.event.member or owner)
-            if entry.event.kind is EventKind.PREFERENCE
-            else entry.group_id,
-            entry.event,
-        )
-        for entry in entries
-        if is_indexed(entry.event)
-    ]
+    turns = []
+    for entry in entries:
+        event = entry.event
+        if not is_indexed(event):
+            continue
+        if event.kind is EventKind.PREFERENCE:
+            turns.append(indexed_turn(user_group_id(prefix, event.member or owner), event))
+        elif (kept := shared(event)) is not None:
+            turns.append(indexed_turn(entry.group_id, kept))
+    return turns
 
 
 def is_indexed(event: SessionEvent) -> bool:

@@ -82,3 +82,35 @@ async def test_each_team_member_recalls_their_own_preferences(
                 envelopes[who] = await memory.model_call(f"{who}-2", query="set up the editor")
     assert "tabs over spaces" in envelopes["alice"] and "dark terminal" not in envelopes["alice"]
     assert "dark terminal" in envelopes["owner"] and "tabs over spaces" not in envelopes["owner"]
+
+
+async def test_a_members_preference_is_theirs_even_inside_a_prompt(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """What alice says goes to the project, but the preference she states in it stays hers:
+    bob's search and bob's new session find the rest of her words, never the preference, and
+    the project's summary of her session does not repeat it."""
+    said = "I prefer tabs over spaces in Python files. Add a CSV export to the billing report."
+    async with Memory.open(tmp_path, settings=settings_for(tmp_path, redis_url)) as memory:
+        assert memory.background is not None
+        with acting_as("alice"):
+            await memory.user_turn("alice-1", said)
+            queued = await memory.search("tabs over spaces in Python files")  # before any drain
+        await memory.background.drain()
+        with acting_as("bob"):
+            found = await memory.search("tabs over spaces in Python files")
+            project = await memory.search("CSV export billing report")
+            await memory.lifecycle("bob-1", "created")
+            await memory.background.refreshed()
+            envelope = await memory.model_call("bob-1", query="tabs or spaces in Python files?")
+        with acting_as("alice"):
+            mine = await memory.search("tabs over spaces in Python files")
+        await memory.lifecycle("alice-1", "idle")
+        await memory.background.summarize_pending()
+        summaries = await memory.observations.search("tabs spaces CSV export billing")
+    assert any("tabs over spaces" in hit.text for hit in mine + queued)
+    assert not any("tabs" in hit.text for hit in found), found
+    assert any("CSV export" in hit.text for hit in project), project
+    assert "tabs over spaces" not in envelope
+    assert summaries and all("tabs" not in o.content for o, _ in summaries)
+    assert any("CSV export" in o.content for o, _ in summaries)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from plait.nodes.drain import without_repeated_events, without_superseded
 from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits
 from plait.nodes.memory_search import place_facts
+from plait.nodes.statements import shared_turn
 from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import MemoryHit, QueueEntry
 from plait.state.recall import queued_turns
@@ -99,6 +100,27 @@ def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_
         update={"event": batch[2].event.model_copy(update={"member": "alice"})}
     )
     assert [t.group_id for t in queued_turns([member], "plait", "ada")] == ["plait-user-alice"]
+
+
+def test_a_prompts_preferences_stay_out_of_the_projects_turns() -> None:
+    said = [
+        entry(1, EventKind.PROMPT, "I prefer tabs over spaces. Add a CSV export to the report."),
+        entry(2, EventKind.PREFERENCE, "I prefer tabs over spaces"),
+        entry(3, EventKind.PROMPT, "I like dark mode in every UI I touch."),
+        entry(4, EventKind.PROMPT, "Fix the flaky test in api.py."),
+    ]
+    alice = {"member": "alice"}
+    batch = [e.model_copy(update={"event": e.event.model_copy(update=alice)}) for e in said]
+    turns = queued_turns(batch, "plait", "ada", shared_turn)
+    assert [(t.group_id, t.text) for t in turns] == [
+        ("g", "Add a CSV export to the report."),
+        ("plait-user-alice", "I prefer tabs over spaces"),
+        ("g", "Fix the flaky test in api.py."),  # nothing but the preference: no project turn
+    ]
+    # the service owner's turns stay whole
+    assert [t.text for t in queued_turns(said[:1], "plait", "ada", shared_turn)] == [
+        said[0].event.summary
+    ]
 
 
 def test_the_envelope_says_a_decision_once_when_the_session_already_has_it() -> None:

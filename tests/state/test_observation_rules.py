@@ -14,7 +14,7 @@ from plait.nodes.observations import (
     terms,
 )
 from plait.nodes.seeding import ci_commands, compose_services, make_targets, readme_brief
-from plait.nodes.session_summary import request_phrase, summarize_events
+from plait.nodes.session_summary import project_events, request_phrase, summarize_events
 from plait.state.base.errors import UsageError
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import (
@@ -128,6 +128,18 @@ def test_a_session_summary_is_folded_from_its_events() -> None:
         "## Accomplished\n- pytest passes\n- exporter written\n\n"
         "## Next Steps\n- document the flag\n- Unresolved: ruff failed\n\n"
         "## Relevant Files\n- export.py\n- api.py"
+    )
+
+
+def test_the_projects_summary_of_a_session_leaves_its_preferences_out() -> None:
+    events = [
+        event(EventKind.PROMPT, "I prefer tabs over spaces. Add CSV export.", speaker="user"),
+        event(EventKind.PREFERENCE, "I prefer tabs over spaces"),
+        event(EventKind.RULE, "Never touch the billing tables"),
+    ]
+    summary = summarize_events(project_events(events), "r")
+    assert summary.content == (
+        "## Goal\n- Add CSV export.\n\n## Instructions\n- Never touch the billing tables"
     )
 
 
