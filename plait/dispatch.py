@@ -317,7 +317,8 @@ class Dispatch:
         A call naming no session goes to no session unless it says what it is about: a file
         goes to the session that last named that file, else to the only active session; project
         news goes to every active session (at most ``PROJECT_WIDE_SESSIONS_MAX``). Active means a
-        hook of the session's root ran in this process in the last ``ACTIVE_SECONDS``.
+        hook of the session's root ran in this process in the last ``ACTIVE_SECONDS``; the call
+        goes only to sessions of whoever made it (a team member's, or the service owner's).
         """
         if isinstance(target, SessionTarget):
             return [await self._session_for(target)]
@@ -360,7 +361,7 @@ class Dispatch:
     def _active_roots(self) -> list[str]:
         """Roots with a hook in the last ``ACTIVE_SECONDS``, most recent first.
 
-        For a team member's call, only the member's own sessions.
+        Only the sessions of whoever makes the call (:meth:`SessionOwners.known_mine`).
         """
         since = time.monotonic() - ACTIVE_SECONDS
         active = reversed(self._active.items())

@@ -38,15 +38,14 @@ class SessionOwners:
         self._known: OrderedDict[str, tuple[str, float]] = OrderedDict()
 
     def known_mine(self, root_session_id: str) -> bool:
-        """Whether the acting identity may enter the session, as known here without asking.
+        """Whether the session is known here, without asking, to be the acting identity's own.
 
-        The service's owner always may; a member only into a session known to be theirs.
+        The service owner's calls own the sessions bound to :data:`SERVICE_OWNER`; where news
+        that names no session goes (:meth:`plait.dispatch.Dispatch`), not who may enter.
         """
         member = acting_member()
-        if member is None:
-            return True
         found = self._known.get(root_session_id)
-        return found is not None and found[0] == member
+        return found is not None and found[0] == (SERVICE_OWNER if member is None else member)
 
     async def admit(self, root_session_id: str) -> None:
         """Bind the session to the acting identity if it is new; refuse another member's.

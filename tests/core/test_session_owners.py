@@ -6,6 +6,8 @@ its envelope never composed for them; the service's owner may enter any session.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from plait import Memory
@@ -40,7 +42,7 @@ async def test_a_member_cannot_enter_a_session_another_started(memory: Memory) -
     assert not any("what does alice like" in summary for summary in kinds)
 
 
-async def test_a_members_file_news_goes_only_to_their_own_sessions(memory: Memory) -> None:
+async def test_file_news_goes_only_to_the_senders_own_sessions(memory: Memory) -> None:
     with acting_as("alice"):
         await memory.user_turn("ses_a", "Edit app.py next.")
     with acting_as("bob"):
@@ -49,11 +51,15 @@ async def test_a_members_file_news_goes_only_to_their_own_sessions(memory: Memor
             host=NATIVE, target=Sessionless(file="notes.md"), payload=[FileChanged(path="notes.md")]
         )
         await memory.dispatch.answer(call)
+    await memory.user_turn("ses_o", "Check the deploy script.")  # the service's owner
+    owners = HostCall(host=NATIVE, target=Sessionless(file="deploy.sh"), payload=[])
+    await memory.dispatch.answer(replace(owners, payload=[FileChanged(path="deploy.sh")]))
     store = memory.backends.store
-    alice = [event.summary for event in await store.read_events("ses_a")]
-    bob = [event.summary for event in await store.read_events("ses_b")]
-    assert any("notes.md" in summary for summary in bob), bob
-    assert not any("notes.md" in summary for summary in alice), alice
+    said = {s: [e.summary for e in await store.read_events(s)] for s in ("ses_a", "ses_b", "ses_o")}
+    assert any("notes.md" in summary for summary in said["ses_b"]), said
+    assert any("deploy.sh" in summary for summary in said["ses_o"]), said
+    assert not any("notes.md" in x or "deploy.sh" in x for x in said["ses_a"]), said
+    assert not any("deploy.sh" in summary for summary in said["ses_b"]), said
 
 
 async def test_a_binding_is_remembered_and_asked_again_after_a_while() -> None:
@@ -75,7 +81,7 @@ async def test_a_binding_is_remembered_and_asked_again_after_a_while() -> None:
         assert not owners.known_mine("s")
         with pytest.raises(NotYourSession):
             await owners.admit("s")
-    assert owners.known_mine("s")  # the service's owner
+    assert not owners.known_mine("s")  # the service's owner may enter, but it is alice's
     now[0] += CHECK_AGAIN_S
     with acting_as("alice"):
         await owners.admit("s")
