@@ -5,10 +5,11 @@ tools over HTTP (``POST /v1/memory/{tool}``), under their own token, so what the
 the team's memory (a personal observation in their own group) and what they search is the
 team's. The URL may list replicas, comma-separated: a call goes to the first that answers.
 Errors are plait's own: a field the service refuses is a :class:`UsageError` naming it, an id it
-does not know an :class:`UnknownObservation`, a refused token a :class:`ConfigError`, a
-service that cannot be reached, is over its rate or cannot do it now a
-:class:`BackendUnavailable` (nothing was done). A session's turns reach a shared service
-through the hosts' hooks (the plugin, ``plait-hook``), which keep what it did not take.
+does not know an :class:`UnknownObservation`, a session another member started
+:class:`NotYourSession`, a refused token a :class:`ConfigError`, a service that cannot be
+reached, is over its rate or cannot do it now a :class:`BackendUnavailable` (nothing was done).
+A session's turns reach a shared service through the hosts' hooks (the plugin, ``plait-hook``),
+which keep what it did not take.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from typing import Any
 
 import httpx
 
-from plait.state.base.errors import BackendUnavailable, ConfigError, UsageError
+from plait.state.base.errors import BackendUnavailable, ConfigError, NotYourSession, UsageError
 from plait.state.observations import UnknownObservation
 
 TIMEOUT_S = 30.0
+NOT_YOURS = "not_your_session"  # the error of a 403 for a session another member started
 
 
 def service_address(url: str | None, token: str | None) -> tuple[list[str], str]:
@@ -164,6 +166,8 @@ def answered(answer: httpx.Response, url: str, body: dict[str, Any]) -> dict[str
     detail = str(data.get("detail") if isinstance(data, dict) else "") or answer.text[:300]
     if answer.status_code == 404 and isinstance(body.get("id"), str):
         raise UnknownObservation(body["id"])
+    if answer.status_code == 403 and isinstance(data, dict) and data.get("error") == NOT_YOURS:
+        raise NotYourSession(str(body.get("session_id") or ""))
     if answer.status_code in (401, 403):
         raise ConfigError(
             f"token: the service at {url} refused the token ({answer.status_code}): {detail}"

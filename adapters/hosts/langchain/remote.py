@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -32,12 +33,15 @@ from plait.adapters.hosts.langchain.middleware import (
     latest_request,
     select_unrecorded,
 )
-from plait.state.base.errors import BackendError, BackendUnavailable, UsageError
+from plait.state.base.errors import BackendError, BackendUnavailable, NotYourSession, UsageError
 
 # above the service's own in-process bound (hooks.in_process_timeout_ms, 2 s): its answer, even
 # a failed-open one, arrives before the client gives up
 TIMEOUT_S = 3.0
 SESSIONS_KEPT = 1024
+# A thread the service refused as another member's is not sent again for this long (its whole
+# history would go with every turn, to be refused again).
+REFUSED_FOR_S = 600.0
 # the service takes bodies of up to 16 MB: batches stay well below; one message's text too, even
 # when every character is escaped as JSON sends it (at most 6 bytes a character)
 BATCH_BYTES = 4 * 1024 * 1024
@@ -92,6 +96,7 @@ class RemoteSessions:
         self.timeout = timeout
         self.batch_bytes = batch_bytes
         self._sent: OrderedDict[str, RecordedMessages] = OrderedDict()
+        self._refused: OrderedDict[str, tuple[float, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def post(self, action: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -99,12 +104,24 @@ class RemoteSessions:
 
         Raises:
             BackendUnavailable: none answered (nothing was done).
-            BackendError: the service refused the call or the token. Not a
+            BackendError: the service refused the call or the token, or the session is another
+                member's (then it is not sent again for :data:`REFUSED_FOR_S`). Not a
                 :class:`~plait.UsageError`: the agent's run is not wrong, so it goes on without
                 memory (a warning says why) rather than stop.
         """
+        session = str(body.get("session_id") or "")
+        with self._lock:
+            refused = self._refused.get(session)
+        if refused is not None and time.monotonic() - refused[0] < REFUSED_FOR_S:
+            raise BackendError(f"the plait service refused the session: {refused[1]}")
         try:
             return self.service.post(f"/v1/langchain/{action}", body, timeout=self.timeout)
+        except NotYourSession as theirs:
+            with self._lock:
+                self._refused[session] = (time.monotonic(), str(theirs))
+                while len(self._refused) > SESSIONS_KEPT:
+                    self._refused.popitem(last=False)
+            raise BackendError(f"the plait service refused the session: {theirs}") from theirs
         except UsageError as refused:
             raise BackendError(f"the plait service refused the call: {refused}") from refused
 

@@ -21,6 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from support.command_hooks import running
 from support.local_web import free_port
 from support.scripted_model import ScriptedChatModel
+from support.team import team
 
 import plait
 import plait.adapters.hosts.langchain.remote as remote_module
@@ -138,6 +139,39 @@ async def test_a_turn_made_while_the_service_is_down_is_sent_with_the_next(
     sessions.close()
     assert [p.rstrip(".?") for p in prompts] == [DECISION.rstrip("."), "What next"]
     assert "PostgreSQL 16" in envelope_of(model.received[-1])
+
+
+async def test_another_members_thread_is_refused_once_and_not_sent_again(
+    tmp_path: Path, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Alice and bob both run an agent on thread "1" of a team's service: the thread is alice's
+    (she came first). Bob's agent goes on without memory, told why once; its later turns do not
+    send the growing thread again to be refused; nothing of bob's lands in alice's session."""
+    async with running(tmp_path, redis_url, team=team()) as memory:
+        url, _ = service_of(tmp_path)
+        alice, bob = RemoteSessions(url, "alice-token"), RemoteSessions(url, "bob-token")
+        sent: list[str] = []
+        post = bob.service.post
+
+        def counted(path: str, body: dict[str, Any], **how: Any) -> dict[str, Any]:
+            sent.append(path)
+            return post(path, body, **how)
+
+        bob.service.post = counted  # type: ignore[method-assign]
+        thread = {"configurable": {"thread_id": "1"}}
+        mine, _ = agent_over(SessionMemoryMiddleware(alice), 1)
+        await mine.ainvoke({"messages": [HumanMessage(content=DECISION)]}, thread)  # type: ignore[attr-defined]
+        theirs, _ = agent_over(SessionMemoryMiddleware(bob), 3)
+        with caplog.at_level(logging.WARNING, logger="plait"):
+            for n in range(3):
+                said = HumanMessage(content=f"Bob's turn {n}: what did alice decide?")
+                answer = await theirs.ainvoke({"messages": [said]}, thread)  # type: ignore[attr-defined]
+                assert answer["messages"][-1].text == f"ok {n}"  # bob's agent went on
+        alice.close()
+        bob.close()
+        assert len(sent) == 1, sent  # refused once, then not sent again
+        assert "another member" in caplog.text
+        assert await prompts_of(memory, "1") == [DECISION]
 
 
 async def test_a_refused_token_fails_open_and_bad_requests_say_what_is_wrong(
