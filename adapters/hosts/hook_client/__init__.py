@@ -36,7 +36,11 @@ not answer it before it is kept. The host's JSON arrives on stdin; the client
    PROJECT_KEY``, detached, one at a time: it holds ``.flusher`` with its pid), which tries
    again every few seconds (at most 4 s apart) until the outbox is empty, so what waits is
    recorded soon after the service answers again, with no other hook to carry it; it gives up
-   after :data:`FLUSHER_LIFE_S` (the next hook starts another).
+   after :data:`FLUSHER_LIFE_S` (the next hook starts another). With several URLs, a replica
+   that answered a session's ``--keep`` call "spooled" (its spool holds it) gets the session's
+   next ``--keep`` calls alone until it answers one "stored", for at most ``PLAIT_HOLD_MS``
+   (60 s): while it does not answer they wait in the outbox, so another replica does not store
+   them before it (``<outbox>/.hold-<digest>`` names it).
 
 It always exits 0: whatever fails, the host goes on (fail open). It imports only the standard
 library on its way (plait's redaction only when it writes the spool), so it starts fast.

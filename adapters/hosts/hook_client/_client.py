@@ -33,6 +33,11 @@ ROUTE = "/v1/host"
 SERVICES_DIR = "services"
 SPOOL_DIR = "spool"
 OUTBOX_DIR = "outbox"
+# A replica that answered a session's recording call "spooled" holds it in its spool: the
+# session's next recording calls go to it alone (kept in the outbox while it does not answer),
+# so another replica does not store them first; for at most this long (as the plugin does).
+HOLD_MS_DEFAULT = "60000"
+HOLD_PREFIX = ".hold-"
 FLUSH_BUDGET_S = 2.0  # a hook sends what waits in its outbox for at most this long
 FLUSHER_PAUSES_S = (0.5, 1.0, 2.0, 4.0)  # between the flusher's tries (the last repeats)
 FLUSHER_LIFE_S = 900.0  # a flusher gives up after this; the next hook starts another
@@ -347,7 +352,8 @@ def flush_outbox(data: str, key: str, addresses: list[tuple[str, str]]) -> int:
         deadline = time.monotonic() + FLUSH_BUDGET_S
         names = waiting(data, key)
         for index, name in enumerate(names):
-            if time.monotonic() > deadline or not sent(os.path.join(folder, name), addresses):
+            path = os.path.join(folder, name)
+            if time.monotonic() > deadline or not sent(path, addresses, data, key):
                 return len(names) - index
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(os.path.join(folder, name))
@@ -420,18 +426,78 @@ def done_with(status: int, body: bytes = b"") -> bool:
     return status == 200 or (400 <= status < 500 and status not in NOT_READ)
 
 
-def sent(path: str, addresses: list[tuple[str, str]]) -> bool:
-    """Post one kept call to the first service that answers; whether it is done with."""
+def sent(path: str, addresses: list[tuple[str, str]], data: str, key: str) -> bool:
+    """Post one kept call to the first service that answers; whether it is done with.
+
+    While a replica holds the call's session's earlier calls, to that replica alone.
+    """
     try:
         with open(path, "rb") as handle:
             body = handle.read()
     except FileNotFoundError:
         return True  # another flush sent it
-    for address in addresses:
+    try:
+        session = session_of(json.loads(body).get("payload"))
+    except (ValueError, AttributeError):
+        session = ""
+    for address in held_first(addresses, data, key, session):
         with contextlib.suppress(OSError, ValueError, IndexError):
             reply = post(*address, body)
+            note_hold(data, key, session, address[0], reply.kept, len(addresses))
             return done_with(reply.status, reply.body)
     return False
+
+
+# -- a replica that holds a session's earlier calls ---------------------------------------------
+def session_of(payload: Any) -> str:
+    """The session a hook's payload names ("" for none)."""
+    session = payload.get("session_id") if isinstance(payload, dict) else None
+    return session if isinstance(session, str) else ""
+
+
+def hold_path(data: str, key: str, session: str) -> str:
+    """The file naming the replica that holds ``session``'s earlier calls (its time: since)."""
+    digest = hashlib.sha256(session.encode()).hexdigest()[:32]
+    return os.path.join(outbox(data, key), f"{HOLD_PREFIX}{digest}")
+
+
+def held_first(
+    addresses: list[tuple[str, str]], data: str, key: str, session: str
+) -> list[tuple[str, str]]:
+    """Where a recording call of ``session`` may go, in order.
+
+    The replica that answered its last one "spooled" alone, for ``PLAIT_HOLD_MS`` (60 s) since;
+    else every listed service.
+    """
+    if not session or len(addresses) < 2:
+        return addresses
+    path = hold_path(data, key, session)
+    hold_s = float(os.environ.get("PLAIT_HOLD_MS", HOLD_MS_DEFAULT)) / 1000
+    try:
+        if time.time() - os.stat(path).st_mtime > hold_s:
+            return addresses
+        holder = read_text(path).strip()
+    except OSError:
+        return addresses
+    return [address for address in addresses if address[0] == holder] or addresses
+
+
+def note_hold(data: str, key: str, session: str, url: str, kept: str, listed: int) -> None:
+    """Remember the replica that answered a recording call "spooled"; forget it once "stored"."""
+    if not session or listed < 2 or kept not in ("spooled", "stored"):
+        return
+    path = hold_path(data, key, session)
+    with contextlib.suppress(OSError):
+        if kept == "stored":
+            if read_text(path).strip() == url:
+                os.unlink(path)
+            return
+        os.makedirs(outbox(data, key), mode=0o700, exist_ok=True)
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(descriptor, url.encode())
+        finally:
+            os.close(descriptor)
 
 
 def spool_line(call: HookCall) -> bytes:
@@ -484,12 +550,17 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
     if chosen and flush_outbox(data, key, addresses) and call.keep:  # after what waits
         return standby(call, data, key), keep_locally(call, data, key, "earlier calls wait")
     reply = None
-    for address in addresses:  # the same call_id everywhere: stored once
+    session = session_of(call.payload) if call.keep else ""
+    targets = held_first(addresses, data, key, session)
+    for address in targets:  # the same call_id everywhere: stored once
         with contextlib.suppress(OSError, ValueError, IndexError):
             reply = post(*address, body)
+            note_hold(data, key, session, address[0], reply.kept, len(addresses))
             break
     if reply is None:
         note = "no service in PLAIT_URL answered"
+        if len(targets) < len(addresses):
+            note = f"the replica holding the session's earlier calls ({targets[0][0]}) is down"
         if not chosen or not on_other_machines(os.environ.get("PLAIT_URL", "")):
             note = start_service(data, key, project)  # one on this machine may be ours to start
         return standby(call, data, key), keep_locally(call, data, key, note)
@@ -504,10 +575,8 @@ def forward(call: HookCall, data: str, key: str, project: str) -> tuple[bytes, s
 
 def standby(call: HookCall, data: str, key: str) -> bytes:
     """The memory the service last gave this session (else the project) for this event."""
-    session = call.payload.get("session_id") if isinstance(call.payload, dict) else None
-    if not isinstance(session, str) or not session:
-        return b""
-    return standby_answer(data, key, call.host, session, call.event)
+    session = session_of(call.payload)
+    return standby_answer(data, key, call.host, session, call.event) if session else b""
 
 
 def keep_locally(call: HookCall, data: str, key: str, why: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import stat
@@ -18,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from support.certificates import self_signed
 from support.command_hooks import run_hook, running
 from support.local_web import free_port
+from support.plait_cli import plait_env, start_serve
 from support.team import team
 
 from plait import Memory
@@ -28,6 +31,7 @@ from plait.adapters.hosts.claude_code.hooks import host_call
 from plait.adapters.hosts.http.service import read_service_file
 from plait.state.base.errors import InvalidHookPayload, UnknownHook
 from plait.state.intents import CompactionAfter, ModelCall, SessionTarget, ToolResult, UserTurn
+from plait.wiring import project_prefix
 
 
 @pytest.fixture
@@ -157,6 +161,78 @@ async def test_a_members_hook_into_anothers_session_is_refused_and_blocks_nothin
         assert "prompt" in await kinds(memory, f"{session}-bob")
         prompts = [e.body for e in await memory.backends.store.read_events(session)]
         assert not any("alice prefer" in (body or "") for body in prompts)
+
+
+def stored_prompts(redis_url: str, project: Path, session: str) -> list[str]:
+    """The prompts recorded for a session, in order, as the hot tier holds them."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        raw = client.lrange(f"{project_prefix(project)}s:{session}:events", 0, -1)
+    finally:
+        client.close()
+    events = [json.loads(line) for line in raw]
+    return [e.get("body") or e["summary"] for e in events if e["kind"] == "prompt"]
+
+
+async def test_a_replica_holding_a_sessions_earlier_call_gets_its_next_ones_alone(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    """Replica A answered a prompt "spooled" (its hot tier was down: the call waits in its
+    spool) and was killed. The session's next prompt is not stored by replica B meanwhile: it
+    waits in the outbox for A, and once A is back both are recorded, in order. Before, B
+    stored the second before A, back, recorded the first."""
+    project = tmp_path / "project"
+    project.mkdir()
+    port, down = free_port(), f"redis://127.0.0.1:{free_port()}/0"
+    a_env = plait_env(tmp_path / "data-a", PLAIT_REDIS__URL=down, PLAIT_SERVICE__PORT=str(port))
+    started = [start_serve(project, a_env)]
+    try:
+        token = (tmp_path / "data-a" / "token").read_text().strip()
+        (tmp_path / "data-b").mkdir(mode=0o700)
+        (tmp_path / "data-b" / "token").write_text(token)
+        (tmp_path / "data-b" / "token").chmod(0o600)
+        started.append(
+            start_serve(project, plait_env(tmp_path / "data-b", PLAIT_REDIS__URL=redis_url))
+        )
+        (a, a_url), (_, b_url) = started
+        client = {"PLAIT_URL": f"{a_url},{b_url}", "PLAIT_TOKEN": token}
+        data = tmp_path / "client"
+
+        async def say(text: str) -> str:
+            said = payload(session, "UserPromptSubmit", prompt=text)
+            code, _, err = await run_hook(
+                "claude-code", project, data, "UserPromptSubmit", said, True, env=client
+            )
+            assert code == 0
+            return err
+
+        assert await say("first prompt") == ""  # A kept it in its spool
+        a.kill()
+        a.wait()
+        assert "outbox" in await say("second prompt")  # held for A, not sent to B
+        assert stored_prompts(redis_url, project, session) == []
+        started.append(start_serve(project, dict(a_env, PLAIT_REDIS__URL=redis_url)))
+        for _ in range(200):  # A is back: its spool, then the outbox (the flusher sends it)
+            if len(stored_prompts(redis_url, project, session)) == 2:
+                break
+            await asyncio.sleep(0.1)
+        assert await say("third prompt") == ""
+        for _ in range(100):
+            if len(stored_prompts(redis_url, project, session)) == 3:
+                break
+            await asyncio.sleep(0.1)
+        assert stored_prompts(redis_url, project, session) == [
+            "first prompt",
+            "second prompt",
+            "third prompt",
+        ]
+    finally:
+        for process, _ in started:
+            process.terminate()
+            process.wait(timeout=30)
+        for lock in (tmp_path / "client" / "outbox").rglob(".flusher"):
+            if not flusher_ended(lock):  # it ends by itself once the outbox is empty
+                stop_flusher(lock)
 
 
 async def test_a_chosen_service_that_is_down_gets_the_kept_calls_first_when_it_is_back(
