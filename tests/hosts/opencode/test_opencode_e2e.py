@@ -371,8 +371,15 @@ def plugin_scenario(
             Reply(tool="glob", arguments={"pattern": "**/*.secret"}),
             Reply(text="Noted: PostgreSQL."),
         ]
+        # the scenario checks where the plugin puts the service's answers, not how fast they
+        # come: a budget a loaded machine cannot miss (what the plugin does without an answer,
+        # its stand-ins, is tested with the service down)
+        patient = {"PLAIT_TIMEOUT_MS": "5000"}
         first = project.run(
-            "We decided to use PostgreSQL for storage.", plait_url=url, token=service.token
+            "We decided to use PostgreSQL for storage.",
+            plait_url=url,
+            token=service.token,
+            env=patient,
         )
         turn_one = mock.chat_requests()
         mock.clear()
@@ -381,7 +388,9 @@ def plugin_scenario(
             Reply(text="## Objective\n- summary"),
             Reply(text="Continuing."),
         ]
-        second = project.run("What database?", session=first, plait_url=url, token=service.token)
+        second = project.run(
+            "What database?", session=first, plait_url=url, token=service.token, env=patient
+        )
         turn_two = mock.chat_requests()
         yield PluginScenario(runner, mock, first, second, turn_one, turn_two)
     finally:
