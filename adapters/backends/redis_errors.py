@@ -16,8 +16,7 @@ from typing import Any
 
 from redis.exceptions import (
     AskError,
-    ClusterDownError,
-    MasterDownError,
+    ClusterError,
     MovedError,
     RedisError,
     SlotNotCoveredError,
@@ -30,14 +29,9 @@ from plait.state.base.boundary import describe
 from plait.state.base.errors import BackendError, BackendUnavailable, PlaitError
 
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
-SLOT_MOVING = (
-    AskError,
-    ClusterDownError,
-    MasterDownError,
-    MovedError,
-    SlotNotCoveredError,
-    TryAgainError,
-)
+# ClusterError: the cluster is down, a primary is, or redis-py followed a slot on the move
+# (MOVED, ASK, TRYAGAIN) until its request TTL ran out ("TTL exhausted", mid-reshard)
+SLOT_MOVING = (AskError, ClusterError, MovedError, SlotNotCoveredError, TryAgainError)
 # A script that meets its slot half moved: a key it touches went to the slot's new primary
 # (Redis refuses the script instead of redirecting it).
 SLOT_MOVED_IN_SCRIPT = "non local key"

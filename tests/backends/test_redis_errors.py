@@ -7,6 +7,7 @@ import pytest
 from redis.exceptions import (
     AskError,
     ClusterDownError,
+    ClusterError,
     ResponseError,
     TryAgainError,
 )
@@ -28,6 +29,7 @@ NON_LOCAL = (
         TryAgainError("Multiple keys request during rehashing of slot"),
         AskError("3999 127.0.0.1:6381"),
         ClusterDownError("The cluster is down"),
+        ClusterError("TTL exhausted."),  # redirections followed mid-reshard until it gave up
         ResponseError(NON_LOCAL),  # a script that met its slot half moved
     ],
 )

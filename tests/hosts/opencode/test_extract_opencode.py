@@ -469,7 +469,7 @@ EVENT_TYPES = [
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(EVENT_TYPES), st.dictionaries(st.text(max_size=10), JSON, max_size=4), JSON)
 def test_any_bus_event_properties_parse(kind: str, extra: dict, value) -> None:
-    properties = {"sessionID": "s", **extra}
+    properties = {**extra, "sessionID": "s"}
     for key in ("info", "part", "todos", "error", "file", "branch", "name"):
         properties.setdefault(key, value)
     turn = extract_opencode("event", {"event": {"type": kind, "properties": properties}}, {})
