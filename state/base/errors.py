@@ -42,6 +42,8 @@ class UnknownHook(InvalidHookPayload):
 class NotYourSession(UsageError):
     """A team member's call names a session another member started (answered 403)."""
 
+    code = "not_your_session"  # the ``error`` of that answer; its clients read it
+
     def __init__(self, session_id: str) -> None:
         """Refuse the call to ``session_id``."""
         super().__init__(

@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 
+from plait.state.base.errors import NotYourSession
 from plait.state.base.standby import standby_answer
 
 # typing, dataclasses, pathlib and secrets are left out: they would double the start time
@@ -45,7 +46,7 @@ FLUSHER_LOCK = ".flusher"
 # refused before the service read the call (token, rate, timeout): it may go again later
 NOT_READ = frozenset({401, 403, 408, 429})
 # a 403 that read the call: its session is another member's, and sending it again cannot help
-NOT_YOURS = b'"error":"not_your_session"'
+NOT_YOURS = b'"error":"%s"' % NotYourSession.code.encode()
 
 
 class HookCall:

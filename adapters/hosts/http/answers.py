@@ -148,7 +148,7 @@ def refuse(
 
 def forbidden(error: NotYourSession) -> Response:
     """403: a team member named a session another member started."""
-    return error_response(403, "not_your_session", str(error), "session_id")
+    return error_response(403, error.code, str(error), "session_id")
 
 
 def whole(event: str, body: Any, output: Mapping[str, Any]) -> bytes | None:

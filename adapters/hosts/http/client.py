@@ -25,7 +25,6 @@ from plait.state.base.errors import BackendUnavailable, ConfigError, NotYourSess
 from plait.state.observations import UnknownObservation
 
 TIMEOUT_S = 30.0
-NOT_YOURS = "not_your_session"  # the error of a 403 for a session another member started
 
 
 def service_address(url: str | None, token: str | None) -> tuple[list[str], str]:
@@ -166,7 +165,8 @@ def answered(answer: httpx.Response, url: str, body: dict[str, Any]) -> dict[str
     detail = str(data.get("detail") if isinstance(data, dict) else "") or answer.text[:300]
     if answer.status_code == 404 and isinstance(body.get("id"), str):
         raise UnknownObservation(body["id"])
-    if answer.status_code == 403 and isinstance(data, dict) and data.get("error") == NOT_YOURS:
+    theirs = isinstance(data, dict) and data.get("error") == NotYourSession.code
+    if answer.status_code == 403 and theirs:
         raise NotYourSession(str(body.get("session_id") or ""))
     if answer.status_code in (401, 403):
         raise ConfigError(

@@ -11,18 +11,16 @@ health, these need the bearer token.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from plait.adapters.hosts.http.answers import dumps, error_response, forbidden, read_json
 from plait.observation_tools import TOOL_NAMES, MemoryToolbox
 from plait.state.base.errors import NotYourSession, PlaitError, UsageError
-from plait.state.events import repaired
 from plait.state.observations import UnknownObservation
 
 if TYPE_CHECKING:
@@ -42,14 +40,6 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def error(status: int, code: str, detail: str, field: str | None = None) -> Response:
-    """A JSON error in the service's ``{error, detail, field}`` shape."""
-    body: dict[str, Any] = {"error": code, "detail": detail}
-    if field:
-        body["field"] = field
-    return Response(pydantic_core.to_json(body), status_code=status, media_type="application/json")
-
-
 def field_of(message: str) -> str | None:
     """The field a usage error's message starts with (``title: missing`` → ``title``)."""
     match = FIELD.match(message)
@@ -61,7 +51,7 @@ def parsed_body(body: bytes) -> dict[str, Any] | None:
     if not body.strip():
         return {}
     try:
-        value = repaired(json.loads(body.decode("utf-8", errors="replace")))
+        value = read_json(body)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
@@ -78,24 +68,26 @@ async def run_tool(
     ``admit`` refuses a session the caller may not change (:data:`SESSION_TOOLS` only).
     """
     if tool not in TOOL_NAMES:
-        return error(404, "unknown_tool", f"no memory tool {tool!r}", "tool")
+        return error_response(404, "unknown_tool", f"no memory tool {tool!r}", "tool")
     arguments = parsed_body(body)
     if arguments is None:
-        return error(400, "bad_request", "the body must be a JSON object of arguments", "body")
+        return error_response(
+            400, "bad_request", "the body must be a JSON object of arguments", "body"
+        )
     session = str(arguments.pop("session_id", None) or HOST)
     try:
         if admit is not None and tool in SESSION_TOOLS:
             await admit(session)
         answer = await toolbox.call(tool, arguments, session)
     except NotYourSession as failure:
-        return error(403, "not_your_session", str(failure), "session_id")
+        return forbidden(failure)
     except UnknownObservation as failure:
-        return error(404, "not_found", str(failure), "id")
+        return error_response(404, "not_found", str(failure), "id")
     except UsageError as failure:
-        return error(422, "invalid_argument", str(failure), field_of(str(failure)))
+        return error_response(422, "invalid_argument", str(failure), field_of(str(failure)))
     except PlaitError as failure:
-        return error(503, "unavailable", str(failure))
-    return Response(pydantic_core.to_json(answer), media_type="application/json")
+        return error_response(503, "unavailable", str(failure))
+    return Response(dumps(answer), media_type="application/json")
 
 
 def add_memory_routes(app: FastAPI, memory: Memory) -> None:

@@ -136,12 +136,13 @@ async def test_a_members_hook_into_anothers_session_is_refused_and_blocks_nothin
     """On a service a team shares, bob's hook naming alice's session is refused (403: it is
     hers) and learns nothing of it; the refusal is final, so it is not kept to be sent again
     and bob's next call, in a session of his own, goes straight through."""
-    async with running(tmp_path, redis_url, team=team()) as memory:
+    members, tokens = team(tmp_path / "tokens")
+    async with running(tmp_path, redis_url, team=members) as memory:
         project, data = tmp_path / "project", tmp_path / "data"
         live = read_service_file(data, project)
         assert live is not None
-        as_alice = {"PLAIT_URL": live.url, "PLAIT_TOKEN": "alice-token"}
-        as_bob = {"PLAIT_URL": live.url, "PLAIT_TOKEN": "bob-token"}
+        as_alice = {"PLAIT_URL": live.url, "PLAIT_TOKEN": tokens["alice"]}
+        as_bob = {"PLAIT_URL": live.url, "PLAIT_TOKEN": tokens["bob"]}
         said = payload(session, "x", prompt="I prefer tabs over spaces in every file.")
         code, _, err = await run_hook(
             "claude-code", project, data, "UserPromptSubmit", said, True, env=as_alice

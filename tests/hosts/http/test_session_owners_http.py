@@ -40,8 +40,9 @@ async def service(tmp_path: Path, redis_url: str) -> AsyncIterator[dict[str, htt
         redis={"url": redis_url},
         graphiti={"group_id_prefix": "owners"},
     ) as memory:
-        app = create_app(memory, token=OWNER, team=team())
-        tokens = {"owner": OWNER, "alice": "alice-token", "bob": "bob-token"}
+        members, tokens = team(tmp_path / "tokens")
+        app = create_app(memory, token=OWNER, team=members)
+        tokens["owner"] = OWNER
         clients = {who: app_client(app, token) for who, token in tokens.items()}
         try:
             yield clients

@@ -147,9 +147,10 @@ async def test_another_members_thread_is_refused_once_and_not_sent_again(
     """Alice and bob both run an agent on thread "1" of a team's service: the thread is alice's
     (she came first). Bob's agent goes on without memory, told why once; its later turns do not
     send the growing thread again to be refused; nothing of bob's lands in alice's session."""
-    async with running(tmp_path, redis_url, team=team()) as memory:
+    members, tokens = team(tmp_path / "tokens")
+    async with running(tmp_path, redis_url, team=members) as memory:
         url, _ = service_of(tmp_path)
-        alice, bob = RemoteSessions(url, "alice-token"), RemoteSessions(url, "bob-token")
+        alice, bob = RemoteSessions(url, tokens["alice"]), RemoteSessions(url, tokens["bob"])
         sent: list[str] = []
         post = bob.service.post
 
