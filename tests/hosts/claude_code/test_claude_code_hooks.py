@@ -217,6 +217,8 @@ async def test_a_replica_holding_a_sessions_earlier_call_gets_its_next_ones_alon
             if len(stored_prompts(redis_url, project, session)) == 2:
                 break
             await asyncio.sleep(0.1)
+        # recorded with nobody sending: A adopted its spool, the flusher sent the held call
+        assert stored_prompts(redis_url, project, session) == ["first prompt", "second prompt"]
         assert await say("third prompt") == ""
         for _ in range(100):
             if len(stored_prompts(redis_url, project, session)) == 3:
