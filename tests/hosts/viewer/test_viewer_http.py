@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 import httpx
 import pytest
+from support.team import team
 
 from plait import Memory
 from plait.adapters.backends.spool import FileSpool
 from plait.adapters.hosts.http import create_app
-from plait.adapters.hosts.http.team import TeamTokens
 from plait.adapters.hosts.viewer.auth import ViewerAuth
 from plait.adapters.hosts.viewer.pages import envelope_lines
 from plait.state.events import EventKind, SessionEvent
 from plait.state.observations import check_draft
 from plait.state.ports import QueueEntry
-from plait.state.tokens import TokenRecord, Verdict
 
 TOKEN = "viewer-token"
 BASE = "http://127.0.0.1"
@@ -79,20 +77,14 @@ async def test_viewer_login_link_works_once_and_a_forged_one_never(
     assert (await client.get("/ui/sessions")).status_code == 401
 
 
-async def test_viewer_login_links_are_for_the_owners_token_only(memory: Memory) -> None:
-    record = TokenRecord(
-        id="t1",
-        user="ana",
-        digest="-",
-        projects=("*",),
-        rate_per_minute=100,
-        created_at=datetime.now(UTC),
-    )
-    team = TeamTokens(judge=lambda token, key: (Verdict.ADMITTED, record), project_key="p")
-    app = create_app(memory, token=TOKEN, team=team)
+async def test_viewer_login_links_are_for_the_owners_token_only(
+    memory: Memory, tmp_path: Path
+) -> None:
+    team_tokens, tokens = team(tmp_path / "tokens")
+    app = create_app(memory, token=TOKEN, team=team_tokens)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url=BASE) as client:
-        member = {"authorization": "Bearer a-team-members-token"}
+        member = {"authorization": f"Bearer {tokens['alice']}"}
         assert (await client.post("/v1/memory/memory_stats", headers=member)).status_code == 200
         assert (await client.post("/v1/viewer/login", headers=member)).status_code == 403
 
