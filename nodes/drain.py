@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
 from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
-from plait.nodes.statements import Statement, shared_turn
+from plait.nodes.statements import Statement, StatementKind, shared_turn
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
@@ -114,6 +114,7 @@ async def claim_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
     )
     return {
         "batch": batch,
+        "personal": {},
         "claimed": len(batch),
         "attempt": 0,
         "error": None,
@@ -153,9 +154,10 @@ async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> 
         for candidates in [undecided(claimed.event.body or claimed.event.summary)]
         if candidates
     ]
-    if prompts:
-        await fail_open("refining captures", refine(context, embedder, kinds, prompts), None)
-    return {}
+    if not prompts:
+        return {}
+    found = await fail_open("refining captures", refine(context, embedder, kinds, prompts), {})
+    return {"personal": found}
 
 
 async def refine(
@@ -163,10 +165,14 @@ async def refine(
     embedder: TextEmbedder,
     kinds: StatementKinds,
     prompts: list[tuple[SessionEvent, list[Statement]]],
-) -> None:
-    """Append what the classifier is sure of among each prompt's candidates to its session."""
+) -> dict[str, list[str]]:
+    """Append what the classifier is sure of among each prompt's candidates to its session.
+
+    Returns the preferences found, by prompt (:func:`prompt_slot`): the recall index keeps a
+    team member's prompt without them, as it does without the rules' (:func:`index_turns`).
+    """
     vectors = await embedder.embed_passages([s.text for _, found in prompts for s in found])
-    start = 0
+    start, personal = 0, {}
     for prompt, candidates in prompts:
         found = kinds.promoted(candidates, vectors[start : start + len(candidates)])
         start += len(candidates)
@@ -177,6 +183,15 @@ async def refine(
                 enqueue_group=context.group_id,
                 call_id=f"refined:{prompt.id}",
             )
+        preferences = [s.text for s in found if s.kind is StatementKind.PREFERENCE]
+        if preferences:
+            personal[prompt_slot(prompt)] = preferences
+    return personal
+
+
+def prompt_slot(prompt: SessionEvent) -> str:
+    """A prompt's place in its root session's log, as the drain's state names it."""
+    return f"{prompt.root_session_id}:{prompt.id}"
 
 
 def refined_event(prompt: SessionEvent, statement: Statement) -> SessionEvent:
@@ -193,7 +208,12 @@ async def index_turns(state: DrainState, runtime: Runtime[PlaitContext]) -> dict
         return {}
     graphiti = context.settings.graphiti
     batch, owner = state.get("batch", []), graphiti.resolved_user()
-    turns = queued_turns(batch, graphiti.group_id_prefix, owner, shared_turn)
+    personal = state.get("personal", {})
+
+    def shared(event: SessionEvent) -> SessionEvent | None:
+        return shared_turn(event, personal.get(prompt_slot(event), ()))
+
+    turns = queued_turns(batch, graphiti.group_id_prefix, owner, shared)
     if turns:
         await fail_open("recall indexing", context.recall.add_turns(turns), 0)
     return {}

@@ -93,9 +93,12 @@ def project_events(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     """What of a session the project's summary may say: preferences and their words left out.
 
     A summary is the project's, read by every member; a preference is its speaker's personal
-    memory (:func:`plait.nodes.statements.without_personal`), the service owner's too.
+    memory (:func:`plait.nodes.statements.without_personal`), the service owner's too; a
+    prompt loses the words of every preference of the session (the drain's classifier finds
+    some the rules do not).
     """
-    kept = (without_personal(e) for e in events if e.kind is not EventKind.PREFERENCE)
+    said = [e.summary for e in events if e.kind is EventKind.PREFERENCE]
+    kept = (without_personal(e, said) for e in events if e.kind is not EventKind.PREFERENCE)
     return [event for event in kept if event is not None]
 
 

@@ -18,7 +18,7 @@ each statement carries its ``speaker`` so the snapshot can rank the assistant's 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
@@ -768,15 +768,15 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
 ORPHAN_MARKS = re.compile(r"(?:^|(?<=\s))[.,;:!?]+(?=\s|$)")
 
 
-def without_preferences(text: str) -> str:
+def without_preferences(text: str, said: Sequence[str] = ()) -> str:
     """``text`` with the preferences it states taken out; as it was when it states none.
 
     A preference is its speaker's own (their personal memory, :mod:`plait.state.recall`); the
-    rest of what they said is the project's.
+    rest of what they said is the project's. ``said``: the words of preferences found in it
+    otherwise (the drain's classifier), taken out too.
     """
-    found = [
-        s.text for s in statements(text) if s.kind is StatementKind.PREFERENCE and s.text in text
-    ]
+    rules_found = [s.text for s in statements(text) if s.kind is StatementKind.PREFERENCE]
+    found = [words for words in (*rules_found, *said) if words and words in text]
     if not found:
         return text
     for said in found:
@@ -784,24 +784,26 @@ def without_preferences(text: str) -> str:
     return " ".join(ORPHAN_MARKS.sub(" ", text).split())
 
 
-def shared_turn(event: SessionEvent) -> SessionEvent | None:
+def shared_turn(event: SessionEvent, said: Sequence[str] = ()) -> SessionEvent | None:
     """A team member's prompt as the project's recall keeps it: see :func:`without_personal`.
 
     The service owner's turns are kept whole, as before there were members: the owner's own
     recall reads them, and every recorded figure of the recall bench (whose user turns drain as
     prompts, with no capture to keep their preferences) was measured on them.
     """
-    return event if event.member is None else without_personal(event)
+    return event if event.member is None else without_personal(event, said)
 
 
-def without_personal(event: SessionEvent) -> SessionEvent | None:
+def without_personal(event: SessionEvent, said: Sequence[str] = ()) -> SessionEvent | None:
     """A user's prompt with its preferences taken out (None: nothing else was in it).
 
-    Any other event is returned as it is.
+    ``said``: preferences found in it beyond the rules' (:func:`without_preferences`). Any
+    other event is returned as it is.
     """
     if event.kind is not EventKind.PROMPT or event.speaker == "assistant":
         return event
-    summary, body = without_preferences(event.summary), without_preferences(event.body)
+    summary = without_preferences(event.summary, said)
+    body = without_preferences(event.body, said)
     if summary == event.summary and body == event.body:
         return event
     if not summary.strip() and not body.strip():

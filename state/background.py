@@ -14,6 +14,7 @@ class DrainState(TypedDict, total=False):
     consumer: str
     claimed: int
     batch: list[QueueEntry]
+    personal: dict[str, list[str]]
     episodes: list[list[QueueEntry]]
     attempt: int
     error: str | None

