@@ -219,9 +219,13 @@ def normalize(text: object) -> str:
 
 # -- units and sections -------------------------------------------------------------------------
 SECTION_LABEL = re.compile(
-    r"^(?:the |my |our |your )?(?P<label>rules|ground rules|conventions|constraints|guidelines|"
-    r"requirements|decisions|decided|todos?|to-?dos|todo list|tasks|task list|plan|next steps?|"
-    r"remaining(?: work| tasks)?|follow[- ]ups?|preferences|done|completed)\s*:?$",
+    r"^(?:the |my |our |your )?(?:summary of |recap of )?(?P<label>rules|ground rules|"
+    r"conventions|constraints|guidelines|requirements|decisions|decided|what we (?:agreed|decided)|"
+    r"todos?|to-?dos|todo list|tasks|task list|plan|next steps?|remaining(?: work| tasks)?|"
+    r"follow[- ]ups?|preferences|done|completed|code style|style guide)"
+    r"(?: (?:on|in|at|during|for) (?:the |our |this |today'?s |next )?(?:call|meeting|sync|standup|"
+    r"review|discussion|today|tomorrow|(?:this |next )?week|sprint|repo|project|codebase))?"
+    r"\s*:?$",
     re.IGNORECASE,
 )
 SECTION_KINDS = {
@@ -233,6 +237,10 @@ SECTION_KINDS = {
     "requirements": StatementKind.CONSTRAINT,
     "decisions": StatementKind.DECISION,
     "decided": StatementKind.DECISION,
+    "what we agreed": StatementKind.DECISION,
+    "what we decided": StatementKind.DECISION,
+    "code style": StatementKind.RULE,
+    "style guide": StatementKind.RULE,
     "preferences": StatementKind.PREFERENCE,
     "done": StatementKind.TASK_DONE,
     "completed": StatementKind.TASK_DONE,
@@ -283,9 +291,10 @@ def continues(previous: str, line: str) -> bool:
 
 # -- splitting ----------------------------------------------------------------------------------
 MARKER_WORDS = (
-    r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|next(?: steps?)?|"
-    r"decisions?|decided|decison|desicion|decsion|notes?|nb|fyi|preferences?|pref|done|fixed|"
-    r"completed|important|follow[- ]ups?|remaining(?: work)?"
+    r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|"
+    r"next(?: steps?| up)?|decisions?|decided|decison|desicion|decsion|note to self|notes?|nb|"
+    r"fyi|preferences?|pref|done|fixed|completed|important|follow[- ]ups?(?: for later)?|"
+    r"remaining(?: work)?|later|still to ?do|parking this(?: for [\w ]{1,20}?)?"
 )
 # A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
 BOUNDARY = re.compile(
@@ -353,6 +362,10 @@ MARKER_KINDS = {
     "next": StatementKind.TASK,
     "follow": StatementKind.TASK,
     "remaining": StatementKind.TASK,
+    "later": StatementKind.TASK,
+    "still": StatementKind.TASK,
+    "note to self": StatementKind.TASK,
+    "parking": StatementKind.TASK,
     "decision": StatementKind.DECISION,
     "decided": StatementKind.DECISION,
     "decison": StatementKind.DECISION,
@@ -394,14 +407,23 @@ DONE = re.compile(
 PREFERENCE = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:really |much |personally |generally |usually |kind of )?"
     r"(?:prefer|prefere|rather)\b|\bi'?d rather\b|\b(?:team|everyone|we) prefers?\b|"
-    r"^(?:please |pls |plz )?prefere?s?\b|\bi (?:really |personally |much |do )?like "
+    r"^(?:please |pls |plz )?prefere?s?\b|"
+    r"\bi (?:really |personally |much |do |quite |rather )?like "
     r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)|"
     # taste in other words: a fan of, partial to, tend to like, favour, lean towards, my taste
     r"\bi(?:'m| am) (?:a (?:big |huge |real )?fan of|partial to|fond of|keen on)\b|"
     r"\bi (?:tend to|usually|generally|really) (?:like|love|enjoy|prefer|favou?r)\b|"
-    r"\b(?:i|we)(?:'d| would)? (?:generally |usually |really |always )?(?:favou?r|enjoy|"
+    r"\b(?:i|we)(?:'d| would)? (?:also |generally |usually |really |always )?(?:favou?r|enjoy|"
     r"lean (?:towards?|toward))\b|\bmy (?:personal )?(?:taste|preference|inclination)\b|"
-    r"\b(?:if it'?s up to me|given the choice|if i had my way|personally,? i find)\b",
+    r"\b(?:if it'?s up to me|given the choice|if i had my way|personally,? i find|if you ask me|"
+    r"the way i like it)\b|\bi'?d love (?:it if|to see)\b|\bi'?d (?:go for|reach for)\b|"
+    r"\b(?:i'?m |i am )?not (?:a (?:big |huge |real )?fan of|keen on|fond of)\b|"
+    r"\bi (?:really |strongly |kind of |kinda )?(?:dislike|hate|can'?t stand|detest)\b|"
+    # taste said as what reads better to the speaker
+    r"\b(?:for me|to me|to my eye|imo|in my opinion)\b,? .{0,60}?\b(?:reads?|looks?|feels?|is) "
+    r"(?:much |a lot |way |far )?(?:better|nicer|cleaner|clearer|more natural|more readable|"
+    r"easier)\b|\b(?:reads?|looks?|feels?) (?:much |a lot |way |far )?(?:better|nicer|cleaner|"
+    r"clearer|more natural|more readable) to me\b",
     re.IGNORECASE,
 )
 STRONG_RULE = re.compile(
@@ -411,10 +433,18 @@ STRONG_RULE = re.compile(
     r"\b(?:make sure|ensure that|be sure to)\b|"
     r"^(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
-    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|outside|for)\b|"
+    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|outside|for|between|"
+    r"across)\b|^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)?,? ever$|"
+    r"^no (?!idea\b|clue\b|way\b|problem\b|worries\b|luck\b|rush\b|need\b)\w+ of \w+|"
     r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b|"
+    r"^nothing (?:in|under|inside|from|outside) [\w./ -]{1,30}? (?:may|can|should|shall)\b|"
+    r"^(?:anything|everything|any \w+|all \w+) (?:over|above|under|below|longer than|bigger than|"
+    r"more than) \d+ [\w ]{1,20}?(?:should|has to|needs to|gets?)\b|"
+    r"\b(?:are|is|should be) (?:all )?(?:snake_case|camel ?case|pascal ?case|kebab-case|"
+    r"plural nouns?|singular nouns?|lower ?case|upper ?case)\b|^\d+[- ]spaces? indent|"
     r"\b(?:under no circumstances|in no case|no exceptions)\b|"
-    r"^(?:all|every|each|any) (?:new )?[\w -]{1,40}? (?:require|requires|need|needs) (?:a|an)\b",
+    r"^(?:all|every|each|any) (?:new )?[\w -]{1,40}? (?:require|requires|need|needs) "
+    r"(?:a|an|at least|one|two|\d+)\b",
     re.IGNORECASE,
 )
 STYLE_WORDS = re.compile(
@@ -440,11 +470,36 @@ USER_DECISION = re.compile(
     r"adopting|sticking with|keeping|dropping|not (?:doing|using|going with|adding|building))\b|"
     r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
     r"switched to|moved to|migrated to)\b|"
-    r"\bwe(?:'ll| will)? (?:store|put|keep) [\w .-]{1,40} in\b|"
+    r"\bwe(?:'ll| will| should)? (?:store|put|keep) [\w .-]{1,40} in\b|"
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
     r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
-    rf"(?<!\bkeep )\bgo(?:ing)? with\b|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|\bsettle on\b|"
+    rf"(?<!\bkeep )\bgo(?:ing)? (?:with\b|w/)|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|"
+    r"\bsettle on\b|"
+    # back to a choice: "go back to npm", "Back to plain pip-tools."
+    r"\b(?:go|going|switch|switching|move|moving|head|heading) back to (?!the\b|it\b|that\b|this\b|"
+    r"where\b|what\b|how\b|work\b|sleep\b|bed\b|square one\b|you\b|me\b|my\b|normal\b|basics\b)|"
+    r"^back to (?!the\b|it\b|that\b|this\b|work\b|you\b|square one\b)|"
+    r"\b(?:run|deploy|host) (?:it|them|everything|this|the [\w-]+) on (?-i:[A-Z])|"
+    r"^(?-i:[A-Z])[\w.+#-]*(?: [\w.+#-]+)? over (?-i:[A-Z])[\w.+#-]*(?: [\w.+#-]+)? "
+    r"(?:for|in|on)\b|"
+    r"\bdecision to (?:use|go|adopt|switch|move|keep|build|write)\b|\bdecided against\b|"
+    r"\b(?:the|our|my) final (?:call|answer|decision|verdict|choice)\b|"
+    r"\b[\w.+#-]+ wins\.?$|^(?:the )?scope (?:for [\w .-]{1,20} )?is\b|"
+    r"\block(?:ing)? (?:those|these|it|that|them|this) in\b|"
+    r"\b(?:we|i)(?:'ll| will|'re going to| are going to|'m going to) (?:build|write|implement|"
+    r"train) [\w -]{1,40}? (?:on|in|with|using) (?-i:[A-Z])|"
+    r"\bwe(?:'ll| will|'re going to| are going to) move [\w -]{1,30}? to\b|"
+    # a number settled: "let's make the default page size 50", "keep the retries at 3"
+    r"\blet'?s (?:make|set|cap|limit|pin|keep) (?:it |them |the [\w -]{1,30}? )?"
+    r"(?:to |at |as )?\d|"
+    r"\b(?:we|i)(?:'ll| will) (?:cap|limit|set|pin|keep) (?:it|them|the [\w -]{1,30}?) "
+    r"(?:to|at) \d|"
+    r"(?:^|,\s*)keep (?:the |our )?[\w -]{1,30}? at \d|"
+    r"^(?:the )?(?:cap|limit|max(?:imum)?|timeout|ttl|default [\w ]{1,20}?) "
+    r"(?:is|will be|should be) \d|"
+    r"^(?:a |an |the )?(?:plain |simple |single )?(?!(?:this|that|it|which|one|anything|something|"
+    r"either|any|that'?s)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} will do\.?$|"
     r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now |(?:go ahead|just go) and |just )?"
     r"(?:use|switch to|adopt|keep using) "
     rf"{DEICTIC}|"
@@ -501,11 +556,15 @@ USER_TASK = re.compile(
     r"\bstill needs?\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
     r"^later,? (?:we|i|you)\b|"
     r"\b(?:later(?: on)?|at some point|eventually|down the line)\b,? (?:we|i|you) (?:should|"
-    r"could|must|ought to)\b|^(?:put|add) .{1,80}\b(?:on|to) (?:the|our) (?:list|backlog)\b",
+    r"could|must|ought to)\b|"
+    r"(?:^|,\s*)(?:put|add) .{1,80}\b(?:on|to) (?:the|our) (?:list|backlog)\b|"
+    r"\bcircle back to\b|\b(?:we|i|you) should\b.{0,80}\b(?:sometime|some time|at some point|"
+    r"eventually|one day|someday)\b",
     re.IGNORECASE,
 )
 ASSISTANT_TASK = re.compile(
-    r"^(?:next|then|after that|afterwards|later|once\b[^,]{0,60},)[, ]*(?:i'll|i will|we'll|"
+    r"^(?:next|then|after that|afterwards|later|(?:once|after|when)\b[^,]{0,60},)[, ]*(?:i'll|"
+    r"i will|we'll|"
     r"we will|i need to|we need to|i should|i can)\b|\bnext,? i(?:'ll| will)\b|"
     r"\b(?:i|we) still (?:need|have) to\b|\bi(?:'ll| will) (?:also |then )\w+|"
     r"\bafter that,? i(?:'ll| will)\b|\bthen i(?:'ll| will)\b",
@@ -574,7 +633,8 @@ def classify_user(text: str) -> StatementKind:
         return StatementKind.TASK_DONE
     if PREFERENCE.search(text):
         return StatementKind.PREFERENCE
-    if STRONG_RULE.search(text) or (STYLE_WORDS.search(text) and USER_DECISION.search(text)):
+    styled = STYLE_WORDS.search(text) and (USER_DECISION.search(text) or slot_colon(text))
+    if STRONG_RULE.search(text) or styled:
         return StatementKind.RULE
     if is_user_decision(text):
         return StatementKind.DECISION

@@ -126,7 +126,7 @@ async def test_the_next_envelope_carries_the_decision_the_drain_found(
 async def test_a_preference_the_drain_found_stays_out_of_a_members_project_turn(
     open_memory: Callable[..., Any],
 ) -> None:
-    liking = "Tabs feel more natural to me than spaces"  # no preference to the rules
+    liking = "Tabs suit me better than spaces"  # no preference to the rules
     async with open_memory() as memory:
         await queued(memory, f"Add a CSV export to the report. {liking}.", member="alice")
         await memory.background.drain()

@@ -144,11 +144,11 @@ def test_the_projects_summary_of_a_session_leaves_its_preferences_out() -> None:
 
 
 def test_the_summary_leaves_out_a_preference_only_the_drain_found() -> None:
-    # "Tabs read nicer to me" is no preference to the rules; the drain's classifier recorded one
-    prompt = "Add CSV export. Tabs read nicer to me."
+    # "Tabs suit me better" is no preference to the rules; the drain's classifier recorded one
+    prompt = "Add CSV export. Tabs suit me better."
     events = [
         event(EventKind.PROMPT, prompt, speaker="user"),
-        event(EventKind.PREFERENCE, "Tabs read nicer to me"),
+        event(EventKind.PREFERENCE, "Tabs suit me better"),
     ]
     assert summarize_events(project_events(events[:1]), "r").content == f"## Goal\n- {prompt}"
     summary = summarize_events(project_events(events), "r")
