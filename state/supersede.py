@@ -5,8 +5,11 @@ it to every decision it folds, and the capture rules (:mod:`plait.nodes.statemen
 subjects and rejected choices. A decision supersedes another only on evidence: the new one names
 the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
 ("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
-something else. Two decisions on different subjects both stay; a new decision that keeps the old
-choice and adds detail ("use Postgres 16 for the main database") leaves the old one in place.
+something else, or, with no cue at all, it is plainly about the same thing (two words of its
+subject shared, its slot no other) and names another choice or another number ("Metrics go to
+Datadog." → "Metrics are shipped to Prometheus."). Two decisions on different subjects both
+stay; a new decision that keeps the old choice and adds detail ("use Postgres 16 for the main
+database") leaves the old one in place.
 
 Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is picked for
 ("the cache"), the *subject* the slot when one is named, else the category of the choice
@@ -129,14 +132,18 @@ REJECTIONS = tuple(
         rf"\btake {ARTICLE}{TERM} out of\b",
         rf"\bmakes? more sense than {ARTICLE}{TERM}",
         rf"^(?:please )?(?:pick|choose|use) [\w.+#-]+ over {ARTICLE}{TERM}",
+        rf"\b(?:undo|revert|roll back) (?:the |our )?(?:switch|move|migration) to {ARTICLE}{TERM}",
+        rf"\brip(?:ped|ping)? out {ARTICLE}{TERM}",
+        rf"\bmov(?:e|ing|ed) {ARTICLE}[\w-]+(?: [\w-]+)? off(?: of)? {ARTICLE}{TERM}",
     )
 )
 # "forget Docker", "scratch JWT": rejections only when the word names a technology.
 WEAK_REJECTION = re.compile(rf"\b(?:forget|scratch|never mind) {ARTICLE}{TERM}", re.IGNORECASE)
 # Said of a choice that is being left: "Kafka is overkill".
 DISPARAGED = re.compile(
-    rf"(?:^|[,;:.]\s*){TERM} (?:is|are|was|seems) (?:overkill|too \w+|not (?:needed|necessary|"
-    r"worth it|a good fit)|a bad fit|out)\b",
+    rf"(?:^|[,;:.]\s*){TERM} (?:is|are|was|were|seems) (?:overkill|(?:way |much |far )?too \w+|"
+    r"not (?:needed|necessary|worth it|a good fit)|a bad fit|out|a no-go|a dead end|"
+    r"a (?:mistake|bad (?:call|idea|fit))|a pain)\b",
     re.IGNORECASE,
 )
 CHOICES = tuple(
@@ -522,7 +529,8 @@ def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...]
     """Whether ``new`` replaces ``old``: evidence required, a shared word is not enough.
 
     True when the new decision names the old choice as rejected, or when it carries a reversal
-    cue, shares the old one's subject and does not keep the old choice. ``rejected`` adds
+    cue, shares the old one's subject and does not keep the old choice, or when, with no cue, it
+    replaces the old choice by another (:func:`replaces_choice`). ``rejected`` adds
     choices known to be turned away from that the new text no longer names (a rejection
     captured apart: "Scratch the token bucket. Use a fixed window instead.").
     """
@@ -540,9 +548,71 @@ def judged(old_text: str, new_text: str, rejected: tuple[str, ...]) -> bool:
     rejected = rejected + rejected_choices(new_text) + disparaged_choices(new_text)
     if rejected and rejects_old(old_text, rejected):
         return True
-    if not cued or keeps_choice(old_text, new_text, rejected):
+    if keeps_choice(old_text, new_text, rejected):
         return False
-    return shares_subject(old_text, new_text)
+    if cued:
+        return shares_subject(old_text, new_text)
+    return replaces_choice(old_text, new_text)
+
+
+# A word written as a name: a capital ("Datadog", "gRPC"), or a dot, sign or digit inside
+# ("chart.js", "c++", "bge-small2").
+NAME = re.compile(r"(?<![\w.])(?:[\w-]*[A-Z][\w.+#-]*|[\w-]+[.+#/][\w.+#/-]*\w|[a-z]+\d[\w.-]*)")
+
+
+def named_things(text: str) -> frozenset[str]:
+    """The technologies a text names: known ones, and words written like names.
+
+    The first word of a sentence counts only when it is known or written like a name beyond
+    its capital ("Dagster orchestrates …" names nothing by its capital alone).
+    """
+    found = set(known_terms(text))
+    for match in NAME.finditer(text):
+        word = match.group(0).strip(".-")
+        starts = match.start() == 0 or text[: match.start()].rstrip().endswith((".", ";", ":", "!"))
+        if starts and not re.search(r".[A-Z]|[.+#/\d]", word):
+            continue
+        found.add(word.lower())
+    return frozenset(ALIASES.get(w, w) for w in found if w and w not in STOPWORDS)
+
+
+# Names of one technology: "k8s" is "kubernetes".
+ALIASES = {"k8s": "kubernetes", "postgresql": "postgres", "mongo": "mongodb", "golang": "go"}
+
+
+def subject_stems(text: str, names_: frozenset[str]) -> frozenset[str]:
+    """What a decision is about, as stems: its content words (units too) less what it names."""
+    named = {stem(w) for name in names_ for w in words(name)}
+    return frozenset(stems(text) - named)
+
+
+def replaces_choice(old: str, new: str) -> bool:
+    """No cue word, and yet a replacement: the same subject, another named choice or number.
+
+    "Metrics go to Datadog." → "Metrics are shipped to Prometheus." (two words of the subject
+    shared, a name of its own, the old one's not named); "Log retention is 90 days." → "Keep
+    logs for 30 days." (the same subject with other numbers). Two shared words of the subject
+    are needed, or one with the choices of one category: "the request timeout is 30s" and
+    "the session timeout is 30 minutes" are two settings.
+    """
+    old_slot, new_slot = (without_numbers(slot_of(text)) for text in (old, new))
+    if old_slot and new_slot and not (old_slot <= new_slot or new_slot <= old_slot):
+        return False  # "the frontend tests" and "the backend tests"
+    if bool(old_slot) != bool(new_slot) and not (old_slot & stems(new) or new_slot & stems(old)):
+        return False  # "the mobile app targets iOS" and "… Kotlin for Android"
+    old_names, new_names = named_things(old), named_things(new)
+    shared = subject_stems(old, old_names | new_names) & subject_stems(new, old_names | new_names)
+    same_kind = bool(categories(list(old_names)) & categories(list(new_names)))
+    if len(shared) < 2 and not (shared and same_kind and old_slot == new_slot):
+        return False
+    if numbers(old) and numbers(new) and numbers(old).isdisjoint(numbers(new)):
+        return True
+    return bool(old_names) and bool(new_names) and not names(list(old_names), list(new_names))
+
+
+def numbers(text: str) -> frozenset[str]:
+    """The numbers a text says on their own ("90 days", "3"; not "v1", "k8s", "/v2")."""
+    return frozenset(re.findall(r"(?<![\w/.])\d+(?:\.\d+)*", text))
 
 
 __all__ = [

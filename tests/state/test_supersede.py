@@ -80,6 +80,38 @@ def test_supersedes_not_when_the_new_one_only_adds_detail(old: str, new: str) ->
     assert not supersedes(old, new)
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("The mobile app is built with React Native.", "We're building the mobile app in Flutter."),
+        ("Log retention is 90 days.", "Keep logs for 30 days."),
+        ("HTTP client retries: 3.", "Let's do 5 retries on the HTTP client."),
+        ("User profiles live in Postgres.", "Put user profiles in DynamoDB, keyed by tenant id."),
+        (
+            "Use Kafka for the event stream.",
+            "Kafka was way too heavy; the event stream runs on NATS.",
+        ),
+        ("switch the next.js build to turbopack", "undo the switch to turbopack, loaders break"),
+    ],
+)
+def test_supersedes_a_replacement_said_without_a_cue_word(old: str, new: str) -> None:
+    assert supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Use Jest for the frontend tests.", "Use pytest for the backend tests."),
+        ("The request timeout is 30s.", "The session timeout is 30 minutes."),
+        ("we deploy on kubernetes", "the cluster moved to k8s 1.30, nothing else changes"),
+        ("The mobile app targets iOS 16.", "The mobile app uses Kotlin for Android."),
+        ("Use Redis for the cache.", "Redis for the cache, with Postgres as the source of truth."),
+    ],
+)
+def test_supersedes_not_another_setting_or_a_complement_without_a_cue(old: str, new: str) -> None:
+    assert not supersedes(old, new)
+
+
 def test_supersedes_not_itself_nor_empty_text() -> None:
     assert not supersedes("Use Redis instead.", "use redis instead")
     assert not supersedes("", "Actually, use Redis instead of Memcached.")
