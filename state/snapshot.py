@@ -358,7 +358,8 @@ def _decision(s: Snapshot, e: SessionEvent) -> None:
     s.decisions[:] = [
         d
         for d in s.decisions
-        if not same_words(d.text, e.summary) and not supersedes(d.text, e.summary, rejected)
+        if not same_words(d.text, e.summary)
+        and not supersedes(d.text, e.summary, rejected, cue=above(d, e))
     ]
     if rejected:
         s.compaction_summary = without_sentences_naming(s.compaction_summary, rejected)

@@ -525,20 +525,24 @@ def rejects_old(old: str, rejected: tuple[str, ...]) -> bool:
     return any(stems(term) and stems(term) <= stems(old) for term in rejected)
 
 
-def supersedes(old: HasText | str, new: HasText | str, rejected: tuple[str, ...] = ()) -> bool:
+def supersedes(
+    old: HasText | str, new: HasText | str, rejected: tuple[str, ...] = (), *, cue: bool = False
+) -> bool:
     """Whether ``new`` replaces ``old``: evidence required, a shared word is not enough.
 
     True when the new decision names the old choice as rejected, or when it carries a reversal
     cue, shares the old one's subject and does not keep the old choice, or when, with no cue, it
     replaces the old choice by another (:func:`replaces_choice`). ``rejected`` adds
     choices known to be turned away from that the new text no longer names (a rejection
-    captured apart: "Scratch the token bucket. Use a fixed window instead.").
+    captured apart: "Scratch the token bucket. Use a fixed window instead."). With ``cue``
+    a replacement needs its cue (the model's decision against the user's: the model may only
+    be proposing).
     """
-    return judged(text_of(old), text_of(new), tuple(rejected))
+    return judged(text_of(old), text_of(new), tuple(rejected), cue)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
-def judged(old_text: str, new_text: str, rejected: tuple[str, ...]) -> bool:
+def judged(old_text: str, new_text: str, rejected: tuple[str, ...], cue: bool = False) -> bool:
     """:func:`supersedes` on bounded texts (memoized: a fold asks for the same pairs again)."""
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
@@ -552,7 +556,7 @@ def judged(old_text: str, new_text: str, rejected: tuple[str, ...]) -> bool:
         return False
     if cued:
         return shares_subject(old_text, new_text)
-    return replaces_choice(old_text, new_text)
+    return not cue and replaces_choice(old_text, new_text)
 
 
 # A word written as a name: a capital ("Datadog", "gRPC"), or a dot, sign or digit inside

@@ -163,6 +163,9 @@ def test_snapshot_an_assistant_decision_without_evidence_keeps_the_users() -> No
     model = ev(EventKind.DECISION, "I'll use Memcached for the cache", speaker="assistant")
     snapshot = fold_snapshot(Snapshot(), [user, model])
     assert [d.speaker for d in snapshot.decisions] == ["user", "assistant"]
+    # the user's own replacement needs no cue word
+    again = ev(EventKind.DECISION, "The caching layer is Memcached, for the cache", speaker="user")
+    assert [d.text for d in fold_snapshot(Snapshot(), [user, again]).decisions] == [again.summary]
 
 
 def test_snapshot_errors_age_out_one_offs_first_and_a_repeat_starts_over() -> None:
