@@ -547,7 +547,9 @@ FINDING = re.compile(
     r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
     r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
     r"hangs|crashes|crashed|happens|happened|occurs) because|is due to|was due to)\b|"
-    r"^(?:the )?problem (?:is|was)\b",
+    r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|"
+    r"\bthe (?:flakiness|failure|error|bug|crash|slowness|leak|timeout|regression|problem|issue) "
+    r"(?:comes|came|stems|stemmed) from\b",
     re.IGNORECASE,
 )
 USER_TASK = re.compile(
