@@ -292,7 +292,8 @@ def continues(previous: str, line: str) -> bool:
 # -- splitting ----------------------------------------------------------------------------------
 MARKER_WORDS = (
     r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|"
-    r"next(?: steps?| up)?|decisions?|decided|decison|desicion|decsion|note to self|notes?|nb|"
+    r"next(?: steps?| up)?|decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
+    r"decided|decison|desicion|decsion|note to self|notes?|nb|"
     r"fyi|preferences?|pref|done|fixed|completed|important|follow[- ]ups?(?: for later)?|"
     r"remaining(?: work)?|later|still to ?do|parking this(?: for [\w ]{1,20}?)?"
 )
@@ -443,6 +444,8 @@ STRONG_RULE = re.compile(
     r"\b(?:are|is|should be) (?:all )?(?:snake_case|camel ?case|pascal ?case|kebab-case|"
     r"plural nouns?|singular nouns?|lower ?case|upper ?case)\b|^\d+[- ]spaces? indent|"
     r"\b(?:under no circumstances|in no case|no exceptions)\b|"
+    r"^(?:please |pls )?(?:don'?t|dont|do not) use \S+ (?:in|inside|for) (?:the |our |any |new )?"
+    r"[\w./ -]{0,30}?(?:code|files?|modules?|tests?|components?)\b|"
     r"^(?:all|every|each|any) (?:new )?[\w -]{1,40}? (?:require|requires|need|needs) "
     r"(?:a|an|at least|one|two|\d+)\b",
     re.IGNORECASE,
@@ -496,6 +499,10 @@ USER_DECISION = re.compile(
     r"\b(?:we|i)(?:'ll| will) (?:cap|limit|set|pin|keep) (?:it|them|the [\w -]{1,30}?) "
     r"(?:to|at) \d|"
     r"(?:^|,\s*)keep (?:the |our )?[\w -]{1,30}? at \d|"
+    r"\b(?:should|will) (?:time ?out|expire|last|retry|wait|live) "
+    r"(?:after |for |within |up to )?\d|"
+    r"\b(?:ttl|timeout|limit|size|cap|retries|expiry|concurrency) (?:stays|remains|should stay) "
+    r"(?:at )?\d|"
     r"^(?:the )?(?:cap|limit|max(?:imum)?|timeout|ttl|default [\w ]{1,20}?) "
     r"(?:is|will be|should be) \d|"
     r"^(?:a |an |the )?(?:plain |simple |single )?(?!(?:this|that|it|which|one|anything|something|"
@@ -665,12 +672,19 @@ REQUEST_VERB = re.compile(
 )
 
 
+NUMBER_FIRST = re.compile(r"\d+(?:[.,]\d+)?\s*[a-z%]")
+SLOT_WORDS_WITH_NUMBER = 6
+
+
 def slot_colon(text: str) -> bool:
     """A terse decision: ``Retries: exponential backoff``, ``For the frontend: React``."""
     match = SLOT_COLON.match(text)
-    if match is None or len(match.group("slot").split()) > 3:
+    if match is None:
         return False
     slot, choice = match.group("slot"), match.group("choice")
+    # a longer slot when a number is its value: "Rate limit for the public API: 100 requests …"
+    if len(slot.split()) > (SLOT_WORDS_WITH_NUMBER if NUMBER_FIRST.match(choice) else 3):
+        return False
     if re.search(r"\d", slot) or REQUEST_VERB.match(choice):  # "Step 2: fix the parser"
         return False
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= 10
