@@ -276,7 +276,12 @@ def claim_of(title: str, content: str) -> str:
 
 
 def contradicted(draft: ObservationDraft, candidates: Iterable[Observation]) -> list[Observation]:
-    """Current observations the draft contradicts (a decision reversed, a setting changed)."""
+    """Current observations the draft contradicts (a decision reversed, a setting changed).
+
+    On evidence only (a cue word, a rejected choice, new numbers for the same words): two notes
+    that merely name other things ("Redis runs on port 6379 in dev", "Postgres runs on port
+    5432 in dev") both stay.
+    """
     if draft.type not in SUPERSEDING_TYPES:
         return []
     claim = claim_of(draft.title, draft.content)
@@ -286,7 +291,7 @@ def contradicted(draft: ObservationDraft, candidates: Iterable[Observation]) -> 
         if candidate.is_current
         and candidate.type in SUPERSEDING_TYPES
         and not (draft.topic_key and candidate.topic_key == draft.topic_key)
-        and supersedes(claim_of(candidate.title, candidate.content), claim)
+        and supersedes(claim_of(candidate.title, candidate.content), claim, cue=True)
     ]
 
 

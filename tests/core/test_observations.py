@@ -149,6 +149,21 @@ async def test_a_contradicting_decision_supersedes_the_older_one(tools: MemoryTo
     assert history["superseded_by"] == new["id"]
 
 
+async def test_notes_that_name_other_things_both_stay(tools: MemoryToolbox) -> None:
+    redis = await save(
+        tools, title="Redis port", content="What: Redis runs on port 6379 in dev", type="config"
+    )
+    postgres = await save(
+        tools,
+        title="Postgres port",
+        content="What: Postgres runs on port 5432 in dev",
+        type="config",
+    )
+    assert "superseded" not in postgres and redis["id"] != postgres["id"]
+    current = await tools.call("memory_search", {"query": "port in dev"}, "s1")
+    assert {r["id"] for r in current["results"]} == {redis["id"], postgres["id"]}
+
+
 async def test_only_the_latest_progress_note_stays_current(tools: MemoryToolbox) -> None:
     first = await save(tools, title="Progress", content="What: 2 of 5 endpoints", type="progress")
     second = await save(tools, title="Progress now", content="What: 4 of 5 done", type="progress")
