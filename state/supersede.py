@@ -609,9 +609,13 @@ def replaces_choice(old: str, new: str) -> bool:
     same_kind = bool(categories(list(old_names)) & categories(list(new_names)))
     if len(shared) < 2 and not (shared and same_kind and old_slot == new_slot):
         return False
+    same_names = names(list(old_names), list(new_names)) or not (old_names or new_names)
     if numbers(old) and numbers(new) and numbers(old).isdisjoint(numbers(new)):
-        return True
-    return bool(old_names) and bool(new_names) and not names(list(old_names), list(new_names))
+        return same_names  # other numbers for the same thing, not another thing's numbers
+    old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
+    if old_kinds and new_kinds and old_kinds.isdisjoint(new_kinds):
+        return False  # "Redis … for dev" and "Postgres … for dev": a cache and a database
+    return bool(old_names) and bool(new_names) and not same_names
 
 
 def numbers(text: str) -> frozenset[str]:

@@ -106,6 +106,7 @@ def test_supersedes_a_replacement_said_without_a_cue_word(old: str, new: str) ->
         ("we deploy on kubernetes", "the cluster moved to k8s 1.30, nothing else changes"),
         ("The mobile app targets iOS 16.", "The mobile app uses Kotlin for Android."),
         ("Use Redis for the cache.", "Redis for the cache, with Postgres as the source of truth."),
+        ("Use Redis on port 6379 for dev.", "Use Postgres on port 5432 for dev."),
     ],
 )
 def test_supersedes_not_another_setting_or_a_complement_without_a_cue(old: str, new: str) -> None:
