@@ -6,10 +6,10 @@ subjects and rejected choices. A decision supersedes another only on evidence: t
 the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
 ("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
 something else, or, with no cue at all, it is plainly about the same thing (two words of its
-subject shared, its slot no other) and names another choice or another number ("Metrics go to
-Datadog." → "Metrics are shipped to Prometheus."). Two decisions on different subjects both
-stay; a new decision that keeps the old choice and adds detail ("use Postgres 16 for the main
-database") leaves the old one in place.
+subject shared, its slot no other) and names another choice or another number ("The mobile app
+is built with React Native." → "We're building the mobile app in Flutter."). Two decisions on
+different subjects both stay; a new decision that keeps the old choice and adds detail ("use
+Postgres 16 for the main database") leaves the old one in place.
 
 Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is picked for
 ("the cache"), the *subject* the slot when one is named, else the category of the choice
@@ -559,6 +559,8 @@ def judged(old_text: str, new_text: str, rejected: tuple[str, ...], cue: bool = 
     return not cue and replaces_choice(old_text, new_text)
 
 
+# Names of one technology: "k8s" is "kubernetes".
+ALIASES = {"k8s": "kubernetes", "postgresql": "postgres", "mongo": "mongodb", "golang": "go"}
 # A word written as a name: a capital ("Datadog", "gRPC"), or a dot, sign or digit inside
 # ("chart.js", "c++", "bge-small2").
 NAME = re.compile(r"(?<![\w.])(?:[\w-]*[A-Z][\w.+#-]*|[\w-]+[.+#/][\w.+#/-]*\w|[a-z]+\d[\w.-]*)")
@@ -580,24 +582,20 @@ def named_things(text: str) -> frozenset[str]:
     return frozenset(ALIASES.get(w, w) for w in found if w and w not in STOPWORDS)
 
 
-# Names of one technology: "k8s" is "kubernetes".
-ALIASES = {"k8s": "kubernetes", "postgresql": "postgres", "mongo": "mongodb", "golang": "go"}
-
-
-def subject_stems(text: str, names_: frozenset[str]) -> frozenset[str]:
-    """What a decision is about, as stems: its content words (units too) less what it names."""
-    named = {stem(w) for name in names_ for w in words(name)}
-    return frozenset(stems(text) - named)
+def subject_stems(text: str, named: frozenset[str]) -> frozenset[str]:
+    """What a decision is about, as stems: its content words (units too) less the names."""
+    return frozenset(stems(text) - {stem(w) for name in named for w in words(name)})
 
 
 def replaces_choice(old: str, new: str) -> bool:
     """No cue word, and yet a replacement: the same subject, another named choice or number.
 
-    "Metrics go to Datadog." → "Metrics are shipped to Prometheus." (two words of the subject
-    shared, a name of its own, the old one's not named); "Log retention is 90 days." → "Keep
-    logs for 30 days." (the same subject with other numbers). Two shared words of the subject
-    are needed, or one with the choices of one category: "the request timeout is 30s" and
-    "the session timeout is 30 minutes" are two settings.
+    "The mobile app is built with React Native." → "We're building the mobile app in Flutter."
+    (two words of the subject shared, a name of its own, the old one's not named); "Log
+    retention is 90 days." → "Keep logs for 30 days." (the same subject with other numbers).
+    Two shared words of the subject are needed, or one with choices of one category and the
+    same slot: "the request timeout is 30s" and "the session timeout is 30 minutes" are two
+    settings.
     """
     old_slot, new_slot = (without_numbers(slot_of(text)) for text in (old, new))
     if old_slot and new_slot and not (old_slot <= new_slot or new_slot <= old_slot):
