@@ -379,7 +379,8 @@ MARKER_KINDS = {
 }
 
 QUESTION_START = re.compile(
-    r"^(?:how|what|what's|whats|why|where|when|which|who|whose|"
+    r"^(?!(?:where|when) (?:possible|needed|necessary|applicable|appropriate|in doubt)\b)"
+    r"(?:how|what|what's|whats|why|where|when|which|who|whose|"
     r"(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|may|have|has)"
     r" (?:it|we|you|u|i|they|this|that|there|the)\b)",
     re.IGNORECASE,
@@ -417,7 +418,8 @@ PREFERENCE = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:also |generally |usually |really |always )?(?:favou?r|enjoy|"
     r"lean (?:towards?|toward))\b|\bmy (?:personal )?(?:taste|preference|inclination)\b|"
     r"\b(?:if it'?s up to me|given the choice|if i had my way|personally,? i find|if you ask me|"
-    r"the way i like it)\b|\bi'?d love (?:it if|to see)\b|\bi'?d (?:go for|reach for)\b|"
+    r"the way i like it)\b|\bi'?d love (?:it if|to see)\b|"
+    r"\bi'?d (?:go for|reach for) (?!it\b|that\b|this\b)|"
     r"\b(?:i'?m |i am )?not (?:a (?:big |huge |real )?fan of|keen on|fond of)\b|"
     r"\bi (?:really |strongly |kind of |kinda )?(?:dislike|hate|can'?t stand|detest)\b|"
     # taste said as what reads better to the speaker
@@ -488,7 +490,8 @@ USER_DECISION = re.compile(
     r"(?:for|in|on)\b|"
     r"\bdecision to (?:use|go|adopt|switch|move|keep|build|write)\b|\bdecided against\b|"
     r"\b(?:the|our|my) final (?:call|answer|decision|verdict|choice)\b|"
-    r"\b[\w.+#-]+ wins\.?$|^(?:the )?scope (?:for [\w .-]{1,20} )?is\b|"
+    r"\b(?:between|vs\.?|versus)\b.{1,80}\b[\w.+#-]+ wins\.?$|"
+    r"^(?:the )?scope (?:for [\w .-]{1,20} )?is\b|"
     r"\block(?:ing)? (?:those|these|it|that|them|this) in\b|"
     r"\b(?:we|i)(?:'ll| will|'re going to| are going to|'m going to) (?:build|write|implement|"
     r"train) [\w -]{1,40}? (?:on|in|with|using) (?-i:[A-Z])|"
@@ -506,7 +509,7 @@ USER_DECISION = re.compile(
     r"^(?:the )?(?:cap|limit|max(?:imum)?|timeout|ttl|default [\w ]{1,20}?) "
     r"(?:is|will be|should be) \d|"
     r"^(?:a |an |the )?(?:plain |simple |single )?(?!(?:this|that|it|which|one|anything|something|"
-    r"either|any|that'?s)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} will do\.?$|"
+    r"either|any|that'?s|i|we|you|they|he|she)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} will do\.?$|"
     r"(?:^|[:,;]\s*)(?:please |pls |actually,? |now |(?:go ahead|just go) and |just )?"
     r"(?:use|switch to|adopt|keep using) "
     rf"{DEICTIC}|"
