@@ -222,7 +222,8 @@ SECTION_LABEL = re.compile(
     r"^(?:the |my |our |your )?(?:summary of |recap of )?(?P<label>rules|ground rules|"
     r"conventions|constraints|guidelines|requirements|decisions|decided|what we (?:agreed|decided)|"
     r"todos?|to-?dos|todo list|tasks|task list|plan|next steps?|remaining(?: work| tasks)?|"
-    r"follow[- ]ups?|preferences|done|completed|code style|style guide)"
+    r"follow[- ]ups?|preferences|done|completed|code style|style guide|"
+    r"here'?s how i'?d (?:sequence|do|approach|tackle) it)"
     r"(?: (?:on|in|at|during|for) (?:the |our |this |today'?s |next )?(?:call|meeting|sync|standup|"
     r"review|discussion|today|tomorrow|(?:this |next )?week|sprint|repo|project|codebase))?"
     r"\s*:?$",
@@ -294,8 +295,11 @@ MARKER_WORDS = (
     r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|"
     r"next(?: steps?| up)?|decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
     r"decided|decison|desicion|decsion|note to self|notes?|nb|"
-    r"fyi|preferences?|pref|done|fixed|completed|important|follow[- ]ups?(?: for later)?|"
-    r"remaining(?: work)?|later|still to ?do|parking this(?: for [\w ]{1,20}?)?"
+    r"fyi|preferences?|pref|done|fixed|completed|important|"
+    r"follow[- ]ups?(?: for (?:later|whoever has time))?|"
+    r"remaining(?: work| on my side)?|later|still to ?do|parking this(?: for [\w ]{1,20}?)?|"
+    r"pending(?: items?)?|ticket idea|future work|for v\d+(?:\.\d+)?|still outstanding|"
+    r"what remains|left for (?:a )?follow-?up"
 )
 # A statement ends at a sentence end, ";", or before a marker; inline code is never cut.
 BOUNDARY = re.compile(
@@ -367,6 +371,12 @@ MARKER_KINDS = {
     "still": StatementKind.TASK,
     "note to self": StatementKind.TASK,
     "parking": StatementKind.TASK,
+    "pending": StatementKind.TASK,
+    "ticket": StatementKind.TASK,
+    "future": StatementKind.TASK,
+    "for v": StatementKind.TASK,
+    "what remains": StatementKind.TASK,
+    "left for": StatementKind.TASK,
     "decision": StatementKind.DECISION,
     "decided": StatementKind.DECISION,
     "decison": StatementKind.DECISION,
@@ -403,7 +413,8 @@ CHATTER_WORDS = word_set(
 DONE = re.compile(
     r"\b(?:is|are|'s|was|were) (?:now |all |finally |already )?"
     r"(?:done|finished|complete|completed|wrapped up)\b|"
-    r"^(?:(?:i|we)(?:'ve| have)? )?(?:just |now )?(?:finished|completed)\b",
+    r"^(?:(?:i|we)(?:'ve| have)? )?(?:just |now )?(?:finished|completed)\b|"
+    r"\b(?:is|are) (?:now )?in place(?: now)?\.?$|\bcan be ticked off\b",
     re.IGNORECASE,
 )
 PREFERENCE = re.compile(
@@ -444,8 +455,21 @@ STRONG_RULE = re.compile(
     r"^(?:anything|everything|any \w+|all \w+) (?:over|above|under|below|longer than|bigger than|"
     r"more than) \d+ [\w ]{1,20}?(?:should|has to|needs to|gets?)\b|"
     r"\b(?:are|is|should be) (?:all )?(?:snake_case|camel ?case|pascal ?case|kebab-case|"
-    r"plural nouns?|singular nouns?|lower ?case|upper ?case)\b|^\d+[- ]spaces? indent|"
+    r"plural nouns?|singular nouns?|lower ?case|upper ?case|upper_snake_case|"
+    r"screaming_snake_case)\b|^\d+[- ]spaces? indent|"
     r"\b(?:under no circumstances|in no case|no exceptions)\b|"
+    r"\bwe (?:don'?t|do not|never) \w+[\w -]{0,40}? here\b|^nobody (?:touches|edits|changes|merges|"
+    r"deploys|pushes|uploads|commits)\b|^only (?:the )?[\w -]{1,30}? (?:publishes|deploys|merges|"
+    r"releases|touches|writes|edits|may|can)\b|\bonly (?:goes|go) through\b|"
+    r"^nothing gets \w+ed\b|\b(?:is|are) mine to (?:edit|change|touch)\b|\band nothing else\b|"
+    r"^(?:every|each|all|any) [\w -]{1,30}? (?:gets?|has|have) (?:a|an|its own|their own)\b|"
+    r"\bstays? (?:read-only|private|internal)\b|\bstays? in the \S+ (?:files?|folder|directory)\b|"
+    r"\b(?:is|are) (?:a no-no|not to be \w+ed)\b|"
+    r"\b(?:is|are) for [\w -]{1,20}? only\b|^(?:please )?stick to\b.{0,40}\b(?:all|every|new)\b|"
+    r"^(?:please |pls )no [\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|for)\b|"
+    r"\b(?:files?|classes|functions|branches|tables|columns|modules|tests?) (?:are|is) named\b|"
+    r"\b(?:whatever the|no matter (?:what|which))\b|^indent (?:with|using) \w+ spaces?\b|"
+    r"^in this (?:project|repo|codebase|team),? we (?:don'?t|do not|never|are not|aren'?t)\b|"
     r"^(?:please |pls )?(?:don'?t|dont|do not) use \S+ (?:in|inside|for) (?:the |our |any |new )?"
     r"[\w./ -]{0,30}?(?:code|files?|modules?|tests?|components?)\b|"
     r"^(?:all|every|each|any) (?:new )?[\w -]{1,40}? (?:require|requires|need|needs) "
@@ -571,7 +595,22 @@ USER_TASK = re.compile(
     r"could|must|ought to)\b|"
     r"(?:^|,\s*)(?:put|add) .{1,80}\b(?:on|to) (?:the|our) (?:list|backlog)\b|"
     r"\bcircle back to\b|\b(?:we|i|you) should\b.{0,80}\b(?:sometime|some time|at some point|"
-    r"eventually|one day|someday)\b",
+    r"eventually|one day|someday)\b|"
+    # deferred work: "on my list", "can wait until after the release", "for v2", "down the road"
+    r"\b(?:is|are) on (?:my|our|the) (?:list|radar|todo list|backlog)\b|"
+    r"\b(?:a problem|one|something) for (?:after|later|next)\b|\bfor after (?:the )?\w+\b|"
+    r"\bcan wait (?:until|till|for)\b|\b(?:needs|wants) (?:doing|fixing|adding|removing|writing|"
+    r"cleaning up|updating)\b|\b(?:goes|go|comes|come) (?:in|into) (?:a )?(?:follow-?up|separate|"
+    r"later|next)\b|\bcomes? afterwards\b|\bnext in line\b|\bopen (?:a )?(?:ticket|issue) for\b|"
+    r"\bwe owe\b|\b(?:somebody|someone) (?:should|has to|needs to|ought to)\b|"
+    r"^(?:longer term|long term|down the road|one day|someday|at some (?:stage|point)|"
+    r"in the long run|eventually|sometime (?:this|next) \w+)\b|"
+    r"^not (?:for )?(?:today|now|yet),? but\b|"
+    r"\b(?:gotta|got to|have to|has to|ought to)\b.{0,60}\b(?:eventually|at some (?:point|stage)|"
+    r"sometime|someday|down the road|when there'?s time)\b|"
+    r"\bpark(?:ing)? (?:the |this |that )?[\w -]{1,40}? (?:for now|until|for later)\b|"
+    r"^(?:before|after|once|when) [^,]{1,60},? .{0,80}\b(?:have to|has to|need to|needs to|ought "
+    r"to|can be \w+ed|needs \w+ing)\b",
     re.IGNORECASE,
 )
 ASSISTANT_TASK = re.compile(
@@ -579,7 +618,13 @@ ASSISTANT_TASK = re.compile(
     r"i will|we'll|"
     r"we will|i need to|we need to|i should|i can)\b|\bnext,? i(?:'ll| will)\b|"
     r"\b(?:i|we) still (?:need|have) to\b|\bi(?:'ll| will) (?:also |then )\w+|"
-    r"\bafter that,? i(?:'ll| will)\b|\bthen i(?:'ll| will)\b",
+    r"\bafter that,? i(?:'ll| will)\b|\bthen i(?:'ll| will)\b|"
+    r"^(?:before|after|once|when)\b[^,]{0,60}, i (?:need to|have to|still have to)\b|"
+    r"^then,? (?:add|write|run|fix|update|remove|move|extract|refactor|wire|document)\b|"
+    r"^step \d+ (?:is|will be)\b|^(?:my|the) plan(?: is)?:? (?:first,? )?\w|"
+    r"\bi'?ll hold (?:off (?:on )?)?[\w -]{1,40}? until\b|"
+    r"\bwhat'?s (?:still )?(?:open|left|remaining) is\b|"
+    r"\bi'?ll (?:add|do|handle|write) (?:it |that |them |this )?(?:afterwards|later|next)\b",
     re.IGNORECASE,
 )
 CONJOINED = re.compile(
