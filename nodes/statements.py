@@ -397,7 +397,15 @@ QUESTION_START = re.compile(
 )
 HEDGE = re.compile(
     r"\b(?:not sure|unsure|maybe|perhaps|i wonder|wondering|what if|considering whether|"
-    r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?)",
+    r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?|just curious|"
+    r"^not saying\b)",
+    re.IGNORECASE,
+)
+# Someone else's word, reported: "the design doc says we use optimistic locking", "Sam says we
+# should always use an ORM": neither a decision nor a rule of the speaker's.
+REPORTED = re.compile(
+    r"\b(?:says|said|claims|claimed|suggests|suggested|argues|argued|thinks|insists|"
+    r"(?:always )?wanted to)\b(?: that)? (?:we|you|i|to)\b",
     re.IGNORECASE,
 )
 CHATTER_WORDS = word_set(
@@ -541,7 +549,8 @@ USER_DECISION = re.compile(
     r"\b(?:switch\w*|migrat\w*|mov\w*)\b[^.;]{0,40}\bfrom\b[^.;]{0,40}\bto\b|"
     r"(?:\bthe |^(?:our )?)[\w -]{1,30}? (?:should|will|is going to) be (?:a |an )?"
     r"(?-i:[A-Z])[\w.+-]*|"
-    r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b|"
+    r"^(?:option|approach|variant|choice) (?:[a-z]|\d+)\b(?!.*\b(?:option|approach|variant) "
+    r"(?:[a-z]|\d+)\b)|"
     r"\b(?:is|are) the way to go\b|^(?:\w+,? )?[\w.+#-]+(?: [\w.+#-]+)? it is\b|"
     r"\b(?:we|i)(?:'ll| will)? lean on\b|"
     r"\b(?:our|the|my) (?:choice|pick|call) (?:for [\w /-]{1,30} )?(?:is|will be)\b|"
@@ -566,7 +575,8 @@ META_SLOTS = word_set(
     "hi ok okay hmm well yes no please thanks step"
 )
 ASSISTANT_DECISION = re.compile(
-    r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|keep|opt for|"
+    r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|"
+    r"keep(?! (?:it |that |this )?in mind)|opt for|"
     r"store [\w.-]+(?: [\w.-]+)? in|write [\w.-]+(?: [\w.-]+)? in)\b|"
     r"\bi(?:'m| am) (?:going with|using|switching|sticking with|keeping)\b|"
     r"\bi(?:'ve| have)? ?(?:decided|chose|chosen|opted|went with|settled on|picked|switched|"
@@ -686,6 +696,8 @@ def classify_user(text: str) -> StatementKind:
     """The kind of a user's statement that carries no marker."""
     if is_chatter(text):
         return StatementKind.CHATTER
+    if REPORTED.search(text):
+        return StatementKind.NONE
     if DONE.search(text):
         return StatementKind.TASK_DONE
     if PREFERENCE.search(text):
@@ -735,6 +747,8 @@ def slot_colon(text: str) -> bool:
         return False
     if re.search(r"\d", slot) or REQUEST_VERB.match(choice):  # "Step 2: fix the parser"
         return False
+    if re.search(r"(?:error|exception|warning|failure|failed)$", slot, re.IGNORECASE):
+        return False  # "getting ModuleNotFoundError: No module named 'yaml'"
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= 10
 
 

@@ -226,10 +226,19 @@ def test_statements_fresh_wordings_of_the_training_sets(text: str, kind: Stateme
         "I will do.",
         "I'd go for it.",
         "Tests must not depend on the system clock; inject a clock instead.",
+        "the design doc says we use optimistic locking on the orders table",
+        "Option A is Kafka, option B is Pulsar.",
+        "getting ModuleNotFoundError: No module named 'yaml' when I run the tests",
+        "Not saying it's wrong, just curious.",
     ],
 )
 def test_statements_no_decision_from_their_look_alikes(text: str) -> None:
     assert K.DECISION not in kinds(text) and K.PREFERENCE not in kinds(text)
+
+
+def test_statements_someone_elses_rule_is_not_the_users() -> None:
+    text = "My colleague Sam says we should always use an ORM, but I'm not convinced."
+    assert kinds(text) == []
 
 
 def test_statements_a_reminder_after_a_decision_is_its_own_task() -> None:
