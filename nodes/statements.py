@@ -28,6 +28,7 @@ from plait.state.supersede import (
     CATEGORY_OF,
     chosen,
     decision_subject,
+    disparaged_choices,
     has_reversal_cue,
     rejected_choices,
     word_set,
@@ -899,7 +900,7 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(confirmed(found, groups), groups)
+    return merge_in_groups(after_rejections(confirmed(found, groups), groups), groups)
 
 
 # what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
@@ -968,6 +969,27 @@ def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
             result[index - 1] = make_statement(
                 StatementKind.DECISION, previous.text, previous.speaker
             )
+    return result
+
+
+def after_rejections(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """A decision right after words that turn from a choice reverses it (same paragraph).
+
+    "Poetry was a mistake. Back to plain pip-tools." and "nah, Celery's overkill. A plain
+    asyncio TaskGroup will do.": the first sentence decides nothing, it names what the
+    decision after it leaves (a decision before it is :func:`merge_reversals`' to join).
+    """
+    result = list(found)
+    for index in range(1, len(result)):
+        before, statement = result[index - 1], result[index]
+        if groups[index] != groups[index - 1] or statement.kind is not StatementKind.DECISION:
+            continue
+        if before.kind is StatementKind.DECISION:
+            continue
+        left = rejected_choices(before.text) + disparaged_choices(before.text)
+        if left and not any(term in statement.text.lower() for term in left):
+            negated = tuple(dict.fromkeys(statement.negated + left))
+            result[index] = replace(statement, negated=negated, reverses=True)
     return result
 
 

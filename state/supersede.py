@@ -141,7 +141,8 @@ REJECTIONS = tuple(
 WEAK_REJECTION = re.compile(rf"\b(?:forget|scratch|never mind) {ARTICLE}{TERM}", re.IGNORECASE)
 # Said of a choice that is being left: "Kafka is overkill".
 DISPARAGED = re.compile(
-    rf"(?:^|[,;:.]\s*){TERM} (?:is|are|was|were|seems) (?:overkill|(?:way |much |far )?too \w+|"
+    rf"(?:^|[,;:.]\s*){TERM}(?:'s| is| are| was| were| seems) "
+    r"(?:overkill|(?:way |much |far )?too \w+|"
     r"not (?:needed|necessary|worth it|a good fit)|a bad fit|out|a no-go|a dead end|"
     r"a (?:mistake|bad (?:call|idea|fit))|a pain)\b",
     re.IGNORECASE,

@@ -100,6 +100,21 @@ def test_statements_a_rejection_and_its_replacement_are_one_reversal() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "left"),
+    [
+        ("Poetry was a mistake. Back to plain pip-tools.", "poetry"),
+        ("nah, Celery's overkill. A plain asyncio TaskGroup will do.", "celery"),
+        ("GraphQL is a no-go for the public API. Stick with the REST endpoints.", "graphql"),
+    ],
+)
+def test_statements_a_choice_spoken_against_then_a_decision_is_a_reversal(
+    text: str, left: str
+) -> None:
+    [decision] = promoted(statements(text))
+    assert decision.kind is K.DECISION and decision.reverses and decision.negated == (left,)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "yes, do it",
