@@ -900,7 +900,7 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(after_rejections(confirmed(found, groups), groups), groups)
+    return merge_in_groups(confirmed(found, groups), groups)
 
 
 # what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
@@ -972,8 +972,8 @@ def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
     return result
 
 
-def after_rejections(found: list[Statement], groups: list[int]) -> list[Statement]:
-    """A decision right after words that turn from a choice reverses it (same paragraph).
+def after_rejections(found: list[Statement]) -> list[Statement]:
+    """A decision right after words that turn from a choice reverses it.
 
     "Poetry was a mistake. Back to plain pip-tools." and "nah, Celery's overkill. A plain
     asyncio TaskGroup will do.": the first sentence decides nothing, it names what the
@@ -982,9 +982,7 @@ def after_rejections(found: list[Statement], groups: list[int]) -> list[Statemen
     result = list(found)
     for index in range(1, len(result)):
         before, statement = result[index - 1], result[index]
-        if groups[index] != groups[index - 1] or statement.kind is not StatementKind.DECISION:
-            continue
-        if before.kind is StatementKind.DECISION:
+        if statement.kind is not StatementKind.DECISION or before.kind is StatementKind.DECISION:
             continue
         left = rejected_choices(before.text) + disparaged_choices(before.text)
         if left and not any(term in statement.text.lower() for term in left):
@@ -994,12 +992,12 @@ def after_rejections(found: list[Statement], groups: list[int]) -> list[Statemen
 
 
 def merge_in_groups(found: list[Statement], groups: list[int]) -> list[Statement]:
-    """Merge reversals only between statements of the same paragraph."""
+    """Join reversals (:func:`after_rejections`, :func:`merge_reversals`) within a paragraph."""
     merged: list[Statement] = []
     start = 0
     for index in range(1, len(found) + 1):
         if index == len(found) or groups[index] != groups[start]:
-            merged.extend(merge_reversals(found[start:index]))
+            merged.extend(merge_reversals(after_rejections(found[start:index])))
             start = index
     return merged
 

@@ -605,13 +605,12 @@ def replaces_choice(old: str, new: str) -> bool:
         return False  # "the mobile app targets iOS" and "… Kotlin for Android"
     old_names, new_names = named_things(old), named_things(new)
     shared = subject_stems(old, old_names | new_names) & subject_stems(new, old_names | new_names)
-    same_kind = bool(categories(list(old_names)) & categories(list(new_names)))
-    if len(shared) < 2 and not (shared and same_kind and old_slot == new_slot):
+    old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
+    if len(shared) < 2 and not (shared and old_kinds & new_kinds and old_slot == new_slot):
         return False
     same_names = names(list(old_names), list(new_names)) or not (old_names or new_names)
     if numbers(old) and numbers(new) and numbers(old).isdisjoint(numbers(new)):
         return same_names  # other numbers for the same thing, not another thing's numbers
-    old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
     if old_kinds and new_kinds and old_kinds.isdisjoint(new_kinds):
         return False  # "Redis … for dev" and "Postgres … for dev": a cache and a database
     return bool(old_names) and bool(new_names) and not same_names
