@@ -567,6 +567,7 @@ ALIASES = {"k8s": "kubernetes", "postgresql": "postgres", "mongo": "mongodb", "g
 NAME = re.compile(r"(?<![\w.])(?:[\w-]*[A-Z][\w.+#-]*|[\w-]+[.+#/][\w.+#/-]*\w|[a-z]+\d[\w.-]*)")
 
 
+@bounded_cache
 def named_things(text: str) -> frozenset[str]:
     """The technologies a text names: known ones, and words written like names.
 
@@ -616,6 +617,7 @@ def replaces_choice(old: str, new: str) -> bool:
     return bool(old_names) and bool(new_names) and not same_names
 
 
+@bounded_cache
 def numbers(text: str) -> frozenset[str]:
     """The numbers a text says on their own ("90 days", "3"; not "v1", "k8s", "/v2")."""
     return frozenset(re.findall(r"(?<![\w/.])\d+(?:\.\d+)*", text))
