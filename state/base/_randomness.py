@@ -26,6 +26,12 @@ Measured (``tests`` keep the cases; the figures are from a scratch run): 0.33 % 
 tokens are called random, most of them base64 blobs (font tables, test vectors, fake keys).
 Random keys missed: base62/base64 0.6-1.2 % at 32 characters, 0.3-0.6 % at 40, 3-5 % at 20;
 lower-case base36 0.1 % at 32, 2 % at 20; upper-case base32 1.7 % at 32, 12 % at 20.
+
+Base64 with ``/`` in a sentence (``redact``, AWS secret-key shape, 40 characters, 100,000 drawn
+keys): 0.053 % kept (0.091 % before :func:`looks_random_path`, which stops five slashes making
+one a path; no new false positive among 253,991 distinct tokens of the installed packages). What
+is left is letters only (no digit, ``+`` or ``/``: rule 3) or parts that segment like words;
+telling those from long camelCase names needs more than character statistics.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ _WORD_PART = re.compile(
     r"[a-z0-9]*|[A-Z0-9]*|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[0-9]*|[A-Z]+[a-z]?[0-9]*"
 )
 _PART_SEPARATOR = re.compile(r"[_-]")
+_PATH_SEPARATOR = re.compile(r"[/_-]")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]")
 _NOT_SECRET_PREFIXES = (
     # hash labels of integrity strings (npm, SRI, nix)
@@ -91,6 +98,16 @@ def looks_random(candidate: str) -> bool:
     if not has_digit and "+" not in candidate and "/" not in candidate:
         return False
     return _mixed_case_random(candidate)
+
+
+def looks_random_path(candidate: str) -> bool:
+    """Base64 cut by ``/`` rather than a path (its parts may be as short as a path's).
+
+    Random without its slashes, and some part of it no word: ``usr/X11R6/lib/X11/fonts`` is
+    all words, ``Kq9Z/aB3x`` is not.
+    """
+    parts = _PATH_SEPARATOR.split(candidate)
+    return not all(map(_WORD_PART.fullmatch, parts)) and looks_random(candidate.replace("/", ""))
 
 
 def _is_identifier(candidate: str) -> bool:
@@ -148,4 +165,4 @@ def _entropy(candidate: str) -> float:
     return -sum(n / length * math.log2(n / length) for n in Counter(candidate).values())
 
 
-__all__ = ["MAX_LENGTH", "MIN_LENGTH", "looks_random"]
+__all__ = ["MAX_LENGTH", "MIN_LENGTH", "looks_random", "looks_random_path"]

@@ -38,7 +38,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from plait.state.base._randomness import MAX_LENGTH, looks_random
+from plait.state.base._randomness import MAX_LENGTH, looks_random, looks_random_path
 from plait.state.base._secret_shapes import (
     AUTH_SCHEMES,
     BASE64_PEM_PREFIX,
@@ -311,12 +311,16 @@ def _is_data_blob(candidate: str) -> bool:
 def _is_path(candidate: str) -> bool:
     """``dist/assets/index-4f8a2c1e``, ``org/Volume_17/PDF``: parts of one case, or short.
 
-    Base64 with ``/`` has both cases and about one ``/`` in 64 characters.
+    Base64 with ``/`` has both cases and about one ``/`` in 64 characters; where it has more,
+    its parts are short too, and only their letters tell it from a path.
     """
     if "/" not in candidate:
         return False
-    one_case = candidate.islower() or candidate.isupper()
-    return one_case or len(candidate) / (candidate.count("/") + 1) < _MIN_BASE64_PART
+    if candidate.islower() or candidate.isupper():
+        return True
+    if len(candidate) / (candidate.count("/") + 1) >= _MIN_BASE64_PART:
+        return False
+    return not looks_random_path(candidate)
 
 
 def _stripped(token: str, start: int, end: int) -> Span:

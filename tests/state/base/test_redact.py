@@ -37,6 +37,9 @@ from plait.state.base.redact import (
         "AIzaSyA1234567890abcdefghijklmnopqrstuv",
         "sk_live_abcdefghijklmnop1234",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N",
+        # base64 whose slashes cut it into parts as short as a path's
+        "+LQqUwoPEw+Bof/VaEkMXb7Zinj9sZ/UR/vI/2oX",
+        "/6ev2OjDmVaQEou/1SG2/cDtrEZ/C/8g4/HfkhOb",
     ],
 )
 def test_redact_replaces_known_secret_shapes(secret: str) -> None:
@@ -85,6 +88,9 @@ def test_redact_private_keys_even_when_cut_off() -> None:
         "the author: me",
         "nothing secret here",
         "sort by key then value",
+        "see /usr/X11R6/lib/X11/fonts/TTF/ for fonts",
+        "http://www.combinatorics.org/Volume_17/PDF/v17i1r66.pdf",
+        "built dist/assets/index-4f8a2c1e/app/Vendor/v2/a.js",
     ],
 )
 def test_redact_leaves_harmless_text_alone(text: str) -> None:
