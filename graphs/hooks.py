@@ -1,8 +1,9 @@
 """The hooks graph: one graph for every host call, one thread per root session.
 
-adapt (the host's own node: its payload → intents) → capture (intents → events), then by intent:
+adapt (the host's own node: its payload → intents); a bare model call then takes the staged
+envelope; anything else goes on to capture (intents → events), then by intent:
 a user turn: record → fold → read cache → drift → compose → stage (for the model call to come)
-a model call: (record → fold →) compose → hand the envelope over; a bare one takes the staged
+a model call with a query: record → fold → compose → hand the envelope over
 compaction before: the compaction graph hands the envelope to the summarizer
 compaction after: record → fold → compaction
 anything else (tool results, edits, todos, idle): record → fold → refresh the staged envelope
@@ -31,6 +32,7 @@ from plait.nodes.hooks import (
     record_events,
     refresh_and_tell,
     refresh_envelope,
+    route_after_adapt_payload,
     route_after_capture_events,
     route_after_compose_envelope,
     route_after_fold_snapshot,
@@ -71,7 +73,7 @@ def build_hooks_graph(
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
     builder.add_edge(START, "adapt_payload")
-    builder.add_edge("adapt_payload", "capture_events")
+    builder.add_conditional_edges("adapt_payload", on_the_loop(route_after_adapt_payload))
     builder.add_conditional_edges("capture_events", on_the_loop(route_after_capture_events))
     builder.add_edge("record_events", "fold_snapshot")
     builder.add_conditional_edges("fold_snapshot", on_the_loop(route_after_fold_snapshot))

@@ -221,11 +221,8 @@ async def take_envelope(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     OpenCode rebuilds the messages before every model call of a turn, so every call gets the
     current envelope, once; the staged flag tells the turn's first call it is fresh.
     """
-    stage = runtime.context.stage
     root = state["session"].root_session_id
-    envelope, _ = await stage.take_envelope(root)
-    if envelope:
-        await stage.log_envelope(root, envelope, MODEL_CALL)
+    envelope, _ = await runtime.context.stage.take_envelope(root, receiver=MODEL_CALL)
     return {"inject": envelope}
 
 
@@ -307,13 +304,16 @@ def takes_prepared_envelope(state: HookState) -> bool:
     return bool(intents) and all(isinstance(i, ModelCall) and not i.query for i in intents)
 
 
-Route = Literal["record_events", "take_envelope", "compaction", "apply_tool_policy"]
+Route = Literal["record_events", "compaction", "apply_tool_policy"]
+
+
+def route_after_adapt_payload(state: HookState) -> Literal["capture_events", "take_envelope"]:
+    """A bare model call has nothing to capture: it goes straight to the prepared envelope."""
+    return "take_envelope" if takes_prepared_envelope(state) else "capture_events"
 
 
 def route_after_capture_events(state: HookState) -> Route:
-    """A bare model call takes the envelope, a tool call its policy, a summarizer the envelope."""
-    if takes_prepared_envelope(state):
-        return "take_envelope"
+    """A tool call takes its policy, a summarizer the envelope; the rest is recorded."""
     if wants(state, CompactionBefore):
         return "compaction"
     if wants(state, ToolCall):
@@ -374,6 +374,7 @@ __all__ = [
     "read_intents",
     "refresh_and_tell",
     "refresh_envelope",
+    "route_after_adapt_payload",
     "route_after_capture_events",
     "route_after_compose_envelope",
     "route_after_fold_snapshot",

@@ -183,11 +183,15 @@ class EnvelopeStage(Protocol):
         """Stage a freshly composed envelope; it also becomes the session's current one."""
         ...
 
-    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
+    async def take_envelope(
+        self, root_session_id: str, *, receiver: str = ""
+    ) -> tuple[str | None, bool]:
         """The envelope for a model call and whether it was fresh.
 
         A staged envelope is returned and un-staged atomically (fresh); with none staged, the
-        current one is returned again (a later model call of the same turn), or None.
+        current one is returned again (a later model call of the same turn), or None. With
+        ``receiver`` the envelope returned is also logged as received by it
+        (:meth:`log_envelope`), in the same round trip.
         """
         ...
 

@@ -162,11 +162,16 @@ class InMemoryHotStore:
         self._set(f"envelope:{root_session_id}", envelope, self.session_ttl_seconds)
         self._set(f"staged:{root_session_id}", "1", self.session_ttl_seconds)
 
-    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
-        """The current envelope, fresh if it was staged (the flag is cleared)."""
+    async def take_envelope(
+        self, root_session_id: str, *, receiver: str = ""
+    ) -> tuple[str | None, bool]:
+        """The current envelope, fresh if it was staged (the flag is cleared), logged."""
         fresh = self._get(f"staged:{root_session_id}") is not None
         self._values.pop(f"staged:{root_session_id}", None)
-        return self._get(f"envelope:{root_session_id}"), fresh
+        current = self._get(f"envelope:{root_session_id}")
+        if current is not None and receiver:
+            await self.log_envelope(root_session_id, current, receiver)
+        return current, fresh
 
     async def log_envelope(self, root_session_id: str, envelope: str, receiver: str) -> None:
         """Keep the record; the oldest beyond the newest ones goes."""

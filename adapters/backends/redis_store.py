@@ -75,6 +75,21 @@ return length
 """
 
 
+# KEYS: the session's staged flag, its current envelope, its received records. ARGV: the
+# receiver ("" = keep no record), the record's time (ISO 8601), the records kept, the ttl.
+# Returns {staged flag, current envelope}; the record is the envelope the call gets.
+TAKE_ENVELOPE = """
+local staged = redis.call('GETDEL', KEYS[1])
+local current = redis.call('GET', KEYS[2])
+if current and ARGV[1] ~= '' then
+  redis.call('LPUSH', KEYS[3], cjson.encode({at = ARGV[2], receiver = ARGV[1], envelope = current}))
+  redis.call('LTRIM', KEYS[3], 0, tonumber(ARGV[3]) - 1)
+  redis.call('EXPIRE', KEYS[3], ARGV[4])
+end
+return {staged, current}
+"""
+
+
 def _decode(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -267,12 +282,21 @@ class RedisHotStore:
             await pipe.execute()
 
     @translated
-    async def take_envelope(self, root_session_id: str) -> tuple[str | None, bool]:
-        """GETDEL the staged flag and GET the current envelope, atomically."""
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.getdel(self._key("s", root_session_id, "staged"))
-            pipe.get(self._key("s", root_session_id, "envelope"))
-            staged, current = await pipe.execute()
+    async def take_envelope(
+        self, root_session_id: str, *, receiver: str = ""
+    ) -> tuple[str | None, bool]:
+        """GETDEL the staged flag, GET the current envelope and log it, in one script."""
+        staged, current = await self.client.eval(
+            TAKE_ENVELOPE,
+            3,
+            self._key("s", root_session_id, "staged"),
+            self._key("s", root_session_id, "envelope"),
+            self._key("s", root_session_id, "received"),
+            receiver,
+            datetime.now(UTC).isoformat(),
+            ENVELOPES_KEPT,
+            self.session_ttl_seconds,
+        )
         if current is None:
             return None, False
         return _decode(current), staged is not None

@@ -100,6 +100,21 @@ async def test_hot_store_take_envelope_is_fresh_once(store: HotStore) -> None:
     assert await store.take_envelope("root") == ("<session_memory>2</session_memory>", True)
 
 
+async def test_hot_store_take_envelope_logs_what_the_receiver_got(store: HotStore) -> None:
+    assert await store.take_envelope("root", receiver="model call") == (None, False)
+    assert await store.received_envelopes("root") == []  # nothing taken, nothing logged
+    await store.stage_envelope("root", '<session_memory>"tabs" \\ é</session_memory>')
+    await store.take_envelope("root")
+    assert await store.received_envelopes("root") == []  # no receiver, no record
+    for _ in range(ENVELOPES_KEPT + 2):
+        taken = await store.take_envelope("root", receiver="model call")
+    received = await store.received_envelopes("root")
+    assert len(received) == ENVELOPES_KEPT
+    assert taken == ('<session_memory>"tabs" \\ é</session_memory>', False)
+    assert (received[0].envelope, received[0].receiver) == (taken[0], "model call")
+    assert abs((datetime.now(UTC) - received[0].at).total_seconds()) < 60
+
+
 async def test_hot_store_append_can_enqueue_atomically(store: HotStore) -> None:
     await store.append_events("root", [event("a")])
     stored = await store.append_events("root", [event("b"), event("c")], enqueue_group="g9")
