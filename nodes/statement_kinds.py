@@ -17,6 +17,7 @@ on the corpus's test split, never on the blind sets it is judged on.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -24,12 +25,30 @@ from importlib import resources
 
 import numpy as np
 
-from plait.nodes.statements import Statement, StatementKind, make_statement, statements
+from plait.nodes.statements import (
+    HEDGE,
+    REPORTED,
+    Statement,
+    StatementKind,
+    make_statement,
+    statements,
+)
 
 WEIGHTS = "statement_kinds.json"
-# what the rules give no kind to, the classifier may look at again
-UNDECIDED = frozenset({StatementKind.NONE, StatementKind.CHATTER, StatementKind.QUESTION})
 PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
+# Words that say a statement describes or weighs rather than chooses: what is in place ("the
+# frontend currently uses Webpack 4", "Stripe is the only processor we support today"), options
+# ("option A is Kafka", "pros and cons of …", "we could use Dramatiq or RQ"), a hypothetical ("if
+# we ever move to Kubernetes"), a context line. The rules' hedges and someone else's reported
+# word (:data:`~plait.nodes.statements.HEDGE`, :data:`~plait.nodes.statements.REPORTED`) too.
+NOT_A_CHOICE = re.compile(
+    r"\b(?:currently|today|right now|already (?:run|use|have)|we maintain|weighing|"
+    r"option \w+ is|pros and cons|if we ever|we could|could (?:use|go)|is the only)\b|"
+    r"^context\b",
+    re.IGNORECASE,
+)
+# A question that proposes rather than asks ("How about we just use JWTs for the tokens?")
+SUGGESTION = re.compile(r"(?:how about|why don't we|shall we)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,8 +121,22 @@ def shipped() -> StatementKinds | None:
 
 
 def undecided(text: str) -> list[Statement]:
-    """The statements of a user's prompt the rules gave no kind."""
-    return [s for s in statements(text, "user") if s.kind in UNDECIDED]
+    """The statements of a user's prompt the rules gave no kind and that may choose something.
+
+    A question only when it proposes; never an approval or chatter, a hedge, someone else's
+    reported word, or a statement that describes or weighs (:data:`NOT_A_CHOICE`).
+    """
+    return [s for s in statements(text, "user") if may_choose(s)]
 
 
-__all__ = ["PROMOTED", "UNDECIDED", "StatementKinds", "shipped", "undecided"]
+def may_choose(statement: Statement) -> bool:
+    """Whether a statement the rules passed over may still be a decision or a preference."""
+    text = statement.text
+    if statement.kind is StatementKind.QUESTION:
+        return SUGGESTION.match(text) is not None
+    if statement.kind is not StatementKind.NONE:
+        return False
+    return not (NOT_A_CHOICE.search(text) or HEDGE.search(text) or REPORTED.search(text))
+
+
+__all__ = ["PROMOTED", "StatementKinds", "may_choose", "shipped", "undecided"]

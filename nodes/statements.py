@@ -391,7 +391,7 @@ MARKER_KINDS = {
 
 QUESTION_START = re.compile(
     r"^(?!(?:where|when) (?:possible|needed|necessary|applicable|appropriate|in doubt)\b)"
-    r"(?:how|what|what's|whats|why|where|when|which|who|whose|"
+    r"(?:(?:how|what|what's|whats|why|where|when|which|who|whose)\b|"
     r"(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|may|have|has)"
     r" (?:it|we|you|u|i|they|this|that|there|the)\b)",
     re.IGNORECASE,
