@@ -516,6 +516,7 @@ DATASETS: tuple[tuple[str, str, str], ...] = (
     ("fresh8", "fresh8.jsonl", "fresh8_pairs.jsonl"),
     ("fresh9", "fresh9.jsonl", "fresh9_pairs.jsonl"),
     ("fresh10", "fresh10.jsonl", "fresh10_pairs.jsonl"),
+    ("fresh11", "fresh11.jsonl", "fresh11_pairs.jsonl"),
 )
 METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
@@ -564,6 +565,10 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
     + ("1.00", "1.00", "0.75", "–", "0.83"),
     ("fresh10 on the code before that session (7207fba)", "0.92 (P 0.80)", "0.86", "1.00")
     + ("1.00", "0.75 (P 0.75)", "–", "0.50"),
+    ("fresh11 (60, 14), 2026-11-29, fourth session, with the second look", "0.62 (P 0.79)")
+    + ("0.62", "0.80 (P 0.92)", "0.90", "0.75", "–", "0.80"),
+    ("fresh11 on the code before that session (2aa666b)", "0.67 (P 0.76)", "0.62")
+    + ("0.80 (P 0.92)", "0.90", "0.75", "–", "0.80"),
 )
 SECOND_LOOK_NOTE = (
     "The drain's second look (`plait.nodes.statement_kinds`): the statements of a user's prompt "
@@ -614,7 +619,14 @@ BLIND_NOTE = (
     "unchanged. fresh10, written from the guide alone in natural wordings (not told to avoid "
     "any cue), committed and run once after all of it: decisions 0.92 at precision 0.86, "
     "rules 0.86, tasks, preferences and findings 1.00, supersession 5 of 6; run afterwards on "
-    "the code from before that session it gave decisions 0.92 at 0.80 and supersession 3 of 6."
+    "the code from before that session it gave decisions 0.92 at 0.80 and supersession 3 of 6. "
+    "fresh11 (60 items, 14 pairs), written the same way on 2026-11-29 (fourth session) before "
+    "that session's capture change (the second look no longer reads questions that ask, "
+    "approvals, hedges, reported words or statements that describe or weigh: on train1 to "
+    "train3 decisions' precision with it 0.71 to 0.81, recall unchanged), run once: decisions "
+    "0.62 at precision 0.79 (0.58 at 0.88 by the rules alone), preferences 0.90, rules 0.62, "
+    "tasks 0.80, reversals 0.75, supersession 8 of 10 at precision 1.00; on the code before "
+    "the change decisions 0.67 at 0.76, the rest the same. Far from the goals (0.90 at 0.95)."
 )
 
 
