@@ -47,6 +47,27 @@ def test_only_what_the_rules_gave_no_kind_is_looked_at_again() -> None:
     assert undecided("Decision: use Postgres for the ledger.") == []  # the rules took it
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "should we use Redis here?",  # a question that asks
+        "lets go",  # an approval
+        "we could use Dramatiq or RQ for the jobs, not sure yet",  # a hedge
+        "Sam thinks we should move the queue to SQS",  # someone else's word
+        "The frontend currently uses Webpack 4 and Babel",  # how things are
+        "Option A is Kafka, option B is Pulsar",  # options weighed
+        "If we ever move to Kubernetes we'd need a readiness probe",  # a hypothetical
+    ],
+)
+def test_what_asks_describes_or_weighs_is_not_looked_at_again(said: str) -> None:
+    assert undecided(said) == []
+
+
+def test_a_question_that_proposes_is_looked_at_again() -> None:
+    proposal = "How about we just use JWTs for the session tokens?"
+    assert [s.text for s in undecided(proposal)] == [proposal]
+
+
 def prompt_of(text: str) -> Any:
     session = SessionRef(session_id="s1", root_session_id="s1")
     return capture([UserTurn(text=text)], session).events

@@ -153,6 +153,11 @@ def test_statements_questions_decide_nothing(text: str) -> None:
     assert promoted(statements(text)) == []
 
 
+def test_a_word_that_only_starts_like_a_question_word_asks_nothing() -> None:
+    (found,) = statements("Whenever possible I like the logs in JSON")
+    assert found.kind is StatementKind.PREFERENCE
+
+
 @pytest.mark.parametrize(
     "text",
     [
