@@ -306,7 +306,9 @@ MARKER_WORDS = (
 BOUNDARY = re.compile(
     rf"`[^`\n]*+`|(?P<end>(?<![.!?])[.!?]++[\"')\]]*+\s+|;\s*+|"
     rf"(?<!\s)\s++(?=(?:{MARKER_WORDS})\s*:\s*\S)|(?<!\s)\s++(?=(?-i:TODO|TOOD)\b)|"
-    r",?\s+(?=and (?:please )?(?:remember to|don'?t forget|do not forget)\b))",
+    r",?\s+(?=and (?:please )?(?:remember to|don'?t forget|do not forget)\b)|"
+    # a request, a second choice or a next step after a comma: "use X, can you set it up?"
+    r",\s+(?=(?:can|could|would) you\b|then\b)|,?\s+(?=and let'?s\b))",
     re.IGNORECASE,
 )
 ABBREVIATIONS = word_set("e.g i.e etc vs cf approx incl no mr mrs dr st fig eg ie al")
@@ -399,7 +401,7 @@ QUESTION_START = re.compile(
 HEDGE = re.compile(
     r"\b(?:not sure|unsure|maybe|perhaps|i wonder|wondering|what if|considering whether|"
     r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?|just curious|"
-    r"^not saying\b)",
+    r"^not saying\b|torn between|on the fence)",
     re.IGNORECASE,
 )
 # Someone else's word, reported: "the design doc says we use optimistic locking", "Sam says we
@@ -434,6 +436,7 @@ PREFERENCE = re.compile(
     r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)|"
     # taste in other words: a fan of, partial to, tend to like, favour, lean towards, my taste
     r"\bi(?:'m| am) (?:a (?:big |huge |real )?fan of|partial to|fond of|keen on)\b|"
+    r"\bi(?:'m| am) (?:more of )?an? [\w -]{1,20}? (?:person|guy|girl|kind of (?:person|dev))\b|"
     r"\bi (?:tend to|usually|generally|really) (?:like|love|enjoy|prefer|favou?r)\b|"
     r"\b(?:i|we)(?:'d| would)? (?:also |generally |usually |really |always )?(?:favou?r|enjoy|"
     r"lean (?:towards?|toward))\b|\bmy (?:personal )?(?:taste|preference|inclination)\b|"
@@ -477,7 +480,8 @@ STRONG_RULE = re.compile(
     r"\b(?:is|are) for [\w -]{1,20}? only\b|^(?:please )?stick to\b.{0,40}\b(?:all|every|new)\b|"
     r"^(?:please |pls )no [\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|for)\b|"
     r"\b(?:files?|classes|functions|branches|tables|columns|modules|tests?) (?:are|is) named\b|"
-    r"\b(?:whatever the|no matter (?:what|which))\b|^indent (?:with|using) \w+ spaces?\b|"
+    r"\b(?:whatever the|no matter (?:what|which))\b|(?:^|:\s*)indent (?:with|using) \w+ spaces?\b|"
+    r"\bstays? (?:backwards?|backward)[- ]compatible\b|"
     r"^in this (?:project|repo|codebase|team),? we (?:don'?t|do not|never|are not|aren'?t)\b|"
     r"^(?:please |pls )?(?:don'?t|dont|do not) use \S+ (?:in|inside|for) (?:the |our |any |new )?"
     r"[\w./ -]{0,30}?(?:code|files?|modules?|tests?|components?)\b|"
@@ -500,7 +504,9 @@ WEAK_RULE = re.compile(
 )
 DEICTIC = r"(?!(?:this|that|these|those|the following|it|them|one)\b)"
 USER_DECISION = re.compile(
-    r"\b(?:we|i)(?:'ll| will| shall|'re going to| are going to|'m going to| am going to| should|"
+    # (not after "before", "after", "once", "when", "until": "before we ship the beta, …")
+    r"\b(?=[wi])(?<!before )(?<!after )(?<!once )(?<!when )(?<!until )"
+    r"(?:we|i)(?:'ll| will| shall|'re going to| are going to|'m going to| am going to| should|"
     r" can)? ?(?:use|go with|stick with|stay with|switch to|adopt|keep|deploy (?:to|with|on)|host|"
     r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
     r"take (?!a\b|care\b|the time\b))\b|"
@@ -562,6 +568,9 @@ USER_DECISION = re.compile(
     r"^(?:please )?(?:bump|raise|lower|increase|decrease|reduce|change) (?:the |our )?"
     r"[\w -]{1,30}? to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten)|"
     r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
+    r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
+    r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
+    r"sufficient|good enough)\b|"
     r"^(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} (?:is|are) (?:enough|sufficient|"
     r"good enough)\b",
     re.IGNORECASE,
@@ -600,7 +609,8 @@ FINDING = re.compile(
 USER_TASK = re.compile(
     r"\b(?:remember to|remind(?: me)? to|don'?t forget|do not forget|dont forget)\b|"
     r"\b(?:still|later|eventually|at some point|afterwards)\b.{0,40}\b(?:need|needs|have|has) to\b|"
-    r"\bstill needs?\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
+    r"\bstill needs?\b|\b(?:we|i)(?:'ll| will) (?:also |still )?need (?:a|an|some|another)\b"
+    r".{0,60}\blater\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
     r"^later,? (?:we|i|you)\b|"
     r"\b(?:later(?: on)?|at some point|eventually|down the line)\b,? (?:we|i|you) (?:should|"
     r"could|must|ought to)\b|"
@@ -735,6 +745,8 @@ REQUEST_VERB = re.compile(
 
 NUMBER_FIRST = re.compile(r"\d+(?:[.,]\d+)?\s*[a-z%]")
 SLOT_WORDS_WITH_NUMBER = 6
+SLOT_CHOICE_WORDS = 10
+SLOT_CHOICE_WORDS_WITH_NUMBER = 16
 
 
 def slot_colon(text: str) -> bool:
@@ -750,7 +762,8 @@ def slot_colon(text: str) -> bool:
         return False
     if re.search(r"(?:error|exception|warning|failure|failed)$", slot, re.IGNORECASE):
         return False  # "getting ModuleNotFoundError: No module named 'yaml'"
-    return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= 10
+    longest = SLOT_CHOICE_WORDS_WITH_NUMBER if NUMBER_FIRST.match(choice) else SLOT_CHOICE_WORDS
+    return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= longest
 
 
 def classify_assistant(text: str) -> StatementKind:
@@ -900,7 +913,7 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(confirmed(found, groups), groups)
+    return merge_in_groups(announced(confirmed(found, groups), groups), groups)
 
 
 # what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
@@ -969,6 +982,26 @@ def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
             result[index - 1] = make_statement(
                 StatementKind.DECISION, previous.text, previous.speaker
             )
+    return result
+
+
+# The model saying it found something, with what it found in the next sentence.
+ANNOUNCEMENT = re.compile(
+    r"^(?:(?:ok(?:ay)?|aha|ah|right),? )?(?:found it|got it|found (?:the|a) "
+    r"(?:bug|problem|issue|culprit|cause))$",
+    re.IGNORECASE,
+)
+
+
+def announced(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """The model announcing a find ("Found it."): the finding is the sentence after it."""
+    result = list(found)
+    for index in range(1, len(result)):
+        before, current = result[index - 1], result[index]
+        follows = groups[index - 1] == groups[index] and current.kind is StatementKind.NONE
+        if before.kind is StatementKind.FINDING and ANNOUNCEMENT.match(before.text) and follows:
+            result[index - 1] = make_statement(StatementKind.NONE, before.text, before.speaker)
+            result[index] = make_statement(StatementKind.FINDING, current.text, current.speaker)
     return result
 
 

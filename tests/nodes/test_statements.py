@@ -480,3 +480,79 @@ def test_a_todo_list_in_prose_is_not_a_task_named_list() -> None:
     assert [s.text for s in said if s.kind is StatementKind.TASK] == []
     marked = statements("Fix the parser TODO add retries later")
     assert [s.text for s in marked if s.kind is StatementKind.TASK] == ["add retries later"]
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        # a request after a comma is cut off the decision before it
+        (
+            "let's keep terraform state in S3 with DynamoDB locking, can you set up the backend?",
+            "user",
+            [("decision", "let's keep terraform state in S3 with DynamoDB locking")],
+        ),
+        # "and let's" starts a decision of its own (the request before it is none)
+        (
+            "ship it behind a feature flag, and let's not add the i18n stuff yet",
+            "user",
+            [("decision", "let's not add the i18n stuff yet")],
+        ),
+        # "then" starts the plan's next step
+        (
+            "After that I'll rerun the eval, then update the model card with the new numbers.",
+            "assistant",
+            [("task", "After that I'll rerun the eval"), ("task", "then update the model card")],
+        ),
+        # what was found is the sentence after "Found it."
+        (
+            "Found it. The pool is created before the fork, so every child shares a socket.",
+            "assistant",
+            [("finding", "The pool is created before the fork")],
+        ),
+        (
+            "I'm a dark mode person, so default the dashboard theme to dark",
+            "user",
+            [("preference", "dark mode person")],
+        ),
+        ("so default the dashboard theme to dark", "user", [("decision", "default the dashboard")]),
+        (
+            "scratch the websocket idea, polling every 5s is plenty",
+            "user",
+            [("decision", "polling every 5s is plenty")],
+        ),
+        (
+            "for the webhook sender: 3 retries with exponential backoff starting at 200ms, capped "
+            "at 5s",
+            "user",
+            [("decision", "3 retries with exponential backoff")],
+        ),
+        (
+            "couple things first: indent with 4 spaces in this repo",
+            "user",
+            [("rule", "indent with 4 spaces")],
+        ),
+        (
+            "the public API stays backwards compatible until 3.0",
+            "user",
+            [("rule", "stays backwards compatible")],
+        ),
+        (
+            "we'll need a changelog entry too but I'll write that one later",
+            "user",
+            [("task", "changelog entry")],
+        ),
+        (
+            "before we ship the beta someone has to write the privacy policy page",
+            "user",
+            [("task", "privacy policy page")],
+        ),
+        ("I'm torn between Svelte and Vue for the admin panel", "user", []),
+    ],
+)
+def test_statements_wordings_of_fresh11(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    found = [(s.kind.value, s.text) for s in promoted(statements(text, speaker))]
+    assert len(found) == len(expected), found
+    for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
+        assert kind == want_kind and want in said, found
