@@ -572,7 +572,8 @@ def named_things(text: str) -> frozenset[str]:
     """The technologies a text names: known ones, and words written like names.
 
     The first word of a sentence counts only when it is known or written like a name beyond
-    its capital ("Dagster orchestrates …" names nothing by its capital alone).
+    its capital ("Dagster orchestrates …" names nothing by its capital alone). Spellings of
+    one name are one ("Next.js" is "next").
     """
     found = set(known_terms(text))
     for match in NAME.finditer(text):
@@ -581,7 +582,24 @@ def named_things(text: str) -> frozenset[str]:
         if starts and not re.search(r".[A-Z]|[.+#/\d]", word):
             continue
         found.add(word.lower())
-    return frozenset(ALIASES.get(w, w) for w in found if w and w not in STOPWORDS)
+    named = {ALIASES.get(w, w) for w in found if w and w not in STOPWORDS}
+    return frozenset(w.removesuffix(".js") for w in named)
+
+
+def picked(text: str) -> frozenset[str]:
+    """What a decision picks: the things it names, else its choice in plain words.
+
+    "Store user uploads on the local disk." names nothing, and picks "local disk".
+    """
+    return named_things(text) or frozenset(chosen(text))
+
+
+# Where a choice applies: the iOS app's and the Android app's choices never replace each other.
+PLATFORMS = word_set(
+    "ios android web desktop mobile windows macos linux backend frontend server client"
+)
+# A short decision may share one word of its subject with another and still be about it
+SHORT_DECISION_WORDS = 6
 
 
 def subject_stems(text: str, named: frozenset[str]) -> frozenset[str]:
@@ -595,25 +613,36 @@ def replaces_choice(old: str, new: str) -> bool:
     "The mobile app is built with React Native." → "We're building the mobile app in Flutter."
     (two words of the subject shared, a name of its own, the old one's not named); "Log
     retention is 90 days." → "Keep logs for 30 days." (the same subject with other numbers).
-    Two shared words of the subject are needed, or one with choices of one category and the
-    same slot: "the request timeout is 30s" and "the session timeout is 30 minutes" are two
-    settings.
+    Two shared words of the subject are needed, or one when both decisions are short ("Use
+    Redis for the cache." → "The caching layer will be Memcached.") or their choices of one
+    category in the same slot: "the request timeout is 30s" and "the session timeout is 30
+    minutes" are two settings. A choice need not be a name ("Store uploads on the local disk."
+    → "Put uploads in S3."), and never replaces one for another platform (iOS, Android …).
     """
+    old_on, new_on = (PLATFORMS.intersection(words(text)) for text in (old, new))
+    if old_on and new_on and old_on.isdisjoint(new_on):
+        return False  # "the iOS app uses SwiftUI" and "the Android app uses Jetpack Compose"
     old_slot, new_slot = (without_numbers(slot_of(text)) for text in (old, new))
     if old_slot and new_slot and not (old_slot <= new_slot or new_slot <= old_slot):
         return False  # "the frontend tests" and "the backend tests"
     if bool(old_slot) != bool(new_slot) and not (old_slot & stems(new) or new_slot & stems(old)):
         return False  # "the mobile app targets iOS" and "… Kotlin for Android"
-    old_names, new_names = named_things(old), named_things(new)
-    shared = subject_stems(old, old_names | new_names) & subject_stems(new, old_names | new_names)
+    old_named, new_named = named_things(old), named_things(new)
+    named = old_named | new_named
+    shared = subject_stems(old, named) & subject_stems(new, named)
+    # the choices: what each names, else what it picks in plain words ("the local disk")
+    old_names, new_names = picked(old), picked(new)
     old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
-    if len(shared) < 2 and not (shared and old_kinds & new_kinds and old_slot == new_slot):
+    short = max(len(content_words(old)), len(content_words(new))) <= SHORT_DECISION_WORDS
+    one_is_enough = (old_kinds & new_kinds and old_slot == new_slot) or short
+    if len(shared) < 2 and not (shared and one_is_enough and old_names and new_names):
         return False
-    same_names = names(list(old_names), list(new_names)) or not (old_names or new_names)
     if numbers(old) and numbers(new) and numbers(old).isdisjoint(numbers(new)):
-        return same_names  # other numbers for the same thing, not another thing's numbers
+        # other numbers for the same thing, not another thing's numbers
+        return names(list(old_named), list(new_named)) or not named
     if old_kinds and new_kinds and old_kinds.isdisjoint(new_kinds):
         return False  # "Redis … for dev" and "Postgres … for dev": a cache and a database
+    same_names = names(list(old_names), list(new_names))
     return bool(old_names) and bool(new_names) and not same_names
 
 

@@ -92,6 +92,11 @@ def test_supersedes_not_when_the_new_one_only_adds_detail(old: str, new: str) ->
             "Kafka was way too heavy; the event stream runs on NATS.",
         ),
         ("switch the next.js build to turbopack", "undo the switch to turbopack, loaders break"),
+        # short decisions sharing one word of their subject
+        ("Use Redis for the cache.", "The caching layer will be Memcached."),
+        ("Use Sentry for error tracking.", "Errors are reported to Rollbar."),
+        # a choice in plain words, not a name
+        ("Store user uploads on the local disk.", "Let's put user uploads in S3."),
     ],
 )
 def test_supersedes_a_replacement_said_without_a_cue_word(old: str, new: str) -> None:
@@ -107,6 +112,10 @@ def test_supersedes_a_replacement_said_without_a_cue_word(old: str, new: str) ->
         ("The mobile app targets iOS 16.", "The mobile app uses Kotlin for Android."),
         ("Use Redis for the cache.", "Redis for the cache, with Postgres as the source of truth."),
         ("Use Redis on port 6379 for dev.", "Use Postgres on port 5432 for dev."),
+        # another platform
+        ("The iOS app uses SwiftUI.", "The Android app uses Jetpack Compose."),
+        # one name spelt two ways, with a version
+        ("we'll go with Next.js for the marketing site", "next 14 for the marketing site"),
     ],
 )
 def test_supersedes_not_another_setting_or_a_complement_without_a_cue(old: str, new: str) -> None:
