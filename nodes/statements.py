@@ -570,7 +570,9 @@ USER_DECISION = re.compile(
     r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
     r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
     r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
-    r"sufficient|good enough)\b|"
+    r"sufficient|good enough|fine for)\b|"
+    # an instruction that replaces something: "generate them in CI instead."
+    r"^(?:please |just )?(?!(?:let|tell|ask|show|see|do)\b)[a-z]+ [^,;]{1,80}\binstead[.!]?$|"
     r"^(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,2} (?:is|are) (?:enough|sufficient|"
     r"good enough)\b",
     re.IGNORECASE,

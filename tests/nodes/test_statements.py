@@ -547,6 +547,17 @@ def test_a_todo_list_in_prose_is_not_a_task_named_list() -> None:
             [("task", "privacy policy page")],
         ),
         ("I'm torn between Svelte and Vue for the admin panel", "user", []),
+        (
+            "hmm scratch the websocket idea, long polling is fine for an internal dashboard",
+            "user",
+            [("decision", "long polling is fine for an internal dashboard")],
+        ),
+        (
+            "Let's walk back vendoring the protobuf files; generate them in CI instead.",
+            "user",
+            [("decision", "generate them in CI instead")],
+        ),
+        ("do that instead", "user", []),
     ],
 )
 def test_statements_wordings_of_fresh11(
