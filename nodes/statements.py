@@ -915,7 +915,8 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    return merge_in_groups(announced(confirmed(found, groups), groups), groups)
+    settled = announced(confirmed(found, groups), groups)
+    return merge_in_groups(alternatives_of_rules(settled, groups), groups)
 
 
 # what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
@@ -1004,6 +1005,23 @@ def announced(found: list[Statement], groups: list[int]) -> list[Statement]:
         if before.kind is StatementKind.FINDING and ANNOUNCEMENT.match(before.text) and follows:
             result[index - 1] = make_statement(StatementKind.NONE, before.text, before.speaker)
             result[index] = make_statement(StatementKind.FINDING, current.text, current.speaker)
+    return result
+
+
+INSTEAD = re.compile(r"\binstead[.!]?$", re.IGNORECASE)
+
+
+def alternatives_of_rules(found: list[Statement], groups: list[int]) -> list[Statement]:
+    """What to do instead of what a rule forbids is the rule's, not a decision of its own.
+
+    "Tests must not depend on the system clock; inject a clock instead." is one rule.
+    """
+    result = list(found)
+    for index in range(1, len(result)):
+        before, current = result[index - 1], result[index]
+        after_rule = groups[index - 1] == groups[index] and before.kind is StatementKind.RULE
+        if after_rule and current.kind is StatementKind.DECISION and INSTEAD.search(current.text):
+            result[index] = make_statement(StatementKind.NONE, current.text, current.speaker)
     return result
 
 
