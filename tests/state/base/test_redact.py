@@ -194,6 +194,10 @@ def test_holds_secret(value: str, name: str, bare: bool, secret: bool) -> None:
         ("sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg", False),
         ("ses_5e3f8b0c1ffeQ8mK2pLx9RtVwZ", False),
         ("HTTP2ServerConnectionHandler", False),
+        # letters only: random ones are dense in segments, names are made of words
+        ("jLuArmGqpidKTebBKjuFZrFQWrnMoeRwWZUEywKv", True),
+        ("PaymentMethodDoesNotBelongToSubscription", False),
+        ("XMLHttpRequestEventTarget", False),
     ],
 )
 def test_looks_random(candidate: str, random: bool) -> None:
