@@ -43,10 +43,13 @@ PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
 # word (:data:`~plait.nodes.statements.HEDGE`, :data:`~plait.nodes.statements.REPORTED`) too.
 NOT_A_CHOICE = re.compile(
     r"\b(?:currently|today|right now|already (?:run|use|have)|we maintain|weighing|"
-    r"option \w+ is|pros and cons|if we ever|we could|could (?:use|go)|is the only)\b|"
-    r"^context\b",
+    r"option \w+ is|pros and cons|if we ever|we could|could (?:use|go)|is the only|"
+    r"historically|used to|back then|last year)\b|"
+    r"^(?:context|options?|please|pls|can you|could you)\b",
     re.IGNORECASE,
 )
+# Fewer words choose nothing the rules did not catch ("TODO for", "sounds right")
+MIN_WORDS = 3
 # A question that proposes rather than asks ("How about we just use JWTs for the tokens?")
 SUGGESTION = re.compile(r"(?:how about|why don't we|shall we)\b", re.IGNORECASE)
 
@@ -134,7 +137,7 @@ def may_choose(statement: Statement) -> bool:
     text = statement.text
     if statement.kind is StatementKind.QUESTION:
         return SUGGESTION.match(text) is not None
-    if statement.kind is not StatementKind.NONE:
+    if statement.kind is not StatementKind.NONE or len(text.split()) < MIN_WORDS:
         return False
     return not (NOT_A_CHOICE.search(text) or HEDGE.search(text) or REPORTED.search(text))
 

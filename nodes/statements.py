@@ -293,12 +293,14 @@ def continues(previous: str, line: str) -> bool:
 
 # -- splitting ----------------------------------------------------------------------------------
 MARKER_WORDS = (
-    r"rules?|constraints?|conventions?|polic(?:y|ies)|todos?|to-do|tood|tasks?|"
+    r"rules? of thumb(?: for (?:this|the|our) [\w-]+)?|rules?|constraints?|conventions?|"
+    r"polic(?:y|ies)|todos?|to-do|tood|tasks?|"
     r"next(?: steps?| up)?|decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
     r"decided|decison|desicion|decsion|note to self|notes?|nb|"
     r"fyi|preferences?|pref|done|fixed|completed|important|"
     r"follow[- ]ups?(?: for (?:later|whoever has time))?|"
-    r"remaining(?: work| on my side)?|later|still to ?do|parking this(?: for [\w ]{1,20}?)?|"
+    r"remaining(?: work(?: on [\w -]{1,20}?)?| on my side)?|later|still to ?do|"
+    r"parking this(?: for [\w ]{1,20}?)?|"
     r"pending(?: items?)?|ticket idea|future work|for v\d+(?:\.\d+)?|still outstanding|"
     r"what remains|left for (?:a )?follow-?up"
 )
@@ -358,6 +360,7 @@ MARKER = re.compile(
     rf"^(?P<marker>{MARKER_WORDS})(?:\s*:|\s+[\u2014\u2013-])\s*(?P<rest>.*)$", re.IGNORECASE
 )
 BARE_TODO = re.compile(r"^(?:todo|tood)\b[\s,-]*(?P<rest>\S.*)$", re.IGNORECASE)
+LONE_WORD = re.compile(r"(?:for|to|the|and|on|in|of)", re.IGNORECASE)
 MARKER_KINDS = {
     "rule": StatementKind.RULE,
     "convention": StatementKind.RULE,
@@ -401,14 +404,17 @@ QUESTION_START = re.compile(
 HEDGE = re.compile(
     r"\b(?:not sure|unsure|maybe|perhaps|i wonder|wondering|what if|considering whether|"
     r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?|just curious|"
-    r"^not saying\b|torn between|on the fence)",
+    r"^not saying\b|torn between|on the fence|haven'?t (?:made up my mind|decided)|"
+    r"not decided yet|if we ever|we'?d probably)",
     re.IGNORECASE,
 )
 # Someone else's word, reported: "the design doc says we use optimistic locking", "Sam says we
 # should always use an ORM": neither a decision nor a rule of the speaker's.
 REPORTED = re.compile(
     r"\b(?:says|said|claims|claimed|suggests|suggested|argues|argued|thinks|insists|"
-    r"(?:always )?wanted to)\b(?: that)? (?:we|you|i|to)\b",
+    r"(?:always )?wanted to)\b(?: that)? (?:we|you|i|to)\b|"
+    r"\b(?:docs?|documentation|guide|readme|manual|spec|article|book|tutorial) "
+    r"(?:say|says|said|recommends?|suggests?)\b",
     re.IGNORECASE,
 )
 CHATTER_WORDS = word_set(
@@ -480,6 +486,8 @@ STRONG_RULE = re.compile(
     r"\b(?:is|are) for [\w -]{1,20}? only\b|^(?:please )?stick to\b.{0,40}\b(?:all|every|new)\b|"
     r"^(?:please |pls )no [\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|for)\b|"
     r"\b(?:files?|classes|functions|branches|tables|columns|modules|tests?) (?:are|is) named\b|"
+    r"\b(?:branch|file|class|table|column|commit|tag|module|package) names "
+    r"(?:follow|use|must|should|are)\b|"
     r"\b(?:whatever the|no matter (?:what|which))\b|(?:^|:\s*)indent (?:with|using) \w+ spaces?\b|"
     r"\bstays? (?:backwards?|backward)[- ]compatible\b|"
     r"^in this (?:project|repo|codebase|team),? we (?:don'?t|do not|never|are not|aren'?t)\b|"
@@ -568,6 +576,7 @@ USER_DECISION = re.compile(
     r"^(?:please )?(?:bump|raise|lower|increase|decrease|reduce|change) (?:the |our )?"
     r"[\w -]{1,30}? to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten)|"
     r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
+    r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
     r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
     r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
     r"sufficient|good enough|fine for)\b|"
@@ -596,7 +605,9 @@ ASSISTANT_DECISION = re.compile(
     r"^(?:going with|switching to|sticking with|opting for)\b|\bwe should use\b|"
     r"\blet'?s (?:use|go with|stick with|switch|keep)\b|(?:^|:\s*)use\b|"
     r"\bi (?:won'?t|will not) (?:use|add|introduce|pull in)\b|"
-    r"^instead of [^,]{1,60}, i(?:'ll| will)\b|\bi(?:'ll| will) \w+ .{0,80}\binstead of\b",
+    r"^instead of [^,]{1,60}, i(?:'ll| will)\b|\bi(?:'ll| will) \w+ .{0,80}\binstead of\b|"
+    r"\bwill live in\b|\bi(?:'m| am) capping\b|\bi(?:'ll| will) cap\b|"
+    r"\bwill be (?:stored|kept|cached) (?:per|in|as|on)\b",
     re.IGNORECASE,
 )
 FINDING = re.compile(
@@ -611,7 +622,8 @@ FINDING = re.compile(
 USER_TASK = re.compile(
     r"\b(?:remember to|remind(?: me)? to|don'?t forget|do not forget|dont forget)\b|"
     r"\b(?:still|later|eventually|at some point|afterwards)\b.{0,40}\b(?:need|needs|have|has) to\b|"
-    r"\bstill needs?\b|\b(?:we|i)(?:'ll| will) (?:also |still )?need (?:a|an|some|another)\b"
+    r"\bstill needs?\b|\b(?:we|i)(?:'ll| will) [a-z]+ .{0,60}\blater\b|"
+    r"\b(?:we|i)(?:'ll| will) (?:also |still )?need (?:a|an|some|another)\b"
     r".{0,60}\blater\b|\b(?:need|needs|have) to\b.{0,60}\b(?:later|eventually|at some point)\b|"
     r"^later,? (?:we|i|you)\b|"
     r"\b(?:later(?: on)?|at some point|eventually|down the line)\b,? (?:we|i|you) (?:should|"
@@ -685,8 +697,8 @@ def marker_kind(piece: str) -> tuple[StatementKind | None, str] | None:
     rest = match.group("rest").strip()
     marker = (match.groupdict().get("marker") or "todo").lower()
     kind = next((k for stem, k in MARKER_KINDS.items() if marker.startswith(stem)), None)
-    if not rest:
-        return None
+    if not rest or LONE_WORD.fullmatch(rest):
+        return None  # "TODO for" before "later: …" (a marker of its own)
     return kind, rest
 
 
@@ -715,8 +727,10 @@ def classify_user(text: str) -> StatementKind:
         return StatementKind.TASK_DONE
     if PREFERENCE.search(text):
         return StatementKind.PREFERENCE
+    if PAST.search(text):
+        return StatementKind.NONE
     styled = STYLE_WORDS.search(text) and (USER_DECISION.search(text) or slot_colon(text))
-    if STRONG_RULE.search(text) or styled:
+    if (STRONG_RULE.search(text) or styled) and not ONE_OFF.search(text):
         return StatementKind.RULE
     if is_user_decision(text):
         return StatementKind.DECISION
@@ -725,6 +739,18 @@ def classify_user(text: str) -> StatementKind:
     if USER_TASK.search(text):
         return StatementKind.TASK
     return StatementKind.NONE
+
+
+# An instruction for this once is no standing rule: "don't run the whole suite this time".
+ONE_OFF = re.compile(
+    r"\b(?:this time|this once|for this (?:run|pr|one|commit|change)|right now)\b", re.I
+)
+# How things were: "Historically we used Jenkins for all of this".
+PAST = re.compile(
+    r"^(?:historically|originally|back then|in the past|years ago|last year|previously)\b|"
+    r"\b(?:we|i) used to\b",
+    re.IGNORECASE,
+)
 
 
 def is_user_decision(text: str) -> bool:
@@ -996,12 +1022,15 @@ ANNOUNCEMENT = re.compile(
 )
 
 
+FOUND = (StatementKind.NONE, StatementKind.FINDING)
+
+
 def announced(found: list[Statement], groups: list[int]) -> list[Statement]:
     """The model announcing a find ("Found it."): the finding is the sentence after it."""
     result = list(found)
     for index in range(1, len(result)):
         before, current = result[index - 1], result[index]
-        follows = groups[index - 1] == groups[index] and current.kind is StatementKind.NONE
+        follows = groups[index - 1] == groups[index] and current.kind in FOUND
         if before.kind is StatementKind.FINDING and ANNOUNCEMENT.match(before.text) and follows:
             result[index - 1] = make_statement(StatementKind.NONE, before.text, before.speaker)
             result[index] = make_statement(StatementKind.FINDING, current.text, current.speaker)

@@ -57,6 +57,10 @@ def test_only_what_the_rules_gave_no_kind_is_looked_at_again() -> None:
         "The frontend currently uses Webpack 4 and Babel",  # how things are
         "Option A is Kafka, option B is Pulsar",  # options weighed
         "If we ever move to Kubernetes we'd need a readiness probe",  # a hypothetical
+        "Historically we went with Jenkins",  # the past
+        "Please generate the proto for the Score call",  # a request
+        "Options for auth: Auth0, Keycloak or Lucia",  # options
+        "TODO for",  # too short to choose what the rules passed over
     ],
 )
 def test_what_asks_describes_or_weighs_is_not_looked_at_again(said: str) -> None:

@@ -567,3 +567,67 @@ def test_statements_wordings_of_fresh11(
     assert len(found) == len(expected), found
     for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
         assert kind == want_kind and want in said, found
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        # what docs say is their word, not the user's rule
+        ("The Vue docs say you should never mutate props.", "user", []),
+        # "Found it." before a stated cause: one finding, the cause
+        (
+            "Found it. The cause was the proxy: it strips the auth header on redirects.",
+            "assistant",
+            [("finding", "The cause was the proxy")],
+        ),
+        # an instruction for this once is no rule
+        ("don't run the slow integration tests this time, just the unit ones", "user", []),
+        # the past decides nothing
+        ("Historically we used Travis for all of this.", "user", []),
+        # a move to a named thing decides
+        ("background jobs move to RQ", "user", [("decision", "background jobs move to RQ")]),
+        # "haven't made up my mind" hedges a choice
+        ("I haven't made up my mind, we'll probably go with Auth0", "user", []),
+        # deferred work, said with "later"
+        (
+            "we'll port the settings page over later, not today",
+            "user",
+            [("task", "port the settings page")],
+        ),
+        # the model's decisions said as where a thing lives and a cap
+        (
+            "The retry logic will live in the shared HTTP client wrapper.",
+            "assistant",
+            [("decision", "will live in the shared HTTP client")],
+        ),
+        ("I'm capping it at 3 attempts with jitter.", "assistant", [("decision", "capping it")]),
+        # naming rules, a rule of thumb, a remaining-work label, a TODO for later
+        (
+            "Branch names follow feature/<ticket>-short-desc.",
+            "user",
+            [("rule", "Branch names follow")],
+        ),
+        (
+            "rule of thumb for this repo: public functions get docstrings",
+            "user",
+            [("rule", "public functions get docstrings")],
+        ),
+        (
+            "Remaining work on refunds: regenerating the client from the spec.",
+            "assistant",
+            [("task", "regenerating the client")],
+        ),
+        (
+            "TODO for later: turn on the pydocstyle check in CI",
+            "user",
+            [("task", "turn on the pydocstyle check")],
+        ),
+    ],
+)
+def test_statements_wordings_of_fresh12(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    found = [(s.kind.value, s.text) for s in promoted(statements(text, speaker))]
+    assert len(found) == len(expected), found
+    for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
+        assert kind == want_kind and want in said, found
