@@ -598,8 +598,14 @@ def picked(text: str) -> frozenset[str]:
 PLATFORMS = word_set(
     "ios android web desktop mobile windows macos linux backend frontend server client"
 )
-# A short decision may share one word of its subject with another and still be about it
+# A short decision may share one word of its subject with another and still be about it,
+# unless they do different things with it ("host the docs on X", "build the docs with Y")
 SHORT_DECISION_WORDS = 6
+ACTIONS = word_set(
+    "host hosted hosting build built building deploy deployed store stored run runs serve "
+    "served publish published ship shipped write written test tested train trained log logged "
+    "cache cached send sent generate generated lint format bundle package render track"
+)
 
 
 def subject_stems(text: str, named: frozenset[str]) -> frozenset[str]:
@@ -634,6 +640,8 @@ def replaces_choice(old: str, new: str) -> bool:
     old_names, new_names = picked(old), picked(new)
     old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
     short = max(len(content_words(old)), len(content_words(new))) <= SHORT_DECISION_WORDS
+    old_does, new_does = (ACTIONS.intersection(words(text)) for text in (old, new))
+    short = short and not (old_does and new_does and old_does.isdisjoint(new_does))
     one_is_enough = (old_kinds & new_kinds and old_slot == new_slot) or short
     if len(shared) < 2 and not (shared and one_is_enough and old_names and new_names):
         return False

@@ -116,6 +116,11 @@ def test_supersedes_a_replacement_said_without_a_cue_word(old: str, new: str) ->
         ("The iOS app uses SwiftUI.", "The Android app uses Jetpack Compose."),
         # one name spelt two ways, with a version
         ("we'll go with Next.js for the marketing site", "next 14 for the marketing site"),
+        # two things done with the same subject
+        (
+            "We decided to host the docs on the quoll server.",
+            "We decided to build the docs with mkdocs.",
+        ),
     ],
 )
 def test_supersedes_not_another_setting_or_a_complement_without_a_cue(old: str, new: str) -> None:
