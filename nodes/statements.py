@@ -941,8 +941,7 @@ def statements(text: object, speaker: Speaker = "user") -> list[Statement]:
         for statement in split_conjoined(make_statement(kind, words, who)):
             found.append(statement)
             groups.append(unit.group)
-    settled = announced(confirmed(found, groups), groups)
-    return merge_in_groups(alternatives_of_rules(settled, groups), groups)
+    return merge_in_groups(found, groups)
 
 
 # what is left of a sentence once a statement in it was taken out: a mark with nothing to mark
@@ -1001,17 +1000,15 @@ CONFIRMATION = re.compile(
 STATUS_QUO = re.compile(r"\b(?:is|are|uses|runs on|lives in|stays|sits in|goes through)\b", re.I)
 
 
-def confirmed(found: list[Statement], groups: list[int]) -> list[Statement]:
-    """A description of how things are, then "keep it that way" (same paragraph): a decision."""
-    result = list(found)
-    for index in range(1, len(result)):
-        previous, current = result[index - 1], result[index]
-        describes = previous.kind is StatementKind.NONE and STATUS_QUO.search(previous.text)
-        if groups[index - 1] == groups[index] and describes and CONFIRMATION.match(current.text):
-            result[index - 1] = make_statement(
-                StatementKind.DECISION, previous.text, previous.speaker
-            )
-    return result
+Pair = tuple[Statement, Statement]
+
+
+def confirmed(previous: Statement, current: Statement) -> Pair:
+    """A description of how things are, then "keep it that way": a decision."""
+    describes = previous.kind is StatementKind.NONE and STATUS_QUO.search(previous.text)
+    if describes and CONFIRMATION.match(current.text):
+        previous = make_statement(StatementKind.DECISION, previous.text, previous.speaker)
+    return previous, current
 
 
 # The model saying it found something, with what it found in the next sentence.
@@ -1020,66 +1017,68 @@ ANNOUNCEMENT = re.compile(
     r"(?:bug|problem|issue|culprit|cause))$",
     re.IGNORECASE,
 )
-
-
 FOUND = (StatementKind.NONE, StatementKind.FINDING)
 
 
-def announced(found: list[Statement], groups: list[int]) -> list[Statement]:
+def announced(before: Statement, current: Statement) -> Pair:
     """The model announcing a find ("Found it."): the finding is the sentence after it."""
-    result = list(found)
-    for index in range(1, len(result)):
-        before, current = result[index - 1], result[index]
-        follows = groups[index - 1] == groups[index] and current.kind in FOUND
-        if before.kind is StatementKind.FINDING and ANNOUNCEMENT.match(before.text) and follows:
-            result[index - 1] = make_statement(StatementKind.NONE, before.text, before.speaker)
-            result[index] = make_statement(StatementKind.FINDING, current.text, current.speaker)
-    return result
+    announces = before.kind is StatementKind.FINDING and ANNOUNCEMENT.match(before.text)
+    if announces and current.kind in FOUND:
+        before = make_statement(StatementKind.NONE, before.text, before.speaker)
+        current = make_statement(StatementKind.FINDING, current.text, current.speaker)
+    return before, current
 
 
 INSTEAD = re.compile(r"\binstead[.!]?$", re.IGNORECASE)
 
 
-def alternatives_of_rules(found: list[Statement], groups: list[int]) -> list[Statement]:
+def alternative_of_rule(before: Statement, current: Statement) -> Pair:
     """What to do instead of what a rule forbids is the rule's, not a decision of its own.
 
     "Tests must not depend on the system clock; inject a clock instead." is one rule.
     """
-    result = list(found)
-    for index in range(1, len(result)):
-        before, current = result[index - 1], result[index]
-        after_rule = groups[index - 1] == groups[index] and before.kind is StatementKind.RULE
-        if after_rule and current.kind is StatementKind.DECISION and INSTEAD.search(current.text):
-            result[index] = make_statement(StatementKind.NONE, current.text, current.speaker)
-    return result
+    after_rule = before.kind is StatementKind.RULE and current.kind is StatementKind.DECISION
+    if after_rule and INSTEAD.search(current.text):
+        current = make_statement(StatementKind.NONE, current.text, current.speaker)
+    return before, current
 
 
-def after_rejections(found: list[Statement]) -> list[Statement]:
+def after_rejection(before: Statement, statement: Statement) -> Pair:
     """A decision right after words that turn from a choice reverses it.
 
     "Poetry was a mistake. Back to plain pip-tools." and "nah, Celery's overkill. A plain
     asyncio TaskGroup will do.": the first sentence decides nothing, it names what the
     decision after it leaves (a decision before it is :func:`merge_reversals`' to join).
     """
-    result = list(found)
-    for index in range(1, len(result)):
-        before, statement = result[index - 1], result[index]
-        if statement.kind is not StatementKind.DECISION or before.kind is StatementKind.DECISION:
-            continue
-        left = rejected_choices(before.text) + disparaged_choices(before.text)
-        if left and not any(term in statement.text.lower() for term in left):
-            negated = tuple(dict.fromkeys(statement.negated + left))
-            result[index] = replace(statement, negated=negated, reverses=True)
-    return result
+    if statement.kind is not StatementKind.DECISION or before.kind is StatementKind.DECISION:
+        return before, statement
+    left = rejected_choices(before.text) + disparaged_choices(before.text)
+    if left and not any(term in statement.text.lower() for term in left):
+        negated = tuple(dict.fromkeys(statement.negated + left))
+        statement = replace(statement, negated=negated, reverses=True)
+    return before, statement
+
+
+# What neighbouring statements of one paragraph say together, read in this order
+NEIGHBOUR_RULES = (confirmed, announced, alternative_of_rule, after_rejection)
+
+
+def with_neighbours(paragraph: list[Statement]) -> list[Statement]:
+    """Each rule of :data:`NEIGHBOUR_RULES` over each pair of neighbours, then reversals joined."""
+    result = list(paragraph)
+    for rule in NEIGHBOUR_RULES:
+        for index in range(1, len(result)):
+            result[index - 1], result[index] = rule(result[index - 1], result[index])
+    return merge_reversals(result)
 
 
 def merge_in_groups(found: list[Statement], groups: list[int]) -> list[Statement]:
-    """Join reversals (:func:`after_rejections`, :func:`merge_reversals`) within a paragraph."""
+    """Read every paragraph's statements with their neighbours (:func:`with_neighbours`)."""
     merged: list[Statement] = []
     start = 0
     for index in range(1, len(found) + 1):
         if index == len(found) or groups[index] != groups[start]:
-            merged.extend(merge_reversals(after_rejections(found[start:index])))
+            merged.extend(with_neighbours(found[start:index]))
             start = index
     return merged
 
