@@ -6,7 +6,8 @@ subjects and rejected choices. A decision supersedes another only on evidence: t
 the old choice as rejected ("use httpx instead of requests"), or it carries a reversal cue
 ("actually", "switch to", "change of plan"…) *and* shares the old one's subject while choosing
 something else, or, with no cue at all, it is plainly about the same thing (two words of its
-subject shared, its slot no other) and names another choice or another number ("The mobile app
+subject shared, or one between two short decisions doing the same with it; its slot and
+platform no other) and picks another choice or another number ("The mobile app
 is built with React Native." → "We're building the mobile app in Flutter."). Two decisions on
 different subjects both stay; a new decision that keeps the old choice and adds detail ("use
 Postgres 16 for the main database") leaves the old one in place.
@@ -608,6 +609,12 @@ ACTIONS = word_set(
 )
 
 
+def apart(old: str, new: str, vocabulary: frozenset[str]) -> bool:
+    """Whether both texts say a word of ``vocabulary`` and no word of it is said by both."""
+    old_says, new_says = (vocabulary.intersection(words(text)) for text in (old, new))
+    return bool(old_says and new_says) and old_says.isdisjoint(new_says)
+
+
 def subject_stems(text: str, named: frozenset[str]) -> frozenset[str]:
     """What a decision is about, as stems: its content words (units too) less the names."""
     return frozenset(stems(text) - {stem(w) for name in named for w in words(name)})
@@ -625,8 +632,7 @@ def replaces_choice(old: str, new: str) -> bool:
     minutes" are two settings. A choice need not be a name ("Store uploads on the local disk."
     → "Put uploads in S3."), and never replaces one for another platform (iOS, Android …).
     """
-    old_on, new_on = (PLATFORMS.intersection(words(text)) for text in (old, new))
-    if old_on and new_on and old_on.isdisjoint(new_on):
+    if apart(old, new, PLATFORMS):
         return False  # "the iOS app uses SwiftUI" and "the Android app uses Jetpack Compose"
     old_slot, new_slot = (without_numbers(slot_of(text)) for text in (old, new))
     if old_slot and new_slot and not (old_slot <= new_slot or new_slot <= old_slot):
@@ -640,8 +646,7 @@ def replaces_choice(old: str, new: str) -> bool:
     old_names, new_names = picked(old), picked(new)
     old_kinds, new_kinds = categories(list(old_names)), categories(list(new_names))
     short = max(len(content_words(old)), len(content_words(new))) <= SHORT_DECISION_WORDS
-    old_does, new_does = (ACTIONS.intersection(words(text)) for text in (old, new))
-    short = short and not (old_does and new_does and old_does.isdisjoint(new_does))
+    short = short and not apart(old, new, ACTIONS)
     one_is_enough = (old_kinds & new_kinds and old_slot == new_slot) or short
     if len(shared) < 2 and not (shared and one_is_enough and old_names and new_names):
         return False
