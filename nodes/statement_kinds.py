@@ -38,12 +38,13 @@ WEIGHTS = "statement_kinds.json"
 PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
 # Words that say a statement describes or weighs rather than chooses: what is in place ("the
 # frontend currently uses Webpack 4", "Stripe is the only processor we support today"), options
-# ("option A is Kafka", "pros and cons of …", "we could use Dramatiq or RQ"), a hypothetical ("if
-# we ever move to Kubernetes"), a context line. The rules' hedges and someone else's reported
-# word (:data:`~plait.nodes.statements.HEDGE`, :data:`~plait.nodes.statements.REPORTED`) too.
+# ("option A is Kafka", "pros and cons of …", "we could use Dramatiq or RQ"), the past, a context
+# line. The rules' hedges (a hypothetical: "if we ever move to Kubernetes") and someone else's
+# reported word (:data:`~plait.nodes.statements.HEDGE`, :data:`~plait.nodes.statements.REPORTED`)
+# are checked as they are.
 NOT_A_CHOICE = re.compile(
     r"\b(?:currently|today|right now|already (?:run|use|have)|we maintain|weighing|"
-    r"option \w+ is|pros and cons|if we ever|we could|could (?:use|go)|is the only|"
+    r"option \w+ is|pros and cons|we could|could (?:use|go)|is the only|"
     r"historically|used to|back then|last year)\b|"
     r"^(?:context|options?|please|pls|can you|could you)\b",
     re.IGNORECASE,
