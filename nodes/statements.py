@@ -772,6 +772,7 @@ REQUEST_VERB = re.compile(
 
 
 NUMBER_FIRST = re.compile(r"\d+(?:[.,]\d+)?\s*[a-z%]")
+SLOT_WORDS = 3
 SLOT_WORDS_WITH_NUMBER = 6
 SLOT_CHOICE_WORDS = 10
 SLOT_CHOICE_WORDS_WITH_NUMBER = 16
@@ -783,14 +784,15 @@ def slot_colon(text: str) -> bool:
     if match is None:
         return False
     slot, choice = match.group("slot"), match.group("choice")
-    # a longer slot when a number is its value: "Rate limit for the public API: 100 requests …"
-    if len(slot.split()) > (SLOT_WORDS_WITH_NUMBER if NUMBER_FIRST.match(choice) else 3):
+    # longer when a number is the value: "Rate limit for the public API: 100 requests …"
+    valued = NUMBER_FIRST.match(choice) is not None
+    if len(slot.split()) > (SLOT_WORDS_WITH_NUMBER if valued else SLOT_WORDS):
         return False
     if re.search(r"\d", slot) or REQUEST_VERB.match(choice):  # "Step 2: fix the parser"
         return False
     if re.search(r"(?:error|exception|warning|failure|failed)$", slot, re.IGNORECASE):
         return False  # "getting ModuleNotFoundError: No module named 'yaml'"
-    longest = SLOT_CHOICE_WORDS_WITH_NUMBER if NUMBER_FIRST.match(choice) else SLOT_CHOICE_WORDS
+    longest = SLOT_CHOICE_WORDS_WITH_NUMBER if valued else SLOT_CHOICE_WORDS
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= longest
 
 
