@@ -9,9 +9,10 @@ says whether it is a decision or a preference. Only what it is sure of
 and the envelope treat it the same way.
 
 The weights ship in ``statement_kinds.json`` beside this module: trained by
-``python -m plait.devtools.statement_model`` on the capture corpus's dev split with the bundled
-model (its name is in the file; another embedder's vectors are not used), the threshold chosen
-on the corpus's test split, never on the blind sets it is judged on.
+``python -m plait.devtools.statement_model`` with the bundled model (its name is in the file;
+another embedder's vectors are not used) on every labelled capture set whose misses were read,
+the threshold chosen on those sets held out one at a time, never on the blind sets it is judged
+on.
 """
 
 from __future__ import annotations

@@ -14,12 +14,21 @@ from plait.devtools.capture import (
     HEADLINE_KINDS,
     KINDS,
     CaptureDatasetError,
+    SecondLook,
     load_corpus,
     load_pairs,
     render_capture_report,
     run_capture_bench,
 )
-from plait.devtools.statement_model import CLASSES, fit, label
+from plait.devtools.statement_model import (
+    CLASSES,
+    THRESHOLDS,
+    f1,
+    fit,
+    held_out,
+    label,
+    labelled,
+)
 
 DATASETS = Path(__file__).parents[2] / "datasets" / "capture"
 CORPUS = DATASETS / "corpus.jsonl"
@@ -200,3 +209,22 @@ def test_the_classifier_learns_from_labelled_statements() -> None:
     vectors = centres[classes] + rng.normal(size=(len(classes), 16)) * 0.3
     kinds = fit(vectors.astype(np.float32), classes, "toy")
     assert (kinds.probabilities(vectors).argmax(axis=1) == classes).mean() > 0.95
+
+
+def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
+    """Each set is scored by a classifier fitted on the others: what is expected does not depend
+    on the threshold, a higher threshold records no more, and F1 is read from the pooled
+    counts."""
+    sets = {name: load_corpus(DATASETS / f"{name}.jsonl") for name in ("fresh2", "fresh3")}
+    items = [item for rest in sets.values() for item in rest]
+    texts = {text for text, _ in labelled(items)} | set(SecondLook.candidates(items))
+    rng = np.random.default_rng(5)
+    vectors = {text: rng.normal(size=8).astype(np.float32) for text in sorted(texts)}
+    scores = held_out(sets, vectors, "toy")
+    assert list(scores) == list(THRESHOLDS)
+    expected = {kind: sum(len(i.expect.get(kind, ())) for i in items) for kind in scores[0.5]}
+    for totals in scores.values():
+        assert {kind: counts[0] for kind, counts in totals.items()} == expected
+    captured = [sum(counts[1] for counts in totals.values()) for totals in scores.values()]
+    assert captured == sorted(captured, reverse=True) and captured[0] > 0
+    assert f1({"decision": (4, 6, 3), "preference": (2, 0, 0)}) == 0.5
