@@ -47,6 +47,7 @@ NOT_A_CHOICE = re.compile(
     r"\b(?:currently|today|right now|already (?:run|use|have)|we maintain|weighing|"
     r"option \w+ is|pros and cons|we could|could (?:use|go)|is the only|"
     r"historically|used to|back then|last year)\b|"
+    r"\b(?:is|are|was|were) (?:about|around|roughly|approximately|nearly|almost) \d|"
     r"^(?:context|options?|please|pls|can you|could you)\b",
     re.IGNORECASE,
 )

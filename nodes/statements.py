@@ -226,7 +226,8 @@ SECTION_LABEL = re.compile(
     r"follow[- ]ups?|preferences|done|completed|code style|style guide|"
     r"here'?s how i'?d (?:sequence|do|approach|tackle) it)"
     r"(?: (?:on|in|at|during|for) (?:the |our |this |today'?s |next )?(?:call|meeting|sync|standup|"
-    r"review|discussion|today|tomorrow|(?:this |next )?week|sprint|repo|project|codebase))?"
+    r"review|discussion|today|tomorrow|(?:this |next )?week|sprint|repo|project|codebase)|"
+    r"(?<=plan) for (?:the|our|this) [\w -]{1,30}(?=:$))?"
     r"\s*:?$",
     re.IGNORECASE,
 )
@@ -450,6 +451,8 @@ PREFERENCE = re.compile(
     r"the way i like it)\b|\bi'?d love (?:it if|to see)\b|"
     r"\bi'?d (?:go for|reach for) (?!it\b|that\b|this\b)|"
     r"\b(?:i'?m |i am )?not (?:a (?:big |huge |real )?fan of|keen on|fond of)\b|"
+    r"\b(?:would|will|'d) make me (?:very |really )?happy\b|\bi'?d take [\w .+#-]{1,60}? over\b|"
+    r"\bi(?:'m| am) (?:much |a lot |far )?more comfortable with\b.{1,60}\bthan\b|"
     r"\bi (?:really |strongly |kind of |kinda )?(?:dislike|hate|can'?t stand|detest)\b|"
     # taste said as what reads better to the speaker
     r"\b(?:for me|to me|to my eye|imo|in my opinion)\b,? .{0,60}?\b(?:reads?|looks?|feels?|is) "
@@ -476,8 +479,9 @@ STRONG_RULE = re.compile(
     r"plural nouns?|singular nouns?|lower ?case|upper ?case|upper_snake_case|"
     r"screaming_snake_case)\b|^\d+[- ]spaces? indent|"
     r"\b(?:under no circumstances|in no case|no exceptions)\b|"
-    r"\bwe (?:don'?t|do not|never) \w+[\w -]{0,40}? here\b|^nobody (?:touches|edits|changes|merges|"
-    r"deploys|pushes|uploads|commits)\b|^only (?:the )?[\w -]{1,30}? (?:publishes|deploys|merges|"
+    r"\bwe (?:don'?t|do not|never) \w+[\w -]{0,40}? here\b|"
+    r"^nobody (?:touches|edits|changes|merges|runs|deploys|pushes|uploads|commits)\b|"
+    r"^only (?:the )?[\w -]{1,30}? (?:publishes|deploys|merges|"
     r"releases|touches|writes|edits|may|can)\b|\bonly (?:goes|go) through\b|"
     r"^nothing gets \w+ed\b|\b(?:is|are) mine to (?:edit|change|touch)\b|\band nothing else\b|"
     r"^(?:every|each|all|any) [\w -]{1,30}? (?:gets?|has|have) (?:a|an|its own|their own)\b|"
@@ -490,6 +494,7 @@ STRONG_RULE = re.compile(
     r"(?:follow|use|must|should|are)\b|"
     r"\b(?:whatever the|no matter (?:what|which))\b|(?:^|:\s*)indent (?:with|using) \w+ spaces?\b|"
     r"\bstays? (?:backwards?|backward)[- ]compatible\b|"
+    r"\b(?:do|does|must|should) not go (?:in|into)\b|\b(?:don'?t|doesn'?t|never) go (?:in|into)\b|"
     r"^in this (?:project|repo|codebase|team),? we (?:don'?t|do not|never|are not|aren'?t)\b|"
     r"^(?:please |pls )?(?:don'?t|dont|do not) use \S+ (?:in|inside|for) (?:the |our |any |new )?"
     r"[\w./ -]{0,30}?(?:code|files?|modules?|tests?|components?)\b|"
@@ -575,7 +580,7 @@ USER_DECISION = re.compile(
     r" [a-z]+|"
     r"^(?:please )?(?:bump|raise|lower|increase|decrease|reduce|change) (?:the |our )?"
     r"[\w -]{1,30}? to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten)|"
-    r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
+    r"\bmakes? more sense than\b|\b(?:should|will) live in\b|\b(?:goes|go) (?:up |down )?to \d|"
     r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
     r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
     r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
@@ -596,7 +601,7 @@ META_SLOTS = word_set(
     "hi ok okay hmm well yes no please thanks step"
 )
 ASSISTANT_DECISION = re.compile(
-    r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|"
+    r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|pin|"
     r"keep(?! (?:it |that |this )?in mind)|opt for|"
     r"store [\w.-]+(?: [\w.-]+)? in|write [\w.-]+(?: [\w.-]+)? in)\b|"
     r"\bi(?:'m| am) (?:going with|using|switching|sticking with|keeping)\b|"
@@ -614,13 +619,16 @@ FINDING = re.compile(
     r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
     r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
     r"hangs|crashes|crashed|happens|happened|occurs) because|is due to|was due to)\b|"
-    r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|"
+    r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|\b(?:was|were|is|are) coming from\b|"
+    r"\b(?:is|are|was|were) (?:so )?(?:slow|flaky|failing|hanging|empty|wrong|missing|broken|"
+    r"stale) because\b|"
     r"\bthe (?:flakiness|failure|error|bug|crash|slowness|leak|timeout|regression|problem|issue) "
     r"(?:comes|came|stems|stemmed) from\b",
     re.IGNORECASE,
 )
 USER_TASK = re.compile(
-    r"\b(?:remember to|remind(?: me)? to|don'?t forget|do not forget|dont forget)\b|"
+    r"\b(?:remember to|remind(?: me)?(?: later| again)? to|don'?t forget|do not forget|"
+    r"dont forget)\b|"
     r"\b(?:still|later|eventually|at some point|afterwards)\b.{0,40}\b(?:need|needs|have|has) to\b|"
     r"\bstill needs?\b|\b(?:we|i)(?:'ll| will) [a-z]+ .{0,60}\blater\b|"
     r"\b(?:we|i)(?:'ll| will) (?:also |still )?need (?:a|an|some|another)\b"
@@ -741,10 +749,13 @@ def classify_user(text: str) -> StatementKind:
     return StatementKind.NONE
 
 
-# An instruction for this once is no standing rule: "don't run the whole suite this time".
+# An instruction for this once is no standing rule: "don't run the whole suite this time"; nor
+# a choice when it says so: "use the staging replica for this one query"
+JUST_ONCE = r"(?:just )?this once|for this one \w+"
 ONE_OFF = re.compile(
-    r"\b(?:this time|this once|for this (?:run|pr|one|commit|change)|right now)\b", re.I
+    rf"\b(?:this time|{JUST_ONCE}|for this (?:run|pr|one|commit|change)|right now)\b", re.I
 )
+ONCE = re.compile(rf"\b(?:{JUST_ONCE})\b", re.I)
 # How things were: "Historically we used Jenkins for all of this".
 PAST = re.compile(
     r"^(?:historically|originally|back then|in the past|years ago|last year|previously)\b|"
@@ -755,7 +766,7 @@ PAST = re.compile(
 
 def is_user_decision(text: str) -> bool:
     """Whether a user's statement makes (or reverses) a choice."""
-    if HEDGE.search(text):
+    if HEDGE.search(text) or ONCE.search(text):
         return False
     if USER_DECISION.search(text) or slot_colon(text):
         return True
@@ -772,6 +783,12 @@ REQUEST_VERB = re.compile(
 
 
 NUMBER_FIRST = re.compile(r"\d+(?:[.,]\d+)?\s*[a-z%]")
+# What someone says after their name rather than a choice: a pronoun, a reply word or no word
+SPOKEN = re.compile(
+    r"[^\w\s`'\"(]|(?:i|i'll|i'm|i've|we|we're|we'll|you|he|she|they|ok|okay|lol|yes|yeah|yep|"
+    r"sure|thanks|thx|agreed|same|\+1)(?![\w'])",
+    re.IGNORECASE,
+)
 SLOT_WORDS = 3
 SLOT_WORDS_WITH_NUMBER = 6
 SLOT_CHOICE_WORDS = 10
@@ -792,6 +809,8 @@ def slot_colon(text: str) -> bool:
         return False
     if re.search(r"(?:error|exception|warning|failure|failed)$", slot, re.IGNORECASE):
         return False  # "getting ModuleNotFoundError: No module named 'yaml'"
+    if " " not in slot and SPOKEN.match(choice):
+        return False  # a line of a pasted chat: "Tom: 👍 finally", "Priya: I'll tell infra"
     longest = SLOT_CHOICE_WORDS_WITH_NUMBER if valued else SLOT_CHOICE_WORDS
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= longest
 

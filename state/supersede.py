@@ -110,13 +110,18 @@ REVERSAL_CUE = re.compile(
     r"\bover [\w.+#-]+ for\b)",
     re.IGNORECASE,
 )
+# What "not" is said of when it rejects nothing: "…, not strictly required", "not urgent"
+NEEDLESS = (
+    r"(?!(?:strictly|really|absolutely|necessarily|required|needed|necessary|mandatory|urgent|"
+    r"essential|critical|important|a must|a blocker|a priority|yet|now)\b)"
+)
 # Forms that name the rejected choice; the term is in the group ``term``.
 REJECTIONS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
         rf"\binstead of {GERUND}{ARTICLE}{TERM}",
         rf"\brather than {GERUND}{ARTICLE}{TERM}",
-        rf"(?:^|[,;(\u2014]\s*|\s-\s)(?:not|no) {ARTICLE}{TERM}\s*(?=[,.;:)!]|$)",
+        rf"(?:^|[,;(\u2014]\s*|\s-\s)(?:not|no) {NEEDLESS}{ARTICLE}{TERM}\s*(?=[,.;:)!]|$)",
         rf"\bnot {ARTICLE}{TERM} (?:after all|anymore|any more)\b",
         rf"\bno (?:more|longer) (?:use of |using |use |need (?:for )?|support(?: for)? |want )?"
         rf"{ARTICLE}{TERM}",

@@ -30,6 +30,14 @@ def of_kind(text: str, kind: StatementKind, speaker: str = "user") -> list[State
     return [s for s in statements(text, speaker) if s.kind is kind]
 
 
+def assert_found(text: str, speaker: str, expected: list[tuple[str, str]]) -> None:
+    """The text yields the expected (kind, words in it) statements, in order, and no others."""
+    found = [(s.kind.value, s.text) for s in promoted(statements(text, speaker))]
+    assert len(found) == len(expected), found
+    for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
+        assert kind == want_kind and want in said, found
+
+
 # -- the failures the issue measured ------------------------------------------------------------
 @pytest.mark.parametrize(
     "text",
@@ -563,10 +571,7 @@ def test_a_todo_list_in_prose_is_not_a_task_named_list() -> None:
 def test_statements_wordings_of_fresh11(
     text: str, speaker: str, expected: list[tuple[str, str]]
 ) -> None:
-    found = [(s.kind.value, s.text) for s in promoted(statements(text, speaker))]
-    assert len(found) == len(expected), found
-    for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
-        assert kind == want_kind and want in said, found
+    assert_found(text, speaker, expected)
 
 
 @pytest.mark.parametrize(
@@ -627,7 +632,62 @@ def test_statements_wordings_of_fresh11(
 def test_statements_wordings_of_fresh12(
     text: str, speaker: str, expected: list[tuple[str, str]]
 ) -> None:
-    found = [(s.kind.value, s.text) for s in promoted(statements(text, speaker))]
-    assert len(found) == len(expected), found
-    for (kind, said), (want_kind, want) in zip(found, expected, strict=True):
-        assert kind == want_kind and want in said, found
+    assert_found(text, speaker, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        # a pasted chat: the names before a colon are speakers, not slots of a choice
+        (
+            "from #backend:\n> Priya: final answer, we're moving the queue onto Dramatiq\n"
+            "> Tom: 👍 finally\n> Priya: I'll tell infra",
+            "user",
+            [("decision", "moving the queue onto Dramatiq")],
+        ),
+        ("License question settled: we stay on Apache-2.0", "user", [("decision", "Apache")]),
+        # "not strictly required" rejects nothing; a wish that would make one happy is taste
+        (
+            "Compose previews for every new screen would make me happy, not strictly required.",
+            "user",
+            [("preference", "Compose previews")],
+        ),
+        ("I'd take register-level code over the HAL any day", "user", [("preference", "HAL")]),
+        (
+            "I'm more comfortable with argon2id than bcrypt here",
+            "user",
+            [("preference", "argon2id")],
+        ),
+        # a choice for one query only is a request
+        ("use the staging replica for this one query", "user", []),
+        ("min SDK goes to 26 for the next release", "user", [("decision", "min SDK goes to 26")]),
+        ("session tokens do not go in localStorage", "user", [("rule", "localStorage")]),
+        ("Nobody runs ALTER TABLE on orders outside the window", "user", [("rule", "ALTER")]),
+        ("remind me later to rotate the staging keys", "user", [("task", "rotate the staging")]),
+        # the model's plan under a label, its pin, its findings
+        (
+            "Plan for the tenant column:\n1. Add tenant_id as nullable\n2. Backfill in batches",
+            "assistant",
+            [("task", "Add tenant_id"), ("task", "Backfill in batches")],
+        ),
+        (
+            "I'm going to pin requests-oauthlib to 2.3.1 for now.",
+            "assistant",
+            [("decision", "pin requests-oauthlib")],
+        ),
+        (
+            "The watchdog resets were coming from the I2C read.",
+            "assistant",
+            [("finding", "watchdog resets")],
+        ),
+        (
+            "The report is slow because the planner picks a seq scan.",
+            "assistant",
+            [("finding", "seq scan")],
+        ),
+    ],
+)
+def test_statements_wordings_of_fresh14(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    assert_found(text, speaker, expected)
