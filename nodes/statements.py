@@ -815,6 +815,9 @@ def slot_colon(text: str) -> bool:
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= longest
 
 
+PLAN_FIRST = re.compile(r"(?:next|then|after that|afterwards|later)\b", re.IGNORECASE)
+
+
 def classify_assistant(text: str) -> StatementKind:
     """The kind of an assistant's statement: decisions, plans and findings only."""
     if is_chatter(text):
@@ -823,6 +826,8 @@ def classify_assistant(text: str) -> StatementKind:
         return StatementKind.FINDING
     if DONE.search(text):
         return StatementKind.TASK_DONE
+    if PLAN_FIRST.match(text) and ASSISTANT_TASK.search(text):
+        return StatementKind.TASK  # a plan's step, whatever it chooses: "Next I'll pin X to 4.67"
     if ASSISTANT_DECISION.search(text) and not HEDGE.search(text):
         return StatementKind.DECISION
     if ASSISTANT_TASK.search(text):

@@ -675,6 +675,8 @@ def test_statements_wordings_of_fresh12(
             "assistant",
             [("decision", "pin requests-oauthlib")],
         ),
+        # a plan's step stays a task whatever it chooses
+        ("Next I'll pin the provider to 4.67.", "assistant", [("task", "pin the provider")]),
         (
             "The watchdog resets were coming from the I2C read.",
             "assistant",
