@@ -212,6 +212,16 @@ def bench_recall_command(
             "in-process reference graph, for a dataset too big to write into Graphiti.",
         ),
     ] = "graphiti",
+    embedded: Annotated[
+        float,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Share of each conversation's turns the recall embedder reaches before the "
+            "questions, oldest first; the rest rank by their first-stage vectors (0: all of "
+            "them), as while the background catches up.",
+        ),
+    ] = 1.0,
     json_output: cli.JsonOption = False,
 ) -> None:
     """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category.
@@ -236,6 +246,7 @@ def bench_recall_command(
                 ks,
                 knowledge_factory=factory,
                 progress=lambda line: typer.echo(f"plait bench recall: {line}", err=True),
+                embedded_share=embedded,
             )
         )
     except DatasetError as error:
