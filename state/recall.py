@@ -167,6 +167,21 @@ class TextEmbedder(Protocol):
 
 
 @runtime_checkable
+class FirstStageEmbedder(Protocol):
+    """A static embedder cheap enough to run as turns are added (the index's first stage).
+
+    Synchronous and local: the index calls it in its own thread, for a turn's text when the
+    turn is added and for a query searched with vectors.
+    """
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """One L2-normalised row per text (passages and queries alike)."""
+        ...
+
+
+@runtime_checkable
 class TurnSearch(Protocol):
     """Every turn of every group, ranked for a query by words, vectors, time and neighbours.
 
@@ -243,6 +258,7 @@ __all__ = [
     "IndexStats",
     "IndexedTurn",
     "EmbeddingJobs",
+    "FirstStageEmbedder",
     "RecallIndex",
     "TurnSearch",
     "TextEmbedder",

@@ -16,6 +16,7 @@ from plait.state.ranking import QueryVector, TurnIndex, embedded_views, rank_tur
 from plait.state.recall import (
     KEYED_KINDS,
     EmbeddingJob,
+    FirstStageEmbedder,
     IndexedTurn,
     IndexStats,
     TurnHit,
@@ -33,11 +34,16 @@ class InMemoryRecallIndex:
     """Turns per group in :class:`~plait.state.ranking.TurnIndex` structures, nothing on disk.
 
     ``vector_model`` names the embedder whose vectors the index keeps (None: words only).
+    ``first_stage`` (with a vector model) embeds each turn as it is added, and each query
+    searched with vectors, so a turn has a vector before the background's embedder reaches it.
     """
 
-    def __init__(self, *, vector_model: str | None = None) -> None:
+    def __init__(
+        self, *, vector_model: str | None = None, first_stage: FirstStageEmbedder | None = None
+    ) -> None:
         """An empty index."""
         self.vector_model = vector_model
+        self.first_stage = first_stage if vector_model is not None else None
         self._groups: dict[str, TurnIndex] = {}
         self._turns: dict[str, IndexedTurn] = {}
         self._replaced: dict[str, datetime] = {}
@@ -96,11 +102,28 @@ class InMemoryRecallIndex:
         return index
 
     def add_now(self, turns: Sequence[IndexedTurn]) -> int:
-        """Index the turns not indexed yet; how many."""
+        """Index the turns not indexed yet, with their first-stage vectors; how many."""
         fresh = self.fresh(turns)
         for turn in fresh:
             self.place(turn)
+        self.embed_first_stage(fresh)
         return len(fresh)
+
+    def embed_first_stage(self, turns: Sequence[IndexedTurn]) -> np.ndarray | None:
+        """Give placed turns their first-stage vectors (one row per turn; None: no first stage)."""
+        if self.first_stage is None or not turns:
+            return None
+        vectors = self.first_stage.embed([turn.text for turn in turns])
+        for turn, vector in zip(turns, vectors, strict=True):
+            self.keep_first_stage_vector(turn.id, vector)
+        return vectors
+
+    def keep_first_stage_vector(self, turn_id: str, vector: np.ndarray) -> None:
+        """Put a turn's first-stage vector in place."""
+        index = self._groups[self._turns[turn_id].group_id]
+        position = index.position(turn_id)
+        if position is not None:
+            index.set_first_stage_vector(position, np.asarray(vector, dtype=np.float32))
 
     def fresh(self, turns: Sequence[IndexedTurn]) -> list[IndexedTurn]:
         """The turns not indexed yet, once each, in session order."""
@@ -156,13 +179,27 @@ class InMemoryRecallIndex:
         query_vector: QueryVector = None,
         now: datetime | None = None,
     ) -> list[TurnHit]:
-        """Rank every group's turns, merge by score."""
+        """Rank every group's turns, merge by score.
+
+        A search with vectors embeds the query with the first stage too, for the turns that
+        have only their first-stage vector.
+        """
         hits: list[TurnHit] = []
+        first_stage_vector = None
+        if query_vector is not None and self.first_stage is not None:
+            first_stage_vector = self.first_stage.embed([query])[0]
         for group_id in dict.fromkeys(group_ids):
             index = self._groups.get(group_id)
             if index is None or limit <= 0:
                 continue
-            ranked = rank_turns(index, query, query_vector=query_vector, limit=limit, now=now)
+            ranked = rank_turns(
+                index,
+                query,
+                query_vector=query_vector,
+                first_stage_vector=first_stage_vector,
+                limit=limit,
+                now=now,
+            )
             hits.extend(self.hit(index.ids[r.position], r.score, r.parts) for r in ranked)
         return sorted(hits, key=lambda h: -h.score)[:limit]
 
@@ -251,6 +288,11 @@ class InMemoryRecallIndex:
             for (position, view), vector in old.kept_vectors().items()
             if old.ids[position] not in without
         }
+        first_stage = {
+            old.ids[position]: vector
+            for (position, _), vector in old.first_stage.kept(len(old)).items()
+            if old.ids[position] not in without
+        }
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
@@ -265,6 +307,8 @@ class InMemoryRecallIndex:
             digest = text_digest(self.view_text(turn_id, view) or "")
             if self._embedded.get((turn_id, view)) == digest:
                 self.keep_vector(turn_id, view, digest, vector)
+        for turn_id, vector in first_stage.items():
+            self.keep_first_stage_vector(turn_id, vector)
 
     def stats_now(self) -> IndexStats:
         """Counts over the loaded groups."""

