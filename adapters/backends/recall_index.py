@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
@@ -59,6 +59,7 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 TURN_COLUMNS = "id, group_id, session, seq, said_at, kind, key, text"
 OLD_VIEWS = "('with_previous', 'with_both')"
+VECTOR_INSERT = "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)"
 
 
 def turn_row(turn: IndexedTurn) -> tuple[object, ...]:
@@ -75,6 +76,13 @@ def turn_row(turn: IndexedTurn) -> tuple[object, ...]:
     )
 
 
+def vector_row(
+    turn_id: str, view: str, model: str, text: str, vector: np.ndarray
+) -> tuple[object, ...]:
+    """A vector as a row of ``vectors``: float16, with a digest of the text it was made from."""
+    return (turn_id, view, model, text_digest(text), np.asarray(vector, np.float16).tobytes())
+
+
 def row_turn(row: Sequence[object]) -> IndexedTurn:
     """A row of ``turns`` as a turn."""
     turn_id, group_id, session, seq, said_at, kind, key, text = row
@@ -88,6 +96,19 @@ def row_turn(row: Sequence[object]) -> IndexedTurn:
         key=str(key),
         text=str(text),
     )
+
+
+def stored_vectors(
+    connection: sqlite3.Connection, group_id: str, model: str
+) -> Iterator[tuple[str, str, str, np.ndarray]]:
+    """The group's stored vectors of ``model``: (turn id, view, text digest, vector)."""
+    rows = connection.execute(
+        "SELECT v.turn_id, v.view, v.digest, v.vector FROM vectors v "
+        "JOIN turns t ON t.id = v.turn_id WHERE t.group_id = ? AND v.model = ?",
+        (group_id, model),
+    )
+    for turn_id, view, digest, blob in rows:
+        yield turn_id, view, digest, np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
 
 class SqliteRecallIndex(InMemoryRecallIndex):
@@ -167,33 +188,21 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             self._load_vectors(connection, group_id)
 
     def _load_vectors(self, connection: sqlite3.Connection, group_id: str) -> None:
-        if self.vector_model is None:
-            return
-        rows = connection.execute(
-            "SELECT v.turn_id, v.view, v.digest, v.vector FROM vectors v "
-            "JOIN turns t ON t.id = v.turn_id WHERE t.group_id = ? AND v.model = ?",
-            (group_id, self.vector_model),
-        )
-        for turn_id, view, digest, blob in rows:
-            text = self.view_text(turn_id, view)
-            if text is not None and text_digest(text) == digest:
-                vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
-                self.keep_vector(turn_id, view, digest, vector)
+        """The group's recall-embedder and first-stage vectors still true to their texts."""
+        if self.vector_model is not None:
+            for turn_id, view, digest, vector in stored_vectors(
+                connection, group_id, self.vector_model
+            ):
+                text = self.view_text(turn_id, view)
+                if text is not None and text_digest(text) == digest:
+                    self.keep_vector(turn_id, view, digest, vector)
         if self.first_stage is not None:
-            self._load_first_stage(connection, group_id, self.first_stage.name)
-
-    def _load_first_stage(self, connection: sqlite3.Connection, group_id: str, model: str) -> None:
-        """The group's first-stage vectors, each of its turn's text as it is."""
-        rows = connection.execute(
-            "SELECT v.turn_id, v.digest, v.vector, t.text FROM vectors v "
-            "JOIN turns t ON t.id = v.turn_id "
-            "WHERE t.group_id = ? AND v.model = ? AND v.view = ?",
-            (group_id, model, FIRST_STAGE_VIEW),
-        )
-        for turn_id, digest, blob, text in rows:
-            if text_digest(text) == digest:
-                vector = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
-                self.keep_first_stage_vector(turn_id, vector)
+            for turn_id, view, digest, vector in stored_vectors(
+                connection, group_id, self.first_stage.name
+            ):
+                text = self.view_text(turn_id, "turn")
+                if view == FIRST_STAGE_VIEW and text is not None and text_digest(text) == digest:
+                    self.keep_first_stage_vector(turn_id, vector)
 
     # -- the port, written through --------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -214,16 +223,11 @@ class SqliteRecallIndex(InMemoryRecallIndex):
                     [turn_row(t) for t in fresh],
                 )
                 if first_stage is not None and self.first_stage is not None:
+                    model = self.first_stage.name
                     connection.executemany(
-                        "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)",
+                        VECTOR_INSERT,
                         [
-                            (
-                                turn.id,
-                                FIRST_STAGE_VIEW,
-                                self.first_stage.name,
-                                text_digest(turn.text),
-                                np.asarray(vector, dtype=np.float16).tobytes(),
-                            )
+                            vector_row(turn.id, FIRST_STAGE_VIEW, model, turn.text, vector)
                             for turn, vector in zip(fresh, first_stage, strict=True)
                         ],
                     )
@@ -274,15 +278,9 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             connection = self._connect()
             with connection:
                 connection.executemany(
-                    "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)",
+                    VECTOR_INSERT,
                     [
-                        (
-                            job.turn_id,
-                            job.view,
-                            model,
-                            text_digest(job.text),
-                            np.asarray(vector, dtype=np.float16).tobytes(),
-                        )
+                        vector_row(job.turn_id, job.view, model, job.text, vector)
                         for job, vector in wanted
                     ],
                 )
