@@ -2,17 +2,20 @@
 
 adapt (the host's own node: its payload → intents); a bare model call then takes the staged
 envelope; anything else goes on to capture (intents → events), then by intent:
-a user turn: record → fold → read cache → drift → compose → stage (for the model call to come)
-a model call with a query: record → fold → compose → hand the envelope over
+a user turn: record and fold, beside it read the cache → compose, beside it detect drift →
+stage (for the model call to come)
+a model call with a query: the same, then hand the envelope over instead of staging it
 compaction before: the compaction graph hands the envelope to the summarizer
-compaction after: record → fold → compaction
-anything else (tool results, edits, todos, idle): record → fold → refresh the staged envelope
+compaction after: record and fold → compaction
+anything else (tool results, edits, todos, idle): record and fold → refresh the staged envelope
 when the events changed it, and for a host that takes a tool result's context, say what memory
 gained (→ drain when idle; a new root session: prefetch its project's long-term memory)
 a tool call: the tool policy
 """
 
 from __future__ import annotations
+
+from typing import get_args
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -21,21 +24,21 @@ from plait.graphs import on_the_loop
 from plait.graphs.compaction import build_compaction_graph
 from plait.nodes.hooks import (
     NATIVE,
+    Route,
     apply_tool_policy,
     capture_events,
     compose,
     detect_drift,
-    fold_snapshot,
     hand_over_envelope,
     read_cache,
     read_intents,
-    record_events,
+    record_and_fold,
     refresh_and_tell,
     refresh_envelope,
     route_after_adapt_payload,
     route_after_capture_events,
     route_after_compose_envelope,
-    route_after_fold_snapshot,
+    route_after_record_and_fold,
     route_after_refresh_envelope,
     schedule_drain,
     schedule_prefetch,
@@ -56,8 +59,7 @@ def build_hooks_graph(
     )
     builder.add_node("adapt_payload", host.adapt or read_intents)
     builder.add_node("capture_events", capture_events)
-    builder.add_node("record_events", record_events)
-    builder.add_node("fold_snapshot", fold_snapshot)
+    builder.add_node("record_and_fold", record_and_fold)
     builder.add_node("read_cache", read_cache)
     builder.add_node("detect_drift", detect_drift)
     builder.add_node("compose_envelope", compose)
@@ -74,11 +76,11 @@ def build_hooks_graph(
 
     builder.add_edge(START, "adapt_payload")
     builder.add_conditional_edges("adapt_payload", on_the_loop(route_after_adapt_payload))
-    builder.add_conditional_edges("capture_events", on_the_loop(route_after_capture_events))
-    builder.add_edge("record_events", "fold_snapshot")
-    builder.add_conditional_edges("fold_snapshot", on_the_loop(route_after_fold_snapshot))
+    builder.add_conditional_edges(
+        "capture_events", on_the_loop(route_after_capture_events), list(get_args(Route))
+    )
+    builder.add_conditional_edges("record_and_fold", on_the_loop(route_after_record_and_fold))
     builder.add_edge("read_cache", "detect_drift")
-    builder.add_edge("detect_drift", "compose_envelope")
     builder.add_conditional_edges("compose_envelope", on_the_loop(route_after_compose_envelope))
     builder.add_conditional_edges("refresh_envelope", on_the_loop(route_after_refresh_envelope))
     last_nodes = (
@@ -89,7 +91,7 @@ def build_hooks_graph(
         "schedule_drain",
         "schedule_prefetch",
     )
-    for node in (*last_nodes, "apply_tool_policy"):
+    for node in (*last_nodes, "apply_tool_policy", "detect_drift"):
         builder.add_edge(node, END)
     return builder
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langgraph.runtime import Runtime
 
@@ -125,6 +125,16 @@ async def fold_snapshot(state: HookState, runtime: Runtime[PlaitContext]) -> dic
     if not unseen:
         return {"events": [], "folded": 0}
     return {"snapshot": unseen, "cursor": unseen[-1].id, "events": [], "folded": len(unseen)}
+
+
+async def record_and_fold(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
+    """Record the call's new events (:func:`record_events`), then fold (:func:`fold_snapshot`).
+
+    One step of the graph: folding is a few microseconds of work on what was just recorded, and
+    every step of a LangGraph run costs more than that.
+    """
+    recorded = await record_events(state, runtime)
+    return await fold_snapshot(cast(HookState, {**state, **recorded}), runtime)
 
 
 async def read_cache(state: HookState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
@@ -304,7 +314,7 @@ def takes_prepared_envelope(state: HookState) -> bool:
     return bool(intents) and all(isinstance(i, ModelCall) and not i.query for i in intents)
 
 
-Route = Literal["record_events", "compaction", "apply_tool_policy"]
+Route = Literal["record_and_fold", "read_cache", "compaction", "apply_tool_policy"]
 
 
 def route_after_adapt_payload(state: HookState) -> Literal["capture_events", "take_envelope"]:
@@ -312,23 +322,39 @@ def route_after_adapt_payload(state: HookState) -> Literal["capture_events", "ta
     return "take_envelope" if takes_prepared_envelope(state) else "capture_events"
 
 
-def route_after_capture_events(state: HookState) -> Route:
-    """A tool call takes its policy, a summarizer the envelope; the rest is recorded."""
+def route_after_capture_events(state: HookState) -> list[Route]:
+    """A tool call takes its policy, a summarizer the envelope; the rest is recorded.
+
+    A user turn or a model call with a query also reads the cached recall, in the same step as
+    recording: the two round trips overlap, and the envelope is composed in the next step.
+    """
     if wants(state, CompactionBefore):
-        return "compaction"
+        return ["compaction"]
     if wants(state, ToolCall):
-        return "apply_tool_policy"
-    return "record_events"
+        return ["apply_tool_policy"]
+    if composes_envelope(state):
+        return ["record_and_fold", "read_cache"]
+    return ["record_and_fold"]
 
 
-def route_after_fold_snapshot(
+def composes_envelope(state: HookState) -> bool:
+    """A user turn or a model call with a query: its envelope is composed in this call."""
+    return wants(state, UserTurn) or wants(state, ModelCall)
+
+
+def route_after_record_and_fold(
     state: HookState,
 ) -> Literal[
-    "read_cache", "compaction", "refresh_envelope", "schedule_drain", "schedule_prefetch", "__end__"
+    "compose_envelope",
+    "compaction",
+    "refresh_envelope",
+    "schedule_drain",
+    "schedule_prefetch",
+    "__end__",
 ]:
     """Turns compose; compactions rebuild; new events refresh; idle drains; new roots prefetch."""
-    if wants(state, UserTurn) or wants(state, ModelCall):
-        return "read_cache"
+    if composes_envelope(state):
+        return "compose_envelope"
     if wants(state, CompactionAfter):
         return "compaction"
     if state.get("folded"):
@@ -361,6 +387,7 @@ def route_compaction(state: HookState) -> Literal["before", "after"]:
 
 __all__ = [
     "NATIVE",
+    "Route",
     "apply_tool_policy",
     "capture_events",
     "compose",
@@ -370,14 +397,14 @@ __all__ = [
     "hand_over_envelope",
     "project_cache_key",
     "read_cache",
-    "record_events",
     "read_intents",
+    "record_and_fold",
     "refresh_and_tell",
     "refresh_envelope",
     "route_after_adapt_payload",
     "route_after_capture_events",
     "route_after_compose_envelope",
-    "route_after_fold_snapshot",
+    "route_after_record_and_fold",
     "route_after_refresh_envelope",
     "route_compaction",
     "schedule_drain",

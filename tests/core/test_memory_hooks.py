@@ -18,6 +18,7 @@ from plait.adapters.hosts.opencode.hooks import OpenCodeHooks
 from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.cli.demo import check, find_envelope
 from plait.devtools.demo_session import EXPECTED, play
+from plait.dispatch import thread_config
 from plait.state.events import EventKind, body_max_bytes
 from plait.wiring import CHECKPOINTS_KEPT_PER_THREAD, project_prefix
 
@@ -54,6 +55,21 @@ async def test_memory_envelope_heads_the_last_user_message_once_per_request(memo
     assert (await memory.backends.store.take_envelope(session.session_id))[1] is False
     again = await session.model_call()
     assert again.count("<session_memory") == 1 and "use Postgres" in again
+
+
+async def test_memory_a_user_turn_records_and_reads_the_cache_in_one_step(memory: Memory) -> None:
+    # adapt, capture, record and fold beside reading the cache, compose beside drift, stage:
+    # the thread's step count grows by 7 a turn (by 10 when each of those was a step of its own)
+    session = SessionReplay(runner=OpenCodeHooks(memory))
+    await session.user("We decided to use Postgres for storage.")
+    steps = []
+    for prompt in ("Add the migration.", "Run the tests."):
+        await session.chat(prompt)
+        saved = await memory.dispatch.checkpointer.aget_tuple(thread_config(session.session_id))
+        assert saved is not None
+        steps.append(saved.metadata["step"])
+    assert steps[1] - steps[0] == 7
+    assert "use Postgres" in (await session.model_call())
 
 
 async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory) -> None:
