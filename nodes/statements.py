@@ -55,6 +55,8 @@ class StatementKind(StrEnum):
     FINDING = "finding"
     QUESTION = "question"
     CHATTER = "chatter"
+    # an option listed under "Options:" or "Alternatives:", weighed and not chosen
+    OPTION = "option"
     NONE = "none"
 
 
@@ -224,10 +226,12 @@ SECTION_LABEL = re.compile(
     r"conventions|constraints|guidelines|requirements|decisions|decided|what we (?:agreed|decided)|"
     r"todos?|to-?dos|todo list|tasks|task list|plan|next steps?|remaining(?: work| tasks)?|"
     r"follow[- ]ups?|preferences|done|completed|code style|style guide|"
-    r"here'?s how i'?d (?:sequence|do|approach|tackle) it)"
+    r"here'?s how i'?d (?:sequence|do|approach|tackle) it|"
+    r"(?:the )?(?:options|alternatives|candidates|choices|contenders|pros and cons|trade-?offs))"
     r"(?: (?:on|in|at|during|for) (?:the |our |this |today'?s |next )?(?:call|meeting|sync|standup|"
     r"review|discussion|today|tomorrow|(?:this |next )?week|sprint|repo|project|codebase)|"
-    r"(?<=plan) for (?:the|our|this) [\w -]{1,30}(?=:$))?"
+    r"(?<=plan) for (?:the|our|this) [\w -]{1,30}(?=:$)|"
+    r"(?<=ions|ives|ates|ices|ders|cons|offs) (?:for|on) [\w ./-]{1,30})?"
     r"\s*:?$",
     re.IGNORECASE,
 )
@@ -247,6 +251,11 @@ SECTION_KINDS = {
     "preferences": StatementKind.PREFERENCE,
     "done": StatementKind.TASK_DONE,
     "completed": StatementKind.TASK_DONE,
+    **dict.fromkeys(
+        ("options", "alternatives", "candidates", "choices", "contenders", "pros and cons")
+        + ("tradeoffs", "trade-offs"),
+        StatementKind.OPTION,
+    ),
 }
 
 
@@ -255,7 +264,7 @@ def section_kind(line: str, heading: bool) -> StatementKind | None | Literal[Fal
     match = SECTION_LABEL.match(line)
     if match is None or not (heading or line.endswith(":") or len(line.split()) <= 2):
         return False
-    label = match.group("label").lower()
+    label = match.group("label").lower().removeprefix("the ")
     return SECTION_KINDS.get(label, StatementKind.TASK)
 
 
@@ -414,6 +423,9 @@ HEDGE = re.compile(
 REPORTED = re.compile(
     r"\b(?:says|said|claims|claimed|suggests|suggested|argues|argued|thinks|insists|"
     r"(?:always )?wanted to)\b(?: that)? (?:we|you|i|to)\b|"
+    # "folks said the quickstart should…" (not "as I said, the…": the speaker's own)
+    r"(?<!\bi )(?<!\bwe )\b(?:says|said|suggested|argued|insists|insisted)(?: that)? "
+    r"(?:the|our|it|this)\b|"
     r"\b(?:docs?|documentation|guide|readme|manual|spec|article|book|tutorial) "
     r"(?:say|says|said|recommends?|suggests?)\b",
     re.IGNORECASE,
@@ -468,7 +480,7 @@ STRONG_RULE = re.compile(
     r"\b(?:make sure|ensure that|be sure to)\b|"
     r"^(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
-    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)? (?:in|on|inside|within|outside|for|between|"
+    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+){0,2} (?:in|on|inside|within|outside|for|between|"
     r"across)\b|^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)?,? ever$|"
     r"^no (?!idea\b|clue\b|way\b|problem\b|worries\b|luck\b|rush\b|need\b)\w+ of \w+|"
     r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b|"
@@ -524,7 +536,12 @@ USER_DECISION = re.compile(
     r"ship|move to|migrate to|standardi[sz]e on|pick|choose|opt for|settle on|"
     r"take (?!a\b|care\b|the time\b))\b|"
     r"\bwe(?:'re| are) (?:going with|using|switching|migrating|moving|standardi[sz]ing on|"
-    r"adopting|sticking with|keeping|dropping|not (?:doing|using|going with|adding|building))\b|"
+    r"adopting|sticking with|staying (?:on|with)|keeping|dropping|"
+    r"not (?:doing|using|going with|adding|building))\b|"
+    # a short answer to "which one?": "postgres, obviously.", "neither, just inline it"
+    r"^(?!(?:yes|yeah|yep|no|nope|ok|okay|sure|that|this|it|me|you)\b)[\w.+#-]+(?: [\w.+#-]+)?,? "
+    r"(?:obviously|definitely|for sure|of course|hands down|no question)[.!]*$|"
+    r"^neither\b[^\w]*\s*(?:just|let'?s)\s+\w+|"
     r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
     r"switched to|moved to|migrated to)\b|"
     r"\bwe(?:'ll| will| should)? (?:store|put|keep) [\w .-]{1,40} in\b|"
@@ -727,12 +744,26 @@ def is_chatter(piece: str) -> bool:
     return len(words) <= 10 and all(word in CHATTER_WORDS for word in words)
 
 
+# After someone else's word, the speaker's own: "prof said we can pick any language so we
+# decided on Python"
+OWN_AFTER_REPORTED = re.compile(
+    r"(?:[,;]\s*|\s)(?:so|but|and so|and then|which is why|that'?s why)\s+(?=(?:we|i)\b)", re.I
+)
+# A quotation of four or more words ("Marta: \"I'd rather we didn't add…\"") is someone's words
+QUOTATION = re.compile(r'"(?:[^"\s]+\s+){3,}[^"]*"|\u201c(?:[^\u201d\s]+\s+){3,}[^\u201d]*\u201d')
+
+
 def classify_user(text: str) -> StatementKind:
     """The kind of a user's statement that carries no marker."""
     if is_chatter(text):
         return StatementKind.CHATTER
-    if REPORTED.search(text):
+    unquoted = QUOTATION.sub(" ", text)
+    if unquoted != text and not unquoted.strip(" .,;:!-"):
         return StatementKind.NONE
+    text = unquoted
+    if reported := REPORTED.search(text):
+        own = OWN_AFTER_REPORTED.search(text, reported.end())
+        return classify_user(text[own.end() :]) if own else StatementKind.NONE
     if DONE.search(text):
         return StatementKind.TASK_DONE
     if PREFERENCE.search(text):
@@ -1087,8 +1118,26 @@ def after_rejection(before: Statement, statement: Statement) -> Pair:
     return before, statement
 
 
+# Words that only stress the rule before them: "Every node must have a Span. No exceptions."
+STRESS = re.compile(
+    r"^(?:no exceptions|no excuses|period|full stop|non-?negotiable|(?:this is )?not optional|"
+    r"i mean it|seriously)\b[.!,;:]*\s*",
+    re.IGNORECASE,
+)
+RULES = (StatementKind.RULE, StatementKind.CONSTRAINT)
+
+
+def stressed(before: Statement, current: Statement) -> Pair:
+    """ "No exceptions." after a rule is that rule said again, not a rule of its own."""
+    stress = STRESS.match(current.text)
+    again = stress is not None and not STRONG_RULE.search(current.text[stress.end() :])
+    if before.kind in RULES and current.kind in RULES and again:
+        current = make_statement(StatementKind.NONE, current.text, current.speaker)
+    return before, current
+
+
 # What neighbouring statements of one paragraph say together, read in this order
-NEIGHBOUR_RULES = (confirmed, announced, alternative_of_rule, after_rejection)
+NEIGHBOUR_RULES = (confirmed, announced, alternative_of_rule, after_rejection, stressed)
 
 
 def with_neighbours(paragraph: list[Statement]) -> list[Statement]:

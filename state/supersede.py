@@ -104,10 +104,12 @@ REVERSAL_CUE = re.compile(
     r"switch(?:ing|ed)? (?:\w+ ){0,4}?(?:to|from|back|over)|swap|"
     r"(?:move|moving|migrat\w*) (?:\w+ ){0,4}?from|(?:go(?:ing)? back|revert\w*) to|"
     r"drop|ditch|abandon|replace|stop using|forget|never mind|nope|wait,? no|no,? wait|"
-    r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+|is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
+    r"is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
     r"on reflection|makes? more sense than|take [\w.+#-]+(?: [\w.+#-]+)? out of|"
     r"(?:bump|raise|lower|increase|decrease|reduce) (?:the |our )?[\w -]{1,30}? to\b|"
-    r"\bover [\w.+#-]+ for\b)",
+    r"\bover [\w.+#-]+ for\b)|"
+    # "X, not Y", also after a parenthesis: "integer cents (minor units), not floats"
+    r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+",
     re.IGNORECASE,
 )
 # What "not" is said of when it rejects nothing: "…, not strictly required", "not urgent"

@@ -693,3 +693,51 @@ def test_statements_wordings_of_fresh14(
     text: str, speaker: str, expected: list[tuple[str, str]]
 ) -> None:
     assert_found(text, speaker, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # options weighed under a label are no choice; the choice after them is
+        (
+            "## Options for the cache\n- Redis: fast, one more service\n- Memcached: we'd run it"
+            "\n\nstill thinking",
+            [],
+        ),
+        (
+            "Alternatives:\n- use Kafka\n- use NATS\n\nLet's use NATS.",
+            [("decision", "Let's use NATS")],
+        ),
+        # someone else's word, and the speaker's own choice after it
+        ("people on the forum said the docs should use pnpm instead of npm", []),
+        (
+            "the TA said we can use any framework so we decided on FastAPI",
+            [("decision", "decided on FastAPI")],
+        ),
+        ('comment from @li on the PR: "I would rather we kept the ORM out of this"', []),
+        # a rejected choice after a parenthesis; staying on a tool
+        ("Amounts stay integer cents (minor units), not floats", [("decision", "integer cents")]),
+        (
+            "drop the plan to move logs to Loki, we're staying on Graylog",
+            [("decision", "staying on Graylog")],
+        ),
+        # short answers to "which one?"
+        ("Redis, obviously.", [("decision", "Redis")]),
+        ("yes, obviously", []),
+        ("neither, just hardcode it for now", [("decision", "hardcode it")]),
+        # a rule said again is one rule; a prohibition on a place
+        ("Every migration must be reversible. No exceptions.", [("rule", "reversible")]),
+        (
+            "Every migration must be reversible. No exceptions, never edit an applied one.",
+            [("rule", "reversible"), ("rule", "never edit")],
+        ),
+        ("no more manual kubectl edits on the prod cluster", [("rule", "kubectl edits")]),
+    ],
+)
+def test_statements_wordings_of_fresh16(text: str, expected: list[tuple[str, str]]) -> None:
+    assert_found(text, "user", expected)
+
+
+def test_a_choice_before_a_parenthesis_still_rejects_the_one_after_it() -> None:
+    (decision,) = promoted(statements("Amounts stay integer cents (minor units), not floats"))
+    assert decision.reverses and decision.negated == ("floats",)
