@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -444,6 +446,12 @@ class SessionTools:
         return f"unavailable ({describe(result)})" if isinstance(result, PlaitError) else "ok"
 
 
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The certificate store every fetch verifies against, loaded once (tens of ms each time)."""
+    return httpx.create_ssl_context()
+
+
 async def fetch(url: str, allow_hosts: Collection[str] = ()) -> GuardedResponse:
     """GET a public URL (at most :data:`FETCH_MAX_BYTES`), every redirect checked.
 
@@ -453,7 +461,7 @@ async def fetch(url: str, allow_hosts: Collection[str] = ()) -> GuardedResponse:
         BackendUnavailable: the server could not be reached or answered an HTTP error.
     """
     try:
-        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS) as client:
+        async with httpx.AsyncClient(timeout=FETCH_TIMEOUT_SECONDS, verify=tls_context()) as client:
             response = await fetch_guarded(
                 client, url, allow_hosts=allow_hosts, max_bytes=FETCH_MAX_BYTES
             )
