@@ -802,7 +802,12 @@ BLIND_NOTE = (
     "nothing; someone else's word, 'folks said the X should…' or a quotation of four words or "
     "more, is not the speaker's, but what follows 'so we' is; 'we're staying on X'; a choice "
     "rejected after a parenthesis; 'X, obviously.' and 'neither, just X' answer a question; "
-    "'No exceptions.' after a rule is that rule again)."
+    "'No exceptions.' after a rule is that rule again), and supersession on the pairs of "
+    "every read set (the verb 'go' names no language; a choice spoken against as 'Y replaces "
+    "X', 'X kept flaking', 'X's been a headache', 'X didn't survive', 'X turned out to be a "
+    "pain', 'X felt clunky', 'X was eating the disk'; 'give' and 'bump' are verbs, not what a "
+    "decision is about): of the 538 read pairs 76 were judged wrongly before, 66 after, none "
+    "of them newly."
 )
 
 

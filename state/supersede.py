@@ -78,7 +78,8 @@ DECISION_VERBS = word_set(
     "settle take pick picked choose chose chosen keep decide decided "
     "decision prefer make made set want need drop dropping ditch replace "
     "scratch forget stop abandon revert actually instead rather change "
-    "changed plan mind thought second longer anymore after store put write build implement"
+    "changed plan mind thought second longer anymore after store put write build implement "
+    "give bump raise lower increase decrease reduce"
 )
 MARKER = re.compile(
     r"^\s*(?:decision|decided|decison|desicion|decsion|rule|constraint|convention|policy|"
@@ -130,7 +131,7 @@ REJECTIONS = tuple(
         rf"\b(?:don'?t|do not|stop|quit) (?:use|using) {ARTICLE}{TERM}",
         rf"\b(?:let'?s|we) (?:not|won'?t|will not) (?:use|go with|keep) {ARTICLE}{TERM}",
         rf"\b(?:drop(?:ped|ping)?|ditch(?:ed|ing)?|abandon(?:ed|ing)?|scrap(?:ped|ping)?|"
-        rf"replac(?:e|ed|ing)|swap(?:ped|ping)?) {ARTICLE}{TERM}",
+        rf"replac(?:e|es|ed|ing)|swap(?:ped|ping)?) {ARTICLE}{TERM}",
         rf"\b(?:switch\w*|mov\w*|migrat\w*|go\w* back)\b[^.;:]{{0,40}}?\bfrom {ARTICLE}{TERM}"
         r" to\b",
         rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
@@ -149,10 +150,19 @@ REJECTIONS = tuple(
 WEAK_REJECTION = re.compile(rf"\b(?:forget|scratch|never mind) {ARTICLE}{TERM}", re.IGNORECASE)
 # Said of a choice that is being left: "Kafka is overkill".
 DISPARAGED = re.compile(
-    rf"(?:^|[,;:.]\s*){TERM}(?:'s| is| are| was| were| seems) "
+    rf"(?:^|[,;:.]\s*|\bso ){TERM}(?:'s| is| are| was| were| seems| felt| feels|'s been|"
+    r" has been| have been| kept| keeps| turned out to be| proved) "
     r"(?:overkill|(?:way |much |far )?too \w+|"
     r"not (?:needed|necessary|worth it|a good fit)|a bad fit|out|a no-go|a dead end|"
-    r"a (?:mistake|bad (?:call|idea|fit))|a pain)\b",
+    r"a (?:mistake|bad (?:call|idea|fit)|pain|headache|nightmare)|clunky|flaky|unreliable|"
+    r"brittle|painful|eating|killing|hurting|breaking|blowing up|slowing (?:\w+ )?down|"
+    r"flaking|failing|crashing|timing out)\b",
+    re.IGNORECASE,
+)
+# Said of a choice that did not hold: "REST didn't survive the latency review".
+FELL_SHORT = re.compile(
+    rf"(?:^|[,;:.]\s*){TERM} (?:didn'?t|did not|doesn'?t|does not|won'?t) "
+    r"(?:survive|work out|cut it|scale|hold up)\b",
     re.IGNORECASE,
 )
 CHOICES = tuple(
@@ -333,7 +343,7 @@ def rejected_choices(text: str) -> tuple[str, ...]:
 @bounded_cache
 def disparaged_choices(text: str) -> tuple[str, ...]:
     """Choices a text speaks against without a rejection form: "Kafka is overkill"."""
-    return tuple(dict.fromkeys(found_terms((DISPARAGED,), text_of(text))))
+    return tuple(dict.fromkeys(found_terms((DISPARAGED, FELL_SHORT), text_of(text))))
 
 
 @bounded_cache
@@ -347,9 +357,21 @@ def chosen(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(terms))
 
 
+# "go" names the language only where it is not the verb: "written in Go", "Go and Rust", not
+# "go with cursors", "Go over BLE"
+AFTER_THE_VERB = r"(?! (?:with|for|over|through|to|back|ahead|on|into|out|up|down|away|live)\b)"
+GO_LANGUAGE = re.compile(
+    rf"\bgolang\b|(?<!let's )(?<!to )\b(?-i:Go)\b{AFTER_THE_VERB}|"
+    rf"\b(?:in|using|use|with) go\b{AFTER_THE_VERB}",
+    re.IGNORECASE,
+)
+
+
 def known_terms(text: str) -> list[str]:
     """Known technologies a text names, in order, the longest where they overlap."""
     tokens = words(text)[:TOKENS_MAX]
+    if "go" in tokens and not GO_LANGUAGE.search(text):
+        tokens = ["" if token == "go" else token for token in tokens]
     found: list[str] = []
     index = 0
     while index < len(tokens):

@@ -249,3 +249,36 @@ def test_supersedes_other_numbers_are_not_a_reversal_by_themselves(old: str, new
 def test_supersedes_a_digit_inside_a_name_is_no_version() -> None:
     assert not supersedes("use tool0 for job0", "use tool8 for job8")
     assert supersedes("Use Postgres 15.", "Go with Postgres 16 for everything.")
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # "go" the verb is no choice of language ("go over", "go with")
+        ("Nightly backups go over SFTP.", "Nightly backups go over S3 only."),
+        # a choice spoken against in other words: replaces, kept failing, fell short, a headache
+        ("Use Redux for the app state.", "Zustand replaces Redux for the app state."),
+        ("Use Cypress for the e2e tests.", "Back to Selenium, Cypress kept flaking on CI."),
+        ("Host the API on Heroku.", "Heroku's been a headache; the API goes on Render."),
+        ("Use SOAP for the partner API.", "The partner API is REST; SOAP didn't survive review."),
+        ("Report exports are written as XML.", "Report exports: JSON, XML was eating the disk."),
+        ("Jobs run on Celery.", "Celery turned out to be a pain; jobs run on RQ."),
+        ("Plots use Matplotlib.", "Plots are drawn with Plotly; Matplotlib felt clunky."),
+        # "give" and "bump" are verbs, not what the decision is about
+        ("The worker pool size for imports is 4.", "Give imports 16 workers in its pool."),
+    ],
+)
+def test_supersedes_fresh16_wordings(old: str, new: str) -> None:
+    assert supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("We write the CLI in Go.", "Go with cobra for the CLI's flags."),
+        ("Use Redis for the cache.", "Redis keeps the sessions too, it was never a pain."),
+        ("Exports are written as XML.", "Imports: JSON, the partner sends it."),
+    ],
+)
+def test_supersedes_not_for_those_words_alone(old: str, new: str) -> None:
+    assert not supersedes(old, new)
