@@ -322,19 +322,19 @@ def route_after_adapt_payload(state: HookState) -> Literal["capture_events", "ta
     return "take_envelope" if takes_prepared_envelope(state) else "capture_events"
 
 
-def route_after_capture_events(state: HookState) -> list[Route]:
+def route_after_capture_events(state: HookState) -> tuple[Route, ...]:
     """A tool call takes its policy, a summarizer the envelope; the rest is recorded.
 
     A user turn or a model call with a query also reads the cached recall, in the same step as
     recording: the two round trips overlap, and the envelope is composed in the next step.
     """
     if wants(state, CompactionBefore):
-        return ["compaction"]
+        return ("compaction",)
     if wants(state, ToolCall):
-        return ["apply_tool_policy"]
+        return ("apply_tool_policy",)
     if composes_envelope(state):
-        return ["record_and_fold", "read_cache"]
-    return ["record_and_fold"]
+        return ("record_and_fold", "read_cache")
+    return ("record_and_fold",)
 
 
 def composes_envelope(state: HookState) -> bool:
