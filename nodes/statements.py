@@ -415,7 +415,9 @@ HEDGE = re.compile(
     r"\b(?:not sure|unsure|maybe|perhaps|i wonder|wondering|what if|considering whether|"
     r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?|just curious|"
     r"^not saying\b|torn between|on the fence|haven'?t (?:made up my mind|decided)|"
-    r"not decided yet|if we ever|we'?d probably)",
+    r"not decided yet|if (?:we|i) ever|(?:we|i)'?d probably|part of me|"
+    r"(?:keep|still) (?:going )?back and forth|on the other hand|my suggestion would be|"
+    r"leave the (?:final )?(?:call|decision) to)",
     re.IGNORECASE,
 )
 # Someone else's word, reported: "the design doc says we use optimistic locking", "Sam says we
@@ -478,7 +480,7 @@ STRONG_RULE = re.compile(
     r"\b(?:must|mustn'?t)\b|\bshall not\b|"
     r"\b(?:from now on|going forward|moving forward|from here on|henceforth|in future)\b|"
     r"\b(?:make sure|ensure that|be sure to)\b|"
-    r"^(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
+    r"^(?:for [\w ./-]{1,40}:\s*)?(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
     r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+){0,2} (?:in|on|inside|within|outside|for|between|"
     r"across)\b|^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)?,? ever$|"
@@ -492,7 +494,8 @@ STRONG_RULE = re.compile(
     r"screaming_snake_case)\b|^\d+[- ]spaces? indent|"
     r"\b(?:under no circumstances|in no case|no exceptions)\b|"
     r"\bwe (?:don'?t|do not|never) \w+[\w -]{0,40}? here\b|"
-    r"^nobody (?:touches|edits|changes|merges|runs|deploys|pushes|uploads|commits)\b|"
+    r"^(?:but |and |so )?(?:nobody|no one) (?:touches|edits|changes|merges|runs|deploys|pushes|"
+    r"uploads|commits|writes|adds|calls|imports|creates)\b|"
     r"^only (?:the )?[\w -]{1,30}? (?:publishes|deploys|merges|"
     r"releases|touches|writes|edits|may|can)\b|\bonly (?:goes|go) through\b|"
     r"^nothing gets \w+ed\b|\b(?:is|are) mine to (?:edit|change|touch)\b|\band nothing else\b|"
@@ -524,7 +527,8 @@ STYLE_WORDS = re.compile(
 WEAK_RULE = re.compile(
     r"^(?:please |pls |plz )?(?:keep|avoid)\b(?! using\b| going\b| it\b| that\b| this\b)|"
     r"\b(?:is|are) (?:banned|forbidden|not allowed|prohibited|off[- ]limits)\b|"
-    r"\b(?:every time|each time|whenever|after (?:each|every)|before (?:each|every))\b",
+    r"\b(?:every time|each time|whenever(?! you (?:have|get|can|find)\b)|after (?:each|every)|"
+    r"before (?:each|every))\b",
     re.IGNORECASE,
 )
 DEICTIC = r"(?!(?:this|that|these|those|the following|it|them|one)\b)"
@@ -542,11 +546,14 @@ USER_DECISION = re.compile(
     r"^(?!(?:yes|yeah|yep|no|nope|ok|okay|sure|that|this|it|me|you)\b)[\w.+#-]+(?: [\w.+#-]+)?,? "
     r"(?:obviously|definitely|for sure|of course|hands down|no question)[.!]*$|"
     r"^neither\b[^\w]*\s*(?:just|let'?s)\s+\w+|"
+    r"^(?:please |let'?s )?keep (?:the |our |using )?(?-i:[A-Z])[\w.+#-]*(?: [\w.+#-]+){0,2} "
+    r"(?:for|as|in|on)\b|"
     r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
     r"switched to|moved to|migrated to)\b|"
     r"\bwe(?:'ll| will| should)? (?:store|put|keep) [\w .-]{1,40} in\b|"
     r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
-    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|do)\b|\blet'?s not \w+|"
+    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|"
+    r"do(?! (?:that|this|it|so)\b))\b|\blet'?s not \w+|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
     rf"(?<!\bkeep )\bgo(?:ing)? (?:with\b|w/)|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|"
     r"\bsettle on\b|"
@@ -563,7 +570,7 @@ USER_DECISION = re.compile(
     r"^(?:the )?scope (?:for [\w .-]{1,20} )?is\b|"
     r"\block(?:ing)? (?:those|these|it|that|them|this) in\b|"
     r"\b(?:we|i)(?:'ll| will|'re going to| are going to|'m going to) (?:build|write|implement|"
-    r"train) [\w -]{1,40}? (?:on|in|with|using) (?-i:[A-Z])|"
+    r"train|do) [\w ./-]{1,40}? (?:on|in|with|using) (?-i:[A-Z])|"
     r"\bwe(?:'ll| will|'re going to| are going to) move [\w -]{1,30}? to\b|"
     # a number settled: "let's make the default page size 50", "keep the retries at 3"
     r"\blet'?s (?:make|set|cap|limit|pin|keep) (?:it |them |the [\w -]{1,30}? )?"
@@ -597,7 +604,10 @@ USER_DECISION = re.compile(
     r" [a-z]+|"
     r"^(?:please )?(?:bump|raise|lower|increase|decrease|reduce|change) (?:the |our )?"
     r"[\w -]{1,30}? to (?:\d|one|two|three|four|five|six|seven|eight|nine|ten)|"
-    r"\bmakes? more sense than\b|\b(?:should|will) live in\b|\b(?:goes|go) (?:up |down )?to \d|"
+    r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
+    # a home for something, named as a file or a path: "Config goes in pyproject.toml"
+    r"^[\w .-]{1,30}? (?:goes|go|lives|live) (?:in|into|under) [\w./-]*[./]\w+|"
+    r"\b(?:goes|go) (?:up |down )?to \d|"
     r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
     r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
     r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
@@ -615,7 +625,8 @@ META_SLOTS = word_set(
     "context goal note question problem issue bug error output result summary "
     "background hint example update fyi status info warning reason quick one "
     "more thing ps edit tldr also btw here plan important why because so hey "
-    "hi ok okay hmm well yes no please thanks step"
+    "hi ok okay hmm well yes no please thanks step "
+    "chore feat fix refactor revert wip"
 )
 ASSISTANT_DECISION = re.compile(
     r"\bi(?:'ll| will|'m going to| am going to)\s+(?:use|go with|stick with|switch|pin|"
@@ -635,7 +646,7 @@ ASSISTANT_DECISION = re.compile(
 FINDING = re.compile(
     r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
     r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
-    r"hangs|crashes|crashed|happens|happened|occurs) because|is due to|was due to)\b|"
+    r"hangs|crashes|crashed|happen|happens|happened|occur|occurs) because|is due to|was due to)\b|"
     r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|\b(?:was|were|is|are) coming from\b|"
     r"\b(?:is|are|was|were) (?:so )?(?:slow|flaky|failing|hanging|empty|wrong|missing|broken|"
     r"stale) because\b|"
@@ -753,6 +764,16 @@ OWN_AFTER_REPORTED = re.compile(
 QUOTATION = re.compile(r'"(?:[^"\s]+\s+){3,}[^"]*"|\u201c(?:[^\u201d\s]+\s+){3,}[^\u201d]*\u201d')
 
 
+# "don't forget to X" asks for future work, whatever rule words follow ("or we'll never…"),
+# unless it comes back again and again ("remember to update the changelog after each feature")
+TASK_FIRST = re.compile(
+    r"^(?:and |also |oh and )?(?:please )?(?:don'?t forget|do not forget|remember) to\b", re.I
+)
+RECURRING = re.compile(
+    r"\b(?:(?:after|before) (?:each|every)|every time|each time|whenever|always)\b", re.I
+)
+
+
 def classify_user(text: str) -> StatementKind:
     """The kind of a user's statement that carries no marker."""
     if is_chatter(text):
@@ -770,6 +791,8 @@ def classify_user(text: str) -> StatementKind:
         return StatementKind.PREFERENCE
     if PAST.search(text):
         return StatementKind.NONE
+    if TASK_FIRST.match(text) and not RECURRING.search(text):
+        return StatementKind.TASK
     styled = STYLE_WORDS.search(text) and (USER_DECISION.search(text) or slot_colon(text))
     if (STRONG_RULE.search(text) or styled) and not ONE_OFF.search(text):
         return StatementKind.RULE
@@ -792,7 +815,10 @@ ONCE = re.compile(rf"\b(?:{JUST_ONCE})\b", re.I)
 # How things were: "Historically we used Jenkins for all of this".
 PAST = re.compile(
     r"^(?:historically|originally|back then|in the past|years ago|last year|previously)\b|"
-    r"\b(?:we|i) used to\b",
+    r"\b(?:we|i) used to\b|"
+    r"\b(?:we|i|they) never (?:\w+ed|had|did|was|were|got|saw|went|knew|ran|wrote|took)\b|"
+    # what keeps happening, not what to do: "every time X is added we end up with two ways"
+    r"\b(?:we|you|it|they) (?:always )?end(?:s)? up (?:with|having|doing)\b",
     re.IGNORECASE,
 )
 
@@ -1128,7 +1154,7 @@ RULES = (StatementKind.RULE, StatementKind.CONSTRAINT)
 
 
 def stressed(before: Statement, current: Statement) -> Pair:
-    """ "No exceptions." after a rule is that rule said again, not a rule of its own."""
+    """A rule stressed again ("No exceptions.") is the rule before it, not one of its own."""
     stress = STRESS.match(current.text)
     again = stress is not None and not STRONG_RULE.search(current.text[stress.end() :])
     if before.kind in RULES and current.kind in RULES and again:

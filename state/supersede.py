@@ -116,7 +116,8 @@ REVERSAL_CUE = re.compile(
 # What "not" is said of when it rejects nothing: "…, not strictly required", "not urgent"
 NEEDLESS = (
     r"(?!(?:strictly|really|absolutely|necessarily|required|needed|necessary|mandatory|urgent|"
-    r"essential|critical|important|a must|a blocker|a priority|yet|now)\b)"
+    r"essential|critical|important|a must|a blocker|a priority|yet|now|rush|hurry|pressure|"
+    r"worries|problem)\b)"
 )
 # Forms that name the rejected choice; the term is in the group ``term``.
 REJECTIONS = tuple(

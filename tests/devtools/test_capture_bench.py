@@ -17,6 +17,7 @@ from plait.devtools.capture import (
     SecondLook,
     load_corpus,
     load_pairs,
+    matched,
     render_capture_report,
     run_capture_bench,
 )
@@ -228,3 +229,12 @@ def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
     captured = [sum(counts[1] for counts in totals.values()) for totals in scores.values()]
     assert captured == sorted(captured, reverse=True) and captured[0] > 0
     assert f1({"decision": (4, 6, 3), "preference": (2, 0, 0)}) == 0.5
+
+
+def test_an_expectation_in_inline_code_matches_the_capture_without_its_ticks() -> None:
+    # capture keeps inline code's words and drops its ticks; a label may keep them
+    assert matched(["use `includes(:items)`"], ["I'll use includes(:items) here"]) == ([], [])
+    assert matched(["use `includes(:items)`"], ["I'll use preload here"]) == (
+        ["use `includes(:items)`"],
+        ["I'll use preload here"],
+    )

@@ -741,3 +741,66 @@ def test_statements_wordings_of_fresh16(text: str, expected: list[tuple[str, str
 def test_a_choice_before_a_parenthesis_still_rejects_the_one_after_it() -> None:
     (decision,) = promoted(statements("Amounts stay integer cents (minor units), not floats"))
     assert decision.reverses and decision.negated == ("floats",)
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        # a hypothetical, a suggestion left to others, dithering: no choice yet
+        ("if we ever pass a thousand users I'd probably move off the VPS", "user", []),
+        (
+            "My suggestion would be to move the exports to Avro, but I'll leave the final call "
+            "to you.",
+            "user",
+            [],
+        ),
+        ("I keep going back and forth on Celery versus RQ.", "user", []),
+        (
+            "after a lot of back and forth we settled on gRPC for the scorer",
+            "user",
+            [("decision", "settled on gRPC")],
+        ),
+        # "let's do that" names nothing; courtesy is no rule or rejection
+        ("I'm fairly sure it's right, so let's do that.", "user", []),
+        ("Have a look whenever you have a moment, no rush at all.", "user", []),
+        # choices said as keeping a named tool, doing something with one, a home for a thing
+        (
+            "Keep the Django admin for the support staff, it does the job.",
+            "user",
+            [("decision", "Django admin")],
+        ),
+        ("We'll do blue/green deploys with Argo Rollouts.", "user", [("decision", "Argo")]),
+        ("Settings go in pyproject.toml, end of discussion.", "user", [("decision", "pyproject")]),
+        # a task before rule words; a recurring reminder stays a rule
+        (
+            "don't forget to file a ticket for each skipped test or we'll never fix them",
+            "user",
+            [("task", "file a ticket")],
+        ),
+        (
+            "Please remember to update the changelog after each feature.",
+            "user",
+            [("rule", "changelog")],
+        ),
+        # rules after a slot or a "but"; the past and what keeps happening are no rules
+        (
+            "for the kiosk image: don't put secrets in local.conf",
+            "user",
+            [("rule", "secrets in local.conf")],
+        ),
+        ("But nobody writes raw SQL in the handlers, ever.", "user", [("rule", "raw SQL")]),
+        ("The table was 40GB and we never used the ranking.", "user", []),
+        ("Every time someone adds a helper gem we end up with two ways of doing it.", "user", []),
+        # a commit header is no slot of a choice
+        ("chore: settle logging", "user", []),
+        (
+            "The 502s happen because the worker timeout kills long exports.",
+            "assistant",
+            [("finding", "worker timeout")],
+        ),
+    ],
+)
+def test_statements_wordings_of_fresh17(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    assert_found(text, speaker, expected)
