@@ -257,6 +257,10 @@ CATEGORY_TERMS: dict[str, tuple[str, ...]] = {
     "license": ("mit", "apache", "apache-2.0", "gpl", "bsd", "mpl"),
     "monorepo tool": ("turborepo", "nx", "lerna", "bazel", "pants"),
     "payments": ("stripe", "paypal", "adyen", "braintree"),
+    "email": ("sendgrid", "postmark", "mailgun", "ses", "mailchimp", "resend", "sparkpost"),
+    "plotting": ("matplotlib", "ggplot2", "plotly", "makie", "seaborn", "bokeh", "altair")
+    + ("chart.js", "recharts", "d3", "echarts", "vega-lite"),
+    "search": ("elasticsearch", "opensearch", "meilisearch", "algolia", "typesense", "solr"),
 }
 CATEGORY_OF: dict[str, str] = {
     term: category for category, terms in CATEGORY_TERMS.items() for term in terms

@@ -266,6 +266,9 @@ def test_supersedes_a_digit_inside_a_name_is_no_version() -> None:
         ("Plots use Matplotlib.", "Plots are drawn with Plotly; Matplotlib felt clunky."),
         # "give" and "bump" are verbs, not what the decision is about
         ("The worker pool size for imports is 4.", "Give imports 16 workers in its pool."),
+        # mail, search and plotting libraries are choices of one kind each
+        ("Password reset mail goes through Mailgun.", "Resend handles password reset mail now."),
+        ("Product search runs on Elasticsearch.", "Meilisearch serves product search now."),
     ],
 )
 def test_supersedes_fresh16_wordings(old: str, new: str) -> None:
