@@ -846,7 +846,16 @@ BLIND_NOTE = (
     "the bench now matches a label's inline code without its ticks, as capture keeps it: "
     "fresh17 after, decisions 0.96 at 0.92, rules 1.00, tasks 1.00; no read set lower. Mail, "
     "search and plotting libraries became known kinds of choice: fresh17's supersession 3 to "
-    "4 of 7."
+    "4 of 7. Last, fresh15's misses were all read and the rules widened on them (choices said "
+    "as 'move X over to Y', 'X moves out of A into B', 'X gets written as Y', 'X goes from 3 "
+    "to 5', 'just deploy it on X', 'X goes on Y'; 'Design choice for X:'; taste 'if it were "
+    "up to me', 'I'd personally'; rules as 'X, ever', 'or they don't run at all', 'every X "
+    "comes with Y', a choice that 'applies to every page'; work put off 'but not now' or "
+    "'after the release'; 'things we still owe:' and 'Remaining steps:' lists; the model's "
+    "'Next up I'll' and 'X comes from', 'jumped because'): fresh15 decisions 0.35 to 0.70 at "
+    "precision 0.93, rules 0.22 to 0.67, tasks 0.27 to 0.91, reversals 0.20 to 0.80; of the "
+    "sets never read, fresh7's decisions by the rules 0.50 to 0.56, fresh8's preferences 0.50 "
+    "to 0.67 and fresh13's tasks 0.56 to 0.62; no set lower."
 )
 
 

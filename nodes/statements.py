@@ -224,7 +224,9 @@ def normalize(text: object) -> str:
 SECTION_LABEL = re.compile(
     r"^(?:the |my |our |your )?(?:summary of |recap of )?(?P<label>rules|ground rules|"
     r"conventions|constraints|guidelines|requirements|decisions|decided|what we (?:agreed|decided)|"
-    r"todos?|to-?dos|todo list|tasks|task list|plan|next steps?|remaining(?: work| tasks)?|"
+    r"todos?|to-?dos|todo list|tasks|task list|plan|next steps?|"
+    r"remaining(?: work| tasks| steps)?(?: on my side)?|"
+    r"things (?:we|i) (?:still )?owe(?: before [\w ]{1,20})?|"
     r"follow[- ]ups?|preferences|done|completed|code style|style guide|"
     r"here'?s how i'?d (?:sequence|do|approach|tackle) it|"
     r"(?:the )?(?:options|alternatives|candidates|choices|contenders|pros and cons|trade-?offs))"
@@ -306,7 +308,9 @@ MARKER_WORDS = (
     r"rules? of thumb(?: for (?:this|the|our) [\w-]+)?|rules?|constraints?|conventions?|"
     r"polic(?:y|ies)|todos?|to-do|tood|tasks?|"
     r"next(?: steps?| up)?|decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
-    r"decided|decison|desicion|decsion|note to self|notes?|nb|"
+    r"decided|decison|desicion|decsion|note to self|note for later|"
+    r"design (?:choice|decision)(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
+    r"notes?|nb|"
     r"fyi|preferences?|pref|done|fixed|completed|important|"
     r"follow[- ]ups?(?: for (?:later|whoever has time))?|"
     r"remaining(?: work(?: on [\w -]{1,20}?)?| on my side)?|later|still to ?do|"
@@ -386,6 +390,8 @@ MARKER_KINDS = {
     "later": StatementKind.TASK,
     "still": StatementKind.TASK,
     "note to self": StatementKind.TASK,
+    "note for later": StatementKind.TASK,
+    "design": StatementKind.DECISION,
     "parking": StatementKind.TASK,
     "pending": StatementKind.TASK,
     "ticket": StatementKind.TASK,
@@ -424,7 +430,7 @@ HEDGE = re.compile(
 # should always use an ORM": neither a decision nor a rule of the speaker's.
 REPORTED = re.compile(
     r"\b(?:says|said|claims|claimed|suggests|suggested|argues|argued|thinks|insists|"
-    r"(?:always )?wanted to)\b(?: that)? (?:we|you|i|to)\b|"
+    r"(?:always )?wanted to)\b(?: (?:in|at|on) [\w ]{1,20}?)?(?: that)? (?:we|you|i|to)\b|"
     # "folks said the quickstart should…" (not "as I said, the…": the speaker's own)
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|suggested|argued|insists|insisted)(?: that)? "
     r"(?:the|our|it|this)\b|"
@@ -452,6 +458,7 @@ DONE = re.compile(
 PREFERENCE = re.compile(
     r"\b(?:i|we)(?:'d| would)? (?:really |much |personally |generally |usually |kind of )?"
     r"(?:prefer|prefere|rather)\b|\bi'?d rather\b|\b(?:team|everyone|we) prefers?\b|"
+    r"\bif it (?:were|was) (?:only )?up to me\b|\bi'?d personally\b|"
     r"^(?:please |pls |plz )?prefere?s?\b|"
     r"\bi (?:really |personally |much |do |quite |rather )?like "
     r"(?!it\b(?! when)|that\b|this\b|to know\b|you to\b)|\bi'?d like (?!you\b|to\b|it\b|that\b)|"
@@ -482,7 +489,8 @@ STRONG_RULE = re.compile(
     r"\b(?:make sure|ensure that|be sure to)\b|"
     r"^(?:for [\w ./-]{1,40}:\s*)?(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
-    r"^no (?:more )?[\w.()+-]+(?: [\w.()+-]+){0,2} (?:in|on|inside|within|outside|for|between|"
+    r"^no (?:more )?(?!(?:time|rush|worries|problem|idea|clue|way|luck|need)\b)"
+    r"[\w.()+-]+(?: [\w.()+-]+){0,2} (?:in|on|inside|within|outside|for|between|"
     r"across)\b|^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)?,? ever$|"
     r"^no (?!idea\b|clue\b|way\b|problem\b|worries\b|luck\b|rush\b|need\b)\w+ of \w+|"
     r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b|"
@@ -492,14 +500,17 @@ STRONG_RULE = re.compile(
     r"\b(?:are|is|should be) (?:all )?(?:snake_case|camel ?case|pascal ?case|kebab-case|"
     r"plural nouns?|singular nouns?|lower ?case|upper ?case|upper_snake_case|"
     r"screaming_snake_case)\b|^\d+[- ]spaces? indent|"
-    r"\b(?:under no circumstances|in no case|no exceptions)\b|"
+    r"\b(?:under no circumstances|in no case|no exceptions)\b|,\s*ever[.!]*$|"
+    # an ultimatum: "migrations run inside a transaction or they don't run at all"
+    r"\bor (?:it|they|you) (?:don'?t|doesn'?t|won'?t|do not|does not) \w+(?: at all)?\b|"
     r"\bwe (?:don'?t|do not|never) \w+[\w -]{0,40}? here\b|"
     r"^(?:but |and |so )?(?:nobody|no one) (?:touches|edits|changes|merges|runs|deploys|pushes|"
     r"uploads|commits|writes|adds|calls|imports|creates)\b|"
     r"^only (?:the )?[\w -]{1,30}? (?:publishes|deploys|merges|"
     r"releases|touches|writes|edits|may|can)\b|\bonly (?:goes|go) through\b|"
     r"^nothing gets \w+ed\b|\b(?:is|are) mine to (?:edit|change|touch)\b|\band nothing else\b|"
-    r"^(?:every|each|all|any) [\w -]{1,30}? (?:gets?|has|have) (?:a|an|its own|their own)\b|"
+    r"^(?:every|each|all|any) [\w -]{1,30}? (?:gets?|has|have|comes? with) "
+    r"(?:a|an|its own|their own)\b|"
     r"\bstays? (?:read-only|private|internal)\b|\bstays? in the \S+ (?:files?|folder|directory)\b|"
     r"\b(?:is|are) (?:a no-no|not to be \w+ed)\b|"
     r"\b(?:is|are) for [\w -]{1,20}? only\b|^(?:please )?stick to\b.{0,40}\b(?:all|every|new)\b|"
@@ -607,7 +618,13 @@ USER_DECISION = re.compile(
     r"\bmakes? more sense than\b|\b(?:should|will) live in\b|"
     # a home for something, named as a file or a path: "Config goes in pyproject.toml"
     r"^[\w .-]{1,30}? (?:goes|go|lives|live) (?:in|into|under) [\w./-]*[./]\w+|"
-    r"\b(?:goes|go) (?:up |down )?to \d|"
+    r"\b(?:goes|go) (?:up |down )?to \d|\b(?:goes|go|moves?) from \d+ to \d|"
+    r"\b(?:gets?|will be) (?:written|stored|built|deployed|served|shipped|rendered|streamed|"
+    r"generated|published) (?:as|in|to|with|on|via) |"
+    r"^(?:please )?move (?:the |our )?[\w -]{1,30}? over to \S|"
+    r"\bmoves? out of [\w.-]+(?: [\w.-]+)? (?:and )?in(?:to)? \S|"
+    r"^(?:just |please )?(?:ship|deploy|host) (?:it|them|this|everything) on \S|"
+    r"^(?:the )?[\w -]{1,30}? (?:goes|go) on \S|(?:^|,\s*)(?:the )?[\w -]{1,30}? stays on \S|"
     r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
     r"(?:^|,\s*|\bso\s+)(?:please |let'?s )?default (?:the |our )?[\w -]{1,30}? to\b|"
     r",\s*(?!(?:this|that|it|which)\b)[\w.+#-]+(?: [\w.+#-]+){0,3} (?:is|are) (?:plenty|enough|"
@@ -646,7 +663,8 @@ ASSISTANT_DECISION = re.compile(
 FINDING = re.compile(
     r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
     r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
-    r"hangs|crashes|crashed|happen|happens|happened|occur|occurs) because|is due to|was due to)\b|"
+    r"hangs|crashes|crashed|happen|happens|happened|occur|occurs|jumped|dropped|spiked|"
+    r"regressed|rose|fell|doubled|halved) because|is due to|was due to|(?:come|comes|came) from)\b|"
     r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|\b(?:was|were|is|are) coming from\b|"
     r"\b(?:is|are|was|were) (?:so )?(?:slow|flaky|failing|hanging|empty|wrong|missing|broken|"
     r"stale) because\b|"
@@ -685,7 +703,7 @@ USER_TASK = re.compile(
     re.IGNORECASE,
 )
 # How the model opens a step of its plan: "Next, …", "Then …", "After that …"
-PLAN_OPENER = r"(?:next|then|after that|afterwards|later)"
+PLAN_OPENER = r"(?:next(?: up)?|then|after that|afterwards|later)"
 ASSISTANT_TASK = re.compile(
     rf"^(?:{PLAN_OPENER}|(?:once|after|when)\b[^,]{{0,60}},)[, ]*(?:i'll|"
     r"i will|we'll|"
@@ -769,6 +787,10 @@ QUOTATION = re.compile(r'"(?:[^"\s]+\s+){3,}[^"]*"|\u201c(?:[^\u201d\s]+\s+){3,}
 TASK_FIRST = re.compile(
     r"^(?:and |also |oh and )?(?:please )?(?:don'?t forget|do not forget|remember) to\b", re.I
 )
+# Work put off: "we must add pagination, but not now, after the release"
+DEFERRED = re.compile(
+    r"(?:\bbut|,)\s*not (?:now|today|in this (?:change|pr|release))\b|\bafter the release\b", re.I
+)
 RECURRING = re.compile(
     r"\b(?:(?:after|before) (?:each|every)|every time|each time|whenever|always)\b", re.I
 )
@@ -792,6 +814,8 @@ def classify_user(text: str) -> StatementKind:
     if PAST.search(text):
         return StatementKind.NONE
     if TASK_FIRST.match(text) and not RECURRING.search(text):
+        return StatementKind.TASK
+    if DEFERRED.search(text) and not re.match(r"not\b", text, re.I):
         return StatementKind.TASK
     styled = STYLE_WORDS.search(text) and (USER_DECISION.search(text) or slot_colon(text))
     if (STRONG_RULE.search(text) or styled) and not ONE_OFF.search(text):
@@ -1162,8 +1186,27 @@ def stressed(before: Statement, current: Statement) -> Pair:
     return before, current
 
 
+# What makes the statement before it a standing rule: "applies to every page you touch"
+APPLIES = re.compile(r"^(?:this |that |it |which )?applies to (?:every|all|each|any)\b", re.I)
+
+
+def applies_to_all(before: Statement, current: Statement) -> Pair:
+    """A choice said to apply to every page (file, service…) is a rule (one, with its scope)."""
+    if APPLIES.match(current.text) and before.kind in (StatementKind.DECISION, StatementKind.NONE):
+        before = make_statement(StatementKind.RULE, before.text, before.speaker)
+        current = make_statement(StatementKind.NONE, current.text, current.speaker)
+    return before, current
+
+
 # What neighbouring statements of one paragraph say together, read in this order
-NEIGHBOUR_RULES = (confirmed, announced, alternative_of_rule, after_rejection, stressed)
+NEIGHBOUR_RULES = (
+    confirmed,
+    announced,
+    alternative_of_rule,
+    after_rejection,
+    stressed,
+    applies_to_all,
+)
 
 
 def with_neighbours(paragraph: list[Statement]) -> list[Statement]:

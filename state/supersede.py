@@ -104,6 +104,7 @@ REVERSAL_CUE = re.compile(
     r"no more|anymore|any more|rather than|"
     r"switch(?:ing|ed)? (?:\w+ ){0,4}?(?:to|from|back|over)|swap|"
     r"(?:move|moving|migrat\w*) (?:\w+ ){0,4}?from|(?:go(?:ing)? back|revert\w*) to|"
+    r"mov(?:e|es|ing) (?:\w+ ){0,4}?over to|mov(?:e|es|ing) out of|from \d+ to \d+|"
     r"drop|ditch|abandon|replace|stop using|forget|never mind|nope|wait,? no|no,? wait|"
     r"is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
     r"on reflection|makes? more sense than|take [\w.+#-]+(?: [\w.+#-]+)? out of|"

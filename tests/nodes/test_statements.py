@@ -804,3 +804,73 @@ def test_statements_wordings_of_fresh17(
     text: str, speaker: str, expected: list[tuple[str, str]]
 ) -> None:
     assert_found(text, speaker, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        # choices said as moving, placing, writing out, a number changed
+        (
+            "move the queue over to NATS, we're done with Redis pubsub",
+            "user",
+            [("decision", "NATS")],
+        ),
+        ("reports get written as parquet, one file per day", "user", [("decision", "parquet")]),
+        ("the timeout goes from 10 to 30 seconds", "user", [("decision", "from 10 to 30")]),
+        (
+            "just deploy it on Render, no time for Kubernetes this month",
+            "user",
+            [("decision", "Render")],
+        ),
+        ("batch jobs go on spot instances", "user", [("decision", "spot instances")]),
+        (
+            "the changelog moves out of the wiki and into the repo as markdown",
+            "user",
+            [("decision", "into the repo")],
+        ),
+        (
+            "Design choice for the cache: entries expire after an hour.",
+            "assistant",
+            [("decision", "expire")],
+        ),
+        # taste said as one's own way, if it were up to them
+        ("I'd use Vitest over Jest if it were only up to me", "user", [("preference", "Vitest")]),
+        ("I'd personally keep comments short", "user", [("preference", "comments short")]),
+        # rules: never…, ever; an ultimatum; every X comes with Y; a choice for every page
+        ("no force pushes to main, ever", "user", [("rule", "force pushes")]),
+        ("releases are tagged from main or they don't ship at all", "user", [("rule", "tagged")]),
+        ("every API change comes with a changelog entry", "user", [("rule", "changelog entry")]),
+        (
+            "code blocks use two-space indents. applies to every page you edit",
+            "user",
+            [("rule", "two-space")],
+        ),
+        # someone else's word in a meeting; work put off; a plan list; the model's next step
+        ("Sam said in the retro we should always squash merges", "user", []),
+        (
+            "we must add rate limits to the export, but not now, after the release",
+            "user",
+            [("task", "rate limits")],
+        ),
+        (
+            "things we still owe before launch:\n1. the pricing page\n2. the status page",
+            "user",
+            [("task", "pricing page"), ("task", "status page")],
+        ),
+        ("Next up I'll port the billing specs.", "assistant", [("task", "port the billing")]),
+        (
+            "The retries come from the health check hitting a cold start.",
+            "assistant",
+            [("finding", "health check")],
+        ),
+        (
+            "The accuracy jumped because the test set leaked into training.",
+            "assistant",
+            [("finding", "leaked")],
+        ),
+    ],
+)
+def test_statements_wordings_of_fresh15(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    assert_found(text, speaker, expected)
