@@ -307,7 +307,8 @@ def continues(previous: str, line: str) -> bool:
 MARKER_WORDS = (
     r"rules? of thumb(?: for (?:this|the|our) [\w-]+)?|rules?|constraints?|conventions?|"
     r"polic(?:y|ies)|todos?|to-do|tood|tasks?|"
-    r"next(?: steps?| up)?|decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
+    r"next(?: steps?| up(?: after this(?: one)?)?)?|"
+    r"decisions?(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
     r"decided|decison|desicion|decsion|note to self|note for later|"
     r"design (?:choice|decision)(?: (?:on|for|about) (?:the |our )?[\w/-]+(?: [\w/-]+)?)?|"
     r"notes?|nb|"
@@ -422,7 +423,7 @@ HEDGE = re.compile(
     r"not certain|i don'?t know|idk|might want|could we|should we\b.*\?|just curious|"
     r"^not saying\b|torn between|on the fence|haven'?t (?:made up my mind|decided)|"
     r"not decided yet|if (?:we|i) ever|(?:we|i)'?d probably|part of me|"
-    r"(?:keep|still) (?:going )?back and forth|on the other hand|my suggestion would be|"
+    r"(?:keep|still|been) (?:going )?back and forth|on the other hand|my suggestion would be|"
     r"leave the (?:final )?(?:call|decision) to)",
     re.IGNORECASE,
 )
@@ -623,6 +624,14 @@ USER_DECISION = re.compile(
     r"generated|published) (?:as|in|to|with|on|via) |"
     r"^(?:please )?move (?:the |our )?[\w -]{1,30}? over to \S|"
     r"\bmoves? out of [\w.-]+(?: [\w.-]+)? (?:and )?in(?:to)? \S|"
+    # polite: "it might be best if we kept the flags in LaunchDarkly"
+    r"\b(?:it'?d|it would|it might) be best (?:if we|to)\b|"
+    r"\bwe (?:leave out|leave (?:the |our )?[\w -]{1,30}? out)\b|"
+    r"\b(?:gets?|will be) (?:signed|encrypted|compressed|hashed|packaged|bundled) "
+    r"(?:with|via|using) |"
+    r"\b(?:come|comes) out of (?-i:[A-Z])|"
+    r"\b(?:we|i)(?:'ll| will)? (?:partition|shard|key|sort|group|index) (?:it |them )?(?:by|on) |"
+
     r"^(?:just |please )?(?:ship|deploy|host) (?:it|them|this|everything) on \S|"
     r"^(?:the )?[\w -]{1,30}? (?:goes|go) on \S|(?:^|,\s*)(?:the )?[\w -]{1,30}? stays on \S|"
     r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
@@ -787,6 +796,10 @@ QUOTATION = re.compile(r'"(?:[^"\s]+\s+){3,}[^"]*"|\u201c(?:[^\u201d\s]+\s+){3,}
 TASK_FIRST = re.compile(
     r"^(?:and |also |oh and )?(?:please )?(?:don'?t forget|do not forget|remember) to\b", re.I
 )
+# What a style word is given: "commit messages in imperative mood, subject line max 72 chars"
+STYLE_VALUE = re.compile(
+    r"\b(?:in|use|max|at most|under|below) (?:\w+ )?(?:case|mood|tense|voice|style|\d+)\b", re.I
+)
 # Work put off: "we must add pagination, but not now, after the release"
 DEFERRED = re.compile(
     r"(?:\bbut|,)\s*not (?:now|today|in this (?:change|pr|release))\b|\bafter the release\b", re.I
@@ -817,7 +830,9 @@ def classify_user(text: str) -> StatementKind:
         return StatementKind.TASK
     if DEFERRED.search(text) and not re.match(r"not\b", text, re.I):
         return StatementKind.TASK
-    styled = STYLE_WORDS.search(text) and (USER_DECISION.search(text) or slot_colon(text))
+    styled = STYLE_WORDS.search(text) and (
+        USER_DECISION.search(text) or slot_colon(text) or STYLE_VALUE.search(text)
+    )
     if (STRONG_RULE.search(text) or styled) and not ONE_OFF.search(text):
         return StatementKind.RULE
     if is_user_decision(text):

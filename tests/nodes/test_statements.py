@@ -874,3 +874,22 @@ def test_statements_wordings_of_fresh15(
     text: str, speaker: str, expected: list[tuple[str, str]]
 ) -> None:
     assert_found(text, speaker, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "I think it might be best if we kept the secrets in Vault, if that's alright.",
+            [("decision", "secrets in Vault")],
+        ),
+        ("For the beta we leave out the invite system entirely.", [("decision", "invite system")]),
+        ("build outputs get signed with sigstore", [("decision", "sigstore")]),
+        ("We'll partition by week on created_at.", [("decision", "partition by week")]),
+        ("next up after this one: add retries to the uploader", [("task", "add retries")]),
+        ("docstrings in Google style, line length max 100", [("rule", "Google style")]),
+        ("Been going back and forth between Vue and Svelte for the widget.", []),
+    ],
+)
+def test_statements_more_wordings_of_fresh14(text: str, expected: list[tuple[str, str]]) -> None:
+    assert_found(text, "user", expected)
