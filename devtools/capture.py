@@ -530,6 +530,7 @@ DATASETS: tuple[tuple[str, str, str], ...] = (
     ("fresh15", "fresh15.jsonl", "fresh15_pairs.jsonl"),
     ("fresh16", "fresh16.jsonl", "fresh16_pairs.jsonl"),
     ("fresh17", "fresh17.jsonl", "fresh17_pairs.jsonl"),
+    ("fresh18", "fresh18.jsonl", "fresh18_pairs.jsonl"),
 )
 METHOD = (
     "`uv run plait bench capture`: every labelled item of `datasets/capture/` goes through "
@@ -693,6 +694,16 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
         "1.00 (P 0.64)",
         "–",
         "0.43",
+    ),
+    (
+        "fresh18 (60, 14), 2026-11-29, seventh session, on the code as the sixth left it",
+        "0.75 (P 0.75)",
+        "1.00 (P 0.80)",
+        "0.75",
+        "1.00 (P 0.88)",
+        "0.57 (P 0.50)",
+        "–",
+        "0.71",
     ),
 )
 SECOND_LOOK_NOTE = (
@@ -861,7 +872,12 @@ BLIND_NOTE = (
     "'max 72'): fresh14 decisions 0.58 to 0.79, rules 0.89 to 1.00, tasks 0.83 to 0.92, no "
     "other set changed. Tried and left out: a bare choice for a place ('FreeRTOS on the new "
     "board.') cost the unread fresh13 a decision and precision (0.78 at 0.86 to 0.74 at 0.81) "
-    "and fresh11 a false decision."
+    "and fresh11 a false decision. fresh18 (60 items, 14 pairs, ten more voices), written at "
+    "the end of the sixth session and committed unrun, was run once at the start of the seventh "
+    "on the code as the sixth left it: decisions 0.75 at precision 0.75 (0.67 at 0.80 by the "
+    "rules alone), rules 1.00 at 0.80, preferences 1.00 at 0.88, tasks 0.75, reversals 0.57 at "
+    "0.50, findings 1.00, supersession 5 of 7 at precision 1.00. Its misses are left unread, "
+    "to judge the next change."
 )
 
 
