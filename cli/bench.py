@@ -222,6 +222,15 @@ def bench_recall_command(
             "them), as while the background catches up.",
         ),
     ] = 1.0,
+    facts: Annotated[
+        bool,
+        typer.Option(
+            "--facts",
+            help="Follow each turn with the facts plait's capture reads out of it (decisions, "
+            "rules, preferences, tasks), as the hooks record them; a fact's hit counts for the "
+            "turn the recall index says it was read from.",
+        ),
+    ] = False,
     json_output: cli.JsonOption = False,
 ) -> None:
     """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category.
@@ -247,6 +256,7 @@ def bench_recall_command(
                 knowledge_factory=factory,
                 progress=lambda line: typer.echo(f"plait bench recall: {line}", err=True),
                 embedded_share=embedded,
+                facts=facts,
             )
         )
     except DatasetError as error:

@@ -10,7 +10,10 @@ embedder; each text once, cached by text), and each question is asked of
 ``plait recall`` (:func:`plait.nodes.memory_search.search_memory`). Hits map back to turn ids
 through the episode uuids (:func:`plait.state.ports.episode_uuid`); a fact or entity hit counts
 only if it carries its source episodes (an ``episodes`` attribute), otherwise it is left out of
-the ranking and counted in ``unmapped_hits``. Baselines rank the same turns for the same
+the ranking and counted in ``unmapped_hits``. With ``facts``, each turn is followed by the facts
+plait's capture path reads out of it (its decisions, rules, preferences and tasks), recorded as
+the hooks record them; the bench does not map them to their turn: a fact's hit counts only
+through the turn the recall index says it was read from. Baselines rank the same turns for the same
 questions (:data:`SYSTEMS`): BM25 (``bm25s``) without and with stemming, and plain dense
 retrieval with the recall embedder (each turn's own vector, when an embedder is configured).
 
@@ -56,11 +59,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.adapters.backends.redis_store import RedisHotStore
 from plait.background import Background
+from plait.nodes.capture import capture
 from plait.state.base.errors import UsageError
 from plait.state.base.settings import Settings
 from plait.state.events import EventKind, SessionEvent
+from plait.state.intents import AssistantText, SessionRef, UserTurn
 from plait.state.ports import HotStore, KnowledgeGraph, MemoryHit, episode_uuid
-from plait.state.recall import EmbeddingJob, RecallIndex, TextEmbedder
+from plait.state.recall import FACT_KINDS, EmbeddingJob, RecallIndex, TextEmbedder
 from plait.wiring import open_recall
 
 DEFAULT_KS: tuple[int, ...] = (5, 10, 25, 50)
@@ -448,6 +453,7 @@ class RecallReport:
     dead_lettered: int
     total_hits: int
     unmapped_hits: int
+    facts: int = 0
     systems: tuple[str, ...] = SYSTEMS
     results: list[QuestionResult] = field(default_factory=list)
 
@@ -482,6 +488,7 @@ class RecallReport:
             "dead_lettered": self.dead_lettered,
             "total_hits": self.total_hits,
             "unmapped_hits": self.unmapped_hits,
+            "facts": self.facts,
             "overall": {s: scores_dict(self.overall(s)) for s in self.systems},
             "by_category": {
                 name: {s: scores_dict(self.by_category(s)[name]) for s in self.systems}
@@ -540,7 +547,8 @@ def render_report(report: RecallReport) -> str:
         f"knowledge graph `{report.backend}`, {report.episodes_written} episodes written "
         f"through the drain ({report.dead_lettered} dead-lettered), search depth {report.depth}; "
         f"recall embedder {report.embedder}, {report.vectors} vectors"
-        f"{embedded_part(report.embedded_share)}.",
+        f"{embedded_part(report.embedded_share)}"
+        f"{f'; {report.facts} facts read out of the turns by capture' if report.facts else ''}.",
         f"Hits that mapped to no turn (facts or entities without source episodes): "
         f"{report.unmapped_hits} of {report.total_hits}.",
         "",
@@ -581,19 +589,48 @@ def event_for_turn(root: str, session: BenchSession, position: int, turn: Turn) 
     )
 
 
+def facts_of_turn(root: str, turn: Turn, said_at: datetime) -> list[SessionEvent]:
+    """The facts capture reads out of a turn, dated when the turn was said.
+
+    An assistant's turn is read as its reply, anyone else's as a user's prompt.
+    """
+    text = turn.text
+    assistant = turn.speaker.lower() == "assistant"
+    intent = AssistantText(text=text) if assistant else UserTurn(text=text)
+    found = capture([intent], SessionRef(session_id=root, root_session_id=root)).events
+    return [
+        event.model_copy(update={"time": said_at})
+        for event in found
+        if event.kind.value in FACT_KINDS
+    ]
+
+
 async def record_conversation(
-    store: HotStore, run_id: str, conversation: Conversation
-) -> dict[str, str]:
-    """Append and queue every turn, one session at a time; return episode uuid → turn id."""
+    store: HotStore, run_id: str, conversation: Conversation, *, facts: bool = False
+) -> tuple[dict[str, str], int]:
+    """Append and queue every turn, one session at a time; episode uuid → turn id, and facts.
+
+    With ``facts`` each turn is followed by what capture reads out of it; those are not mapped
+    to a turn here (the recall index says which turn a fact was read from).
+    """
     group = group_for(run_id, conversation)
     turn_by_episode: dict[str, str] = {}
+    recorded_facts = 0
     for session in conversation.sessions:
         root = root_for(run_id, conversation, session)
-        events = [event_for_turn(root, session, i, t) for i, t in enumerate(session.turns)]
+        events: list[SessionEvent] = []
+        turn_ids: list[str | None] = []
+        for position, turn in enumerate(session.turns):
+            event = event_for_turn(root, session, position, turn)
+            read = facts_of_turn(root, turn, event.time) if facts else []
+            events += [event, *read]
+            turn_ids += [turn.id, *[None] * len(read)]
+            recorded_facts += len(read)
         stored = await store.append_events(root, events, enqueue_group=group)
-        for event, turn in zip(stored, session.turns, strict=True):
-            turn_by_episode[episode_uuid(group, event)] = turn.id
-    return turn_by_episode
+        for event, turn_id in zip(stored, turn_ids, strict=True):
+            if turn_id is not None:
+                turn_by_episode[episode_uuid(group, event)] = turn_id
+    return turn_by_episode, recorded_facts
 
 
 def bench_settings(settings: Settings, data_dir: Path) -> Settings:
@@ -643,21 +680,29 @@ async def bench_conversations(
     data_dir: Path,
     progress: Callable[[str], None] | None = None,
     embedded_share: float = 1.0,
+    facts: bool = False,
 ) -> RecallReport:
     """Ingest every conversation through the drain, embed, then ask every question of both.
 
     ``progress`` hears a line at each step (a long dataset takes hours). ``embedded_share``:
     how much of each conversation the recall embedder reaches before the questions (see
-    :func:`embed_oldest`); the rest is ranked as while the background catches up.
+    :func:`embed_oldest`); the rest is ranked as while the background catches up. ``facts``:
+    each turn is followed by the facts capture reads out of it (:func:`facts_of_turn`).
     """
     say = progress or (lambda line: None)
     run_id = secrets.token_hex(4)
     depth = max([*ks, NDCG_K])
     settings = bench_settings(settings, data_dir)
     turn_by_episode: dict[str, str] = {}
+    fact_count = 0
     for conversation in dataset.conversations:
-        turn_by_episode |= await record_conversation(store, run_id, conversation)
-    say(f"recorded {len(turn_by_episode)} turns of {len(dataset.conversations)} conversations")
+        mapped, read = await record_conversation(store, run_id, conversation, facts=facts)
+        turn_by_episode |= mapped
+        fact_count += read
+    say(
+        f"recorded {len(turn_by_episode)} turns of {len(dataset.conversations)} conversations"
+        f"{f' and {fact_count} facts read out of them' if facts else ''}"
+    )
     recall, embedder = open_recall(settings)
     background = Background(
         store=store,
@@ -696,6 +741,7 @@ async def bench_conversations(
             dead_lettered=drained.dead_lettered,
             total_hits=0,
             unmapped_hits=0,
+            facts=fact_count,
             systems=SYSTEMS if embedder is not None else SYSTEMS[:-1],
         )
         count = len(dataset.conversations)
@@ -806,6 +852,7 @@ async def run_recall_bench(
     settings: Settings | None = None,
     progress: Callable[[str], None] | None = None,
     embedded_share: float = 1.0,
+    facts: bool = False,
 ) -> RecallReport:
     """Measure recall@k and NDCG@10 of plait's long-term memory against BM25 on a dataset.
 
@@ -823,6 +870,8 @@ async def run_recall_bench(
         embedded_share: the share of each conversation's texts given the recall embedder's
             vectors before the questions, oldest first (1: all, as plait is once caught up;
             0: none, every turn ranked by its first-stage vector or its words).
+        facts: follow each turn with the facts plait's capture reads out of it, as the hooks
+            record them (facts as keys of their turn).
     """
     dataset = load_dataset(dataset_path)
     directory = Path(data_dir) if data_dir is not None else None
@@ -838,6 +887,7 @@ async def run_recall_bench(
             data_dir=run_dir,
             progress=progress,
             embedded_share=embedded_share,
+            facts=facts,
         )
 
 
@@ -862,6 +912,7 @@ __all__ = [
     "dialog_ids",
     "embed_oldest",
     "event_for_turn",
+    "facts_of_turn",
     "graphiti_knowledge",
     "in_memory_knowledge",
     "load_dataset",

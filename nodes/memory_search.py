@@ -49,7 +49,10 @@ def recall_groups(group_id: str, settings: Settings) -> list[str]:
 
 
 def turn_memory_hit(hit: TurnHit) -> MemoryHit:
-    """A found turn as a memory hit: its kind is the event's (``decision``, ``prompt`` …)."""
+    """A found turn as a memory hit: its kind is the event's (``decision``, ``prompt`` …).
+
+    A fact's hit names the turn it was read from after its own (``episodes``).
+    """
     turn = hit.turn
     return MemoryHit(
         uuid=turn.id,
@@ -59,7 +62,7 @@ def turn_memory_hit(hit: TurnHit) -> MemoryHit:
         valid_at=turn.said_at,
         invalid_at=hit.replaced_at,
         group_id=turn.group_id,
-        episodes=(turn.id,),
+        episodes=(turn.id, hit.said_in) if hit.said_in else (turn.id,),
         parts=dict(hit.parts),
     )
 

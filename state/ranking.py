@@ -262,14 +262,27 @@ class TurnIndex:
             kept = self._arrays[name] = np.asarray(getattr(self, name), dtype=np.int64)
         return kept
 
-    def add(self, turn_id: str, session: str, text: str, when: datetime | None = None) -> int:
-        """Append a turn after the last one of its session; its position (existing: unchanged)."""
+    def add(
+        self,
+        turn_id: str,
+        session: str,
+        text: str,
+        when: datetime | None = None,
+        *,
+        in_conversation: bool = True,
+    ) -> int:
+        """Append a turn after the last one of its session; its position (existing: unchanged).
+
+        ``in_conversation=False``: a key of a turn of the session (a fact read out of it), not
+        a turn of its own: it shares its session's score but is no one's neighbour, and adds
+        nothing to the session's words (its turn has them).
+        """
         known = self._position.get(turn_id)
         if known is not None:
             return known
         position = len(self.ids)
         number = self._session_number(session)
-        before = self._last_of_session[number]
+        before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
         self.texts.append(text)
         self._stamps.append(stamp_of(when))
@@ -279,6 +292,10 @@ class TurnIndex:
         self.previous.append(before)
         self.following.append(NO_TURN)
         self._position[turn_id] = position
+        if not in_conversation:
+            for view in ("turn", "with_previous", "with_both"):
+                self.views[view].set(position, text)
+            return position
         self._last_of_session[number] = position
         self._session_turns[number].append(position)
         if before != NO_TURN:

@@ -5,7 +5,10 @@ recall@10 on LoCoMo against BM25's 0.496), so plait keeps an index of its own: t
 each event it claims (redacted) before it writes to Graphiti, a background pass embeds what has
 no vector yet, and a search ranks turns with :func:`plait.state.ranking.rank_turns`. A turn's id
 is its event's episode uuid (:func:`plait.state.ports.episode_uuid`), so a hit maps to the
-event, and to the Graphiti episode of an event written alone.
+event, and to the Graphiti episode of an event written alone. Facts are keys of their turn:
+a decision, rule, preference or task capture read out of a prompt is indexed beside that
+prompt's other facts, outside the conversation, and its hit names the prompt
+(:attr:`TurnHit.said_in`, :func:`read_from`).
 
 This module holds the values that cross the port and the port itself; the SQLite index
 (:mod:`plait.adapters.backends.recall_index`) and its in-memory twin
@@ -15,6 +18,7 @@ This module holds the values that cross the port and the port itself; the SQLite
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -32,6 +36,23 @@ from plait.state.ranking import QueryVector
 KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
 # Never indexed: what the assistant says in passing and raw tool output (as for the graph).
 UNINDEXED_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+# Facts as keys: what capture reads out of a turn (its decisions, rules, tasks…) is indexed as a
+# key of that turn, not as a turn of the conversation (see :func:`read_from`).
+FACT_KINDS = frozenset(
+    kind.value
+    for kind in (
+        EventKind.DECISION,
+        EventKind.RULE,
+        EventKind.PREFERENCE,
+        EventKind.TASK_CREATE,
+        EventKind.TASK_COMPLETE,
+    )
+)
+# The turns facts are read from and that the index keeps: a user's prompt, a subagent's work.
+SOURCE_KINDS = frozenset({EventKind.PROMPT.value, EventKind.DISCOVERY.value})
+# What capture adds to a statement whose words lost what it is about ("… (for the cache)").
+SUBJECT_ADDED = re.compile(r"\s*\(for the [^()]*\)$")
+FACT_MIN_CHARS = 8
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -64,12 +85,14 @@ class TurnHit:
     """One turn found by a search, best first; ``replaced_at`` set when a newer one replaced it.
 
     ``parts``: what its score is made of (:class:`plait.state.ranking.RankedTurn`), when ranked.
+    ``said_in``: for a fact, the id of the turn it was read from ("" for a turn of its own).
     """
 
     turn: IndexedTurn
     score: float
     replaced_at: datetime | None = None
     parts: Mapping[str, float] = field(default_factory=dict)
+    said_in: str = ""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -144,6 +167,20 @@ def queued_turns(
         elif (kept := shared(event)) is not None:
             turns.append(indexed_turn(entry.group_id, kept))
     return turns
+
+
+def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
+    """Whether ``fact`` is a statement capture read out of ``source`` (its words are in it).
+
+    A fact keeps its sentence's words (capture adds "(for the X)" when they lost their subject,
+    and a long one ends in "…"), so its text, spaces and case aside, lies inside its turn's.
+    """
+    if fact.kind not in FACT_KINDS or source.kind not in SOURCE_KINDS:
+        return False
+    core = SUBJECT_ADDED.sub("", fact.text).rstrip("…").strip()
+    if len(core) < FACT_MIN_CHARS:
+        return False
+    return " ".join(core.split()).casefold() in " ".join(source.text.split()).casefold()
 
 
 def is_indexed(event: SessionEvent) -> bool:
@@ -252,7 +289,9 @@ class RecallIndex(TurnSearch, EmbeddingJobs, Protocol):
 
 
 __all__ = [
+    "FACT_KINDS",
     "KEYED_KINDS",
+    "SOURCE_KINDS",
     "UNINDEXED_KINDS",
     "EmbeddingJob",
     "IndexStats",
@@ -266,5 +305,6 @@ __all__ = [
     "indexed_turn",
     "is_indexed",
     "queued_turns",
+    "read_from",
     "turn_text",
 ]

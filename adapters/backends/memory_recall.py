@@ -20,6 +20,7 @@ from plait.state.recall import (
     IndexedTurn,
     IndexStats,
     TurnHit,
+    read_from,
 )
 
 KEYED = frozenset(kind.value for kind in KEYED_KINDS)
@@ -50,6 +51,9 @@ class InMemoryRecallIndex:
         self._newest_by_key: dict[tuple[str, str], str] = {}
         self._embedded: dict[tuple[str, str], str] = {}
         self._pending: dict[tuple[str, str], None] = {}
+        # facts as keys: the turn each fact was read from, and each session's last turn
+        self._said_in: dict[str, str] = {}
+        self._last_of: dict[tuple[str, str], str] = {}
 
     # -- the port -------------------------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -138,10 +142,20 @@ class InMemoryRecallIndex:
         """Add one turn to its group's index, supersede by key, queue its text for a vector.
 
         Each turn's text is embedded once (a long one passage by passage): a neighbour that
-        arrives later changes no vector.
+        arrives later changes no vector. A fact read from the session's last turn
+        (:func:`~plait.state.recall.read_from`) is a key of that turn: a hit on it names the
+        turn (``said_in``), and it is no turn's neighbour (the turns around it stay each
+        other's), though it shares its session's score.
         """
         index = self.group(turn.group_id)
-        index.add(turn.id, turn.session, turn.text, turn.said_at)
+        slot = (turn.group_id, turn.session)
+        last = self._turns.get(self._last_of.get(slot, ""))
+        if last is not None and read_from(turn, last):
+            self._said_in[turn.id] = last.id
+            index.add(turn.id, turn.session, turn.text, turn.said_at, in_conversation=False)
+        else:
+            self._last_of[slot] = turn.id
+            index.add(turn.id, turn.session, turn.text, turn.said_at)
         self._turns[turn.id] = turn
         self.supersede(turn)
         if self.vector_model is not None:
@@ -168,6 +182,7 @@ class InMemoryRecallIndex:
             score=score,
             replaced_at=self._replaced.get(turn_id),
             parts=parts or {},
+            said_in=self._said_in.get(turn_id, ""),
         )
 
     def search_now(
@@ -294,6 +309,9 @@ class InMemoryRecallIndex:
             if old.ids[position] not in without
         }
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
+        self._last_of = {slot: last for slot, last in self._last_of.items() if slot[0] != group_id}
+        for turn_id in old.ids:
+            self._said_in.pop(turn_id, None)
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)

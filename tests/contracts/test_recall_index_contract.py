@@ -187,6 +187,53 @@ async def test_recall_index_forgets_turns(index: RecallIndex) -> None:
     assert (await index.stats()).turns == 3
 
 
+PROMPT_WITH_FACTS = [
+    turn(1, "Let's keep the export cache in Redis. Never log the API tokens.", kind="prompt"),
+    turn(2, "keep the export cache in Redis", kind="decision", key="cache"),
+    turn(3, "Never log the API tokens", kind="rule", key="tokens"),
+    turn(4, "The cache warmer now runs every five minutes."),
+    turn(5, "Use PostgreSQL for the ledger", kind="decision", key="ledger"),
+]
+
+
+async def test_a_fact_read_from_a_turn_is_a_key_that_names_the_turn(index: RecallIndex) -> None:
+    await index.add_turns(PROMPT_WITH_FACTS)
+    said_in = {
+        hit.turn.id: hit.said_in
+        for hit in await index.search_turns("export cache Redis tokens ledger", ["shop"], 10)
+    }
+    assert said_in["shop-s1-2"] == said_in["shop-s1-3"] == "shop-s1-1"  # read out of the prompt
+    assert said_in["shop-s1-1"] == ""
+    assert said_in["shop-s1-5"] == ""  # said nowhere before it: a turn of its own
+    # the facts stand apart from the conversation: the prompt is still the next turn's neighbour
+    assert isinstance(index, InMemoryRecallIndex)
+    assert index.view_text("shop-s1-4", "with_previous") == "\n".join(
+        t.text for t in PROMPT_WITH_FACTS[::3][:2]
+    )
+    await index.forget_turns(["shop-s1-5"])  # a rebuild keeps what each fact was read from
+    hits = await index.search_turns("export cache Redis", ["shop"], 10)
+    assert {h.turn.id: h.said_in for h in hits}["shop-s1-2"] == "shop-s1-1"
+
+
+async def test_sqlite_recall_index_keeps_what_a_fact_was_read_from_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    first = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    await first.add_turns(PROMPT_WITH_FACTS[:2])
+    await first.add_turns(PROMPT_WITH_FACTS[2:])  # a later drain batch
+    await first.aclose()
+    again = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    hits = await again.search_turns("export cache Redis tokens", ["shop"], 10)
+    assert {h.turn.id: h.said_in for h in hits} == {
+        "shop-s1-1": "",
+        "shop-s1-2": "shop-s1-1",
+        "shop-s1-3": "shop-s1-1",
+        "shop-s1-4": "",
+        "shop-s1-5": "",
+    }
+    await again.aclose()
+
+
 async def test_sqlite_recall_index_survives_a_restart(tmp_path: Path) -> None:
     first = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
     await first.add_turns(CONVERSATION)

@@ -18,6 +18,7 @@ from plait.devtools.recall import (
     BM25Index,
     DatasetError,
     DenseIndex,
+    RecallReport,
     Turn,
     embed_oldest,
     graphiti_knowledge,
@@ -203,11 +204,50 @@ class RecordingGraph(InMemoryKnowledgeGraph):
         return await super().write_episodes(group_id, events)
 
 
+class SilentGraph(InMemoryKnowledgeGraph):
+    """The in-memory graph, finding nothing: every hit of a run is the recall index's."""
+
+    async def search(self, query: str, group_ids: Any, limit: int) -> list[MemoryHit]:
+        """No graph hits."""
+        return []
+
+
+async def tiny_run(
+    tmp_path: Path, redis_url: str, tmp_data_dir: Path, factory: Any, *, facts: bool = False
+) -> RecallReport:
+    """The bench on the tiny dataset, words alone, with the given knowledge graph factory."""
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(tiny_dataset()))
+    return await run_recall_bench(
+        path,
+        (1, 2, 5),
+        knowledge_factory=factory,
+        redis_url=redis_url,
+        settings=Settings.load(tmp_data_dir, data_dir=tmp_data_dir, recall={"embedder": "none"}),
+        facts=facts,
+    )
+
+
+async def test_run_recall_bench_with_facts_counts_a_facts_hit_for_its_turn(
+    tmp_path: Path, redis_url: str, tmp_data_dir: Path
+) -> None:
+    async def factory(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
+        return SilentGraph()
+
+    report = await tiny_run(tmp_path, redis_url, tmp_data_dir, factory, facts=True)
+
+    # capture read the prompts' decisions and rule ("Use Postgres…", "Never log…", "Switch…")
+    assert report.facts == 3 and report.turns == 5
+    # every fact's hit named the turn it was read from: none was left unmapped
+    assert report.total_hits > 0 and report.unmapped_hits == 0
+    by_id = {r.question_id: r for r in report.results}
+    assert by_id["q2"].ranked["plait"][0] == "c1:s1:t3"
+    assert by_id["q1"].recall("plait", 2) == 1.0
+
+
 async def test_run_recall_bench_ingests_through_the_drain_and_scores(
     tmp_path: Path, redis_url: str, tmp_data_dir: Path
 ) -> None:
-    path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(tiny_dataset()))
     graphs: list[RecordingGraph] = []
 
     async def factory(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
@@ -215,13 +255,7 @@ async def test_run_recall_bench_ingests_through_the_drain_and_scores(
         graphs.append(RecordingGraph())
         return graphs[-1]
 
-    report = await run_recall_bench(
-        path,
-        (1, 2, 5),
-        knowledge_factory=factory,
-        redis_url=redis_url,
-        settings=Settings.load(tmp_data_dir, data_dir=tmp_data_dir, recall={"embedder": "none"}),
-    )
+    report = await tiny_run(tmp_path, redis_url, tmp_data_dir, factory)
 
     # Only lasting knowledge reaches the graph: the assistant's findings, not raw prompts
     # (capture makes a prompt's decisions and rules events of their own) ...

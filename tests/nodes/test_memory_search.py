@@ -7,11 +7,13 @@ from pathlib import Path
 
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.adapters.backends.memory_store import InMemoryHotStore
+from plait.nodes.capture import capture
 from plait.nodes.memory_search import index_queued, search_memory
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
-from plait.state.ports import QueueEntry
+from plait.state.intents import SessionRef, UserTurn
+from plait.state.ports import QueueEntry, episode_uuid
 
 GROUP = "plait-search-0000aaaa"
 
@@ -50,3 +52,24 @@ async def test_each_search_reads_only_what_was_queued_since_the_last(tmp_path: P
     hits = await search_memory(context, "invoices Postgres", [GROUP], 5)
     assert hits and "Postgres" in hits[0].text  # found before any drain
     assert store.read == [2, 0, 1]  # each queued entry read once
+
+
+async def test_a_decision_found_by_search_names_the_prompt_it_was_read_from(
+    tmp_path: Path,
+) -> None:
+    store = InMemoryHotStore()
+    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
+    context = PlaitContext.over(
+        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
+    )
+    said = "Let's keep the export cache in Redis. Never log the API tokens."
+    session = SessionRef(session_id="s", root_session_id="s")
+    events = capture([UserTurn(text=said)], session).events
+    assert [e.kind for e in events][:2] == [EventKind.PROMPT, EventKind.DECISION]
+    stored = await store.append_events("s", events, enqueue_group=GROUP)
+    prompt, fact = (episode_uuid(GROUP, event) for event in stored[:2])
+    hits = await search_memory(context, "where does the export cache live", [GROUP], 5)
+    by_uuid = {hit.uuid: hit for hit in hits}
+    assert by_uuid[fact].kind == "decision"
+    assert by_uuid[fact].episodes == (fact, prompt)  # a hit on the fact points to its turn
+    assert by_uuid[prompt].episodes == (prompt,)
