@@ -18,7 +18,7 @@ each statement carries its ``speaker`` so the snapshot can rank the assistant's 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Literal
@@ -270,6 +270,21 @@ def section_kind(line: str, heading: bool) -> StatementKind | None | Literal[Fal
     return SECTION_KINDS.get(label, StatementKind.TASK)
 
 
+# A label closing a line after a sentence: "The export is done. Remaining work:"
+TRAILING_LABEL = re.compile(r"^(?P<head>.*?[.!?])\s+(?P<label>[^.!?:]{2,60}:)\s*$")
+
+
+def labels_apart(lines: Iterable[str]) -> Iterator[str]:
+    """The lines, a label that closes a line after a sentence moved to a line of its own."""
+    for line in lines:
+        match = TRAILING_LABEL.match(line)
+        if match and section_kind(match.group("label"), False) is not False:
+            yield match.group("head")
+            yield match.group("label")
+        else:
+            yield line
+
+
 def units(text: str) -> Iterator[Unit]:
     """The lines of a prepared text as units, with the section and checkbox each one is under.
 
@@ -280,7 +295,7 @@ def units(text: str) -> Iterator[Unit]:
     section: StatementKind | None = None
     pending: list[Unit] = []
     group = 0
-    for raw in prose_lines(text):
+    for raw in labels_apart(prose_lines(text)):
         line, heading, bullet, box = strip_markdown(raw)
         label = section_kind(line, heading) if line else None
         if not line or label is not False:
@@ -298,8 +313,14 @@ def units(text: str) -> Iterator[Unit]:
     yield from pending
 
 
+# An arrow in notes: "auth → keycloak", "sessions => redis"
+ARROW = r"(?:\u2192|=>|->)"
+
+
 def continues(previous: str, line: str) -> bool:
-    """Whether a line continues the sentence of the line before it."""
+    """Whether a line continues the sentence of the line before it (a note's arrow line ends)."""
+    if re.search(ARROW, previous):
+        return False
     return not re.search(r"[.!?:;)\]]$", previous) and bool(re.match(r"[a-z(]", line))
 
 
@@ -436,7 +457,10 @@ REPORTED = re.compile(
     r"(?<!\bi )(?<!\bwe )\b(?:says|said|suggested|argued|insists|insisted)(?: that)? "
     r"(?:the|our|it|this)\b|"
     r"\b(?:docs?|documentation|guide|readme|manual|spec|article|book|tutorial) "
-    r"(?:say|says|said|recommends?|suggests?)\b",
+    r"(?:say|says|said|recommends?|suggests?)\b|"
+    # someone else's wish ("the PM wants us to try X") or what evidence showed
+    r"\b(?:wants|wanted|asks|asked|tells|told) (?:us|me) to\b|"
+    r"\b(?:showed|shows|revealed|proved) that\b",
     re.IGNORECASE,
 )
 CHATTER_WORDS = word_set(
@@ -486,7 +510,9 @@ PREFERENCE = re.compile(
 # "no" that forbids nothing: "no time for…", "no rush", "no idea of…"
 NO_IDIOM = r"(?!(?:time|rush|worries|problem|idea|clue|way|luck|need)\b)"
 STRONG_RULE = re.compile(
-    r"\b(?:always|alway|allways|alwyas|alwasy|awlays)\b|\b(?:never|nevr|neevr)\b(?! mind\b)|"
+    r"\b(?:always|alway|allways|alwyas|alwasy|awlays)\b|\b(?:never|nevr|neevr)\b(?! mind\b)"
+    # what the speaker has never done is no rule: "never written either tbh"
+    r"(?! (?:written|tried|done|seen|heard|touched|worked|been|had|gotten|got)\b)|"
     r"\b(?:must|mustn'?t)\b|\bshall not\b|"
     r"\b(?:from now on|going forward|moving forward|from here on|henceforth|in future)\b|"
     r"\b(?:make sure|ensure that|be sure to)\b|"
@@ -565,9 +591,12 @@ USER_DECISION = re.compile(
     r"\b(?:we|i)(?:'ve| have)? (?:chose|picked|went with|opted for|settled on|adopted|"
     r"switched to|moved to|migrated to)\b|"
     r"\bwe(?:'ll| will| should)? (?:store|put|keep) [\w .-]{1,40} in\b|"
-    r"\blet'?s (?:use|go with|go for|stick with|stay with|switch|adopt|keep|move|"
-    r"migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|"
+    r"\blet'?s (?:just |simply |actually )?(?:use|go with|go for|stick with|stay with|switch|"
+    r"adopt|keep|move|migrate|deploy|host|store|write|build|pick|choose|opt|skip|drop|"
     r"do(?! (?:that|this|it|so)\b))\b|\blet'?s not \w+|"
+    # a way of doing it that replaces another: "let's render them in the browser instead"
+    r"\blet'?s (?:just )?(?!(?:see|check|look|try|wait|talk|think|ask|test|run|debug|read|"
+    r"discuss|revisit|focus)\b)[a-z]+ [^,;]{1,80}\binstead\b|"
     r"\b(?:we|i)(?:'ve| have)? decided?\b|\bdecided (?:to|on|that)\b|\bdecision (?:is|was)\b|"
     rf"(?<!\bkeep )\bgo(?:ing)? (?:with\b|w/)|\bstick(?:ing)? with\b|\bopt(?:ed)? for\b|"
     r"\bsettle on\b|"
@@ -644,8 +673,12 @@ USER_DECISION = re.compile(
     r"good enough)\b",
     re.IGNORECASE,
 )
+# "Retries: exponential backoff", or in notes "auth → keycloak"; a chain of arrows
+# ("upload → S3 → lambda") is a flow described, not a choice
 SLOT_COLON = re.compile(
-    r"^(?:for (?:the |our )?)?(?P<slot>[a-z][\w /-]{1,30}):\s+(?P<choice>.+)$", re.I
+    rf"^(?:for (?:the |our )?)?(?P<slot>[a-z][\w /-]{{1,30}}?)(?::|\s*{ARROW})\s+"
+    rf"(?P<choice>(?:(?!{ARROW}).)+)$",
+    re.I,
 )
 META_SLOTS = word_set(
     "context goal note question problem issue bug error output result summary "
@@ -1212,6 +1245,32 @@ def applies_to_all(before: Statement, current: Statement) -> Pair:
     return before, current
 
 
+# Undecided: "I keep going back and forth on whether the settings page should autosave."
+DITHERING = re.compile(
+    r"\b(?:back and forth|torn between|on the fence|can'?t decide|undecided)\b", re.I
+)
+# What ends the weighing with a choice: "Actually, let's just use RQ."
+DECISIVE = re.compile(
+    r"\b(?:let'?s|we'?ll|i'?ll|going with|decided|actually|final(?:ly)?|settled)\b", re.I
+)
+
+
+def weighed(before: Statement, current: Statement) -> Pair:
+    """After the speaker says they are undecided, what follows weighs options (no second look).
+
+    "I keep going back and forth on autosave. Autosave is nicer, but undo gets complicated."
+    chooses nothing; "… Actually, let's just use RQ." does.
+    """
+    choosing = current.kind in (
+        StatementKind.NONE,
+        StatementKind.DECISION,
+        StatementKind.PREFERENCE,
+    )
+    if choosing and DITHERING.search(before.text) and not DECISIVE.search(current.text):
+        current = make_statement(StatementKind.OPTION, current.text, current.speaker)
+    return before, current
+
+
 # What neighbouring statements of one paragraph say together, read in this order
 NEIGHBOUR_RULES = (
     confirmed,
@@ -1220,6 +1279,7 @@ NEIGHBOUR_RULES = (
     after_rejection,
     stressed,
     applies_to_all,
+    weighed,
 )
 
 

@@ -59,7 +59,9 @@ LEADING_PREPOSITIONS = word_set("in on at into onto inside within from with via"
 # Terms that name nothing: "scratch that", "use it for now".
 EMPTY_TERMS = word_set(
     "it that this them one those these something anything everything thing "
-    "things me us you now all both either way option idea plan the a an"
+    "things me us you now all both either way option idea plan the a an "
+    # no choice in "their call rather than mine", "a requirement, not a suggestion"
+    "mine ours yours theirs suggestion request joke wish"
 )
 STOPWORDS = word_set(
     "a an the and or but so of to in on for with as at by via from into is are "
@@ -109,7 +111,7 @@ REVERSAL_CUE = re.compile(
     r"is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
     r"on reflection|makes? more sense than|take [\w.+#-]+(?: [\w.+#-]+)? out of|"
     r"(?:bump|raise|lower|increase|decrease|reduce) (?:the |our )?[\w -]{1,30}? to\b|"
-    r"\bover [\w.+#-]+ for\b)|"
+    r"\bover [\w.+#-]+ for\b|(?:\u2192|=>|->)\s*(?:out|gone|dead|dropped|removed)\b)|"
     # "X, not Y", also after a parenthesis: "integer cents (minor units), not floats"
     r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+",
     re.IGNORECASE,
@@ -138,6 +140,8 @@ REJECTIONS = tuple(
         r" to\b",
         rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
         rf"(?:^|[,;:.]\s*){TERM}'s (?:out|gone|dead)\b",
+        # in notes: "old cron jobs → gone"
+        rf"^{ARTICLE}{TERM}\s*(?:\u2192|=>|->)\s*(?:out|gone|dead|dropped|removed)\b",
         rf"\b(?:back out of|mov(?:e|ing|ed) off(?: of)?) {ARTICLE}{TERM}"
         r"(?= and\b| onto\b| to\b|\s*[,.;:]|$)",
         rf"\btake {ARTICLE}{TERM} out of\b",

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from plait.nodes.statement_kinds import undecided
 from plait.nodes.statements import (
     SCAN_MAX,
     STATEMENTS_MAX,
@@ -893,3 +894,68 @@ def test_statements_wordings_of_fresh15(
 )
 def test_statements_more_wordings_of_fresh14(text: str, expected: list[tuple[str, str]]) -> None:
     assert_found(text, "user", expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "speaker", "expected"),
+    [
+        (
+            "Actually, let's just use Dramatiq on the broker we have.",
+            "user",
+            [("decision", "Dramatiq")],
+        ),
+        (
+            "Let's build the charts on the client with the canvas API instead.",
+            "user",
+            [("decision", "canvas API")],
+        ),
+        ("Let's see what the logs say instead.", "user", []),
+        (
+            "The migration script is done. Remaining work:\n- backfill the audit table\n"
+            "- drop the old column",
+            "assistant",
+            [("done", "migration script"), ("task", "backfill"), ("task", "drop the old column")],
+        ),
+        ("no idea which is faster, never tried either honestly", "user", []),
+        ("Never touch the vendored SDK.", "user", [("rule", "vendored SDK")]),
+        (
+            "cache → memcached\nqueue => SQS, 14 day retention",
+            "user",
+            [("decision", "memcached"), ("decision", "SQS")],
+        ),
+        ("build: checkout → lint → test → package\nworks fine", "user", []),
+        ("legacy FTP sync → gone, uploads move to S3", "user", [("reversal", "legacy FTP sync")]),
+        ("Our CTO wants us to try Pulumi instead of Terraform, I haven't looked yet.", "user", []),
+        ("Load tests showed that most calls hit the cache, not the database.", "user", []),
+        ("It's the security team's call rather than mine.", "user", []),
+        (
+            "Backups are encrypted at rest. That's a compliance requirement, not a suggestion.",
+            "user",
+            [],
+        ),
+        (
+            "I'm torn between tabs and a sidebar. Tabs feel nicer, but a sidebar scales better.",
+            "user",
+            [],
+        ),
+        (
+            "I keep going back and forth on the ORM. Actually, let's just use SQLAlchemy.",
+            "user",
+            [("decision", "SQLAlchemy")],
+        ),
+    ],
+)
+def test_statements_wordings_of_fresh18(
+    text: str, speaker: str, expected: list[tuple[str, str]]
+) -> None:
+    kinds = {"reversal": "decision", "done": "task_done"}
+    found = [(s.kind.value, s.text, s.reverses) for s in promoted(statements(text, speaker))]
+    assert len(found) == len(expected), found
+    for (kind, said, reverses), (want_kind, want) in zip(found, expected, strict=True):
+        assert kind == kinds.get(want_kind, want_kind) and want in said, found
+        assert reverses or want_kind != "reversal", found
+
+
+def test_what_is_weighed_after_dithering_gets_no_second_look() -> None:
+    text = "I'm on the fence about autosave. Autosave is friendlier but undo gets harder."
+    assert undecided(text) == []
