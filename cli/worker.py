@@ -23,7 +23,7 @@ logger = redacted_logger("plait")
 
 RETRY_PAUSE_SECONDS = 5.0  # after a drain that failed, as the in-process drain loop waits
 # A worker answers no hook: on a machine it shares with plait serve, the hooks come first.
-WORKER_NICENESS = 10
+WORKER_NICENESS = 19
 
 
 def lower_this_process(by: int = WORKER_NICENESS) -> None:

