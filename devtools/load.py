@@ -104,6 +104,8 @@ class LoadReport:
     duplicates: int = 0
     out_of_order_sessions: int = 0
     health: dict[str, Any] = field(default_factory=dict)
+    # each replica's lane timings at the end (``/v1/health`` ``lanes``: wait and run, ms)
+    lanes: list[dict[str, Any]] = field(default_factory=list)
     redis_killed: bool = False
     redis_back_s: float | None = None
     serve_killed: bool = False
@@ -454,7 +456,9 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
             crash.join(timeout=options.down_s + 120)
         moved = [current_url(data, project, url) for data, url in zip(datas, urls, strict=True)]
         report.serve_port_moved = moved[0] != urls[0]
-        report.health = [settle(url, token, options.settle_s) for url in moved][0]
+        settled = [settle(url, token, options.settle_s) for url in moved]
+        report.health = settled[0]
+        report.lanes = [answer.get("lanes") or {} for answer in settled]
         read_driver_result(report, result)
         report.answered_by = [int(result["answered_by"].get(url, 0)) for url in urls]
         with reachable_redis(env, datas[0]) as redis_url:

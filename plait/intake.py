@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -76,6 +76,19 @@ CLOSE_WAIT_S = 5.0
 # session's last calls are what its envelope should say (50 sessions back to back enveloped
 # about a third more model calls at 8 than at 2; at 16 and with no limit, fewer again).
 LANE_BEHIND = 8
+# How many of the newest runs the lane timings are taken over (``/v1/health``)
+TIMINGS_KEPT = 2000
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LaneTimings:
+    """Milliseconds the newest ``runs`` calls waited in their lane and ran (p50, p99)."""
+
+    runs: int
+    wait_p50_ms: float
+    wait_p99_ms: float
+    run_p50_ms: float
+    run_p99_ms: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -98,6 +111,7 @@ class Work:
     transient: int = 0
     started: bool = False
     abandoned: bool = False
+    queued_at: float = field(default_factory=time.perf_counter)
 
     def settle(self, result: HookOutput | BaseException) -> None:
         """Tell the waiting caller (once; a call tried again settles only the first time)."""
@@ -108,6 +122,11 @@ class Work:
             self.future.exception()  # nobody may be waiting any more: not an unhandled error
         else:
             self.future.set_result(result)
+
+
+def quantile_ms(ordered: Sequence[float], share: float) -> float:
+    """The value (seconds) at ``share`` of sorted, non-empty values, in milliseconds."""
+    return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000, 1)
 
 
 def lane_of(call: HostCall) -> str:
@@ -131,6 +150,8 @@ class Intake:
     _parked: list[tuple[SpooledCall, float]] = field(default_factory=list)
     _last_adopt: float = 0.0
     _last_sync: float = 0.0
+    # the newest runs' (time waiting in the lane, time running), seconds: see lane_timings
+    _timings: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=TIMINGS_KEPT))
 
     # -- hosts and what waits for them ----------------------------------------------------------
     def register(self, host: HostAdapter) -> None:
@@ -293,7 +314,10 @@ class Intake:
                     queue.popleft()
                     continue
                 work.started = True
-                if await self._run_once(work):
+                began = time.perf_counter()
+                done = await self._run_once(work)
+                self._timings.append((began - work.queued_at, time.perf_counter() - began))
+                if done:
                     queue.popleft()
         finally:
             self._lanes.pop(lane, None)
@@ -396,6 +420,23 @@ class Intake:
         """Lanes with calls waiting or running."""
         return len(self._lanes)
 
+    def lane_timings(self) -> LaneTimings | None:
+        """How long the newest runs (at most :data:`TIMINGS_KEPT`) waited and ran; None: none yet.
+
+        Wall time: under load a run takes longer than its own work, because every await in it
+        waits for the event loop and the cores (docs/benchmarks.md, "Load over replicas").
+        """
+        if not self._timings:
+            return None
+        waits, runs = (sorted(column) for column in zip(*self._timings, strict=True))
+        return LaneTimings(
+            runs=len(runs),
+            wait_p50_ms=quantile_ms(waits, 0.5),
+            wait_p99_ms=quantile_ms(waits, 0.99),
+            run_p50_ms=quantile_ms(runs, 0.5),
+            run_p99_ms=quantile_ms(runs, 0.99),
+        )
+
     def dead_count(self) -> int:
         """Dead calls kept."""
         return len(self.dead.list_dead_calls(limit=100_000))
@@ -421,4 +462,4 @@ class Intake:
         self.spool.close()
 
 
-__all__ = ["Answer", "Intake", "Kept", "lane_of"]
+__all__ = ["Answer", "Intake", "Kept", "LaneTimings", "lane_of", "quantile_ms"]

@@ -37,7 +37,9 @@ U+FFFD when the body is read; it is never an error.
 second ``plait serve`` from starting) with ``status`` ``ok``, or ``degraded`` (and the header
 ``X-Plait-Status: degraded``) when the hot tier is down or calls wait in the spool: ``hot_tier``
 (``up``/``down``), ``restarts`` of the embedded server, ``queue_depth`` and ``queue_lag_s`` of the
-drain, ``spool_pending``, ``dead_calls``; with the bearer token also the reasons (``degraded``).
+drain, ``spool_pending``, ``dead_calls``, ``lanes`` (how long the newest host calls waited in
+their session's lane and ran, p50 and p99 ms); with the bearer token also the reasons
+(``degraded``).
 
 Every other route needs ``Authorization: Bearer <token>``; the token is checked (constant time)
 before the body is read, so an unauthenticated request records nothing. The body limit is enforced
@@ -112,6 +114,7 @@ from plait.state.base.redact import redacted_logger
 from plait.state.groups import acting_as, project_key
 
 if TYPE_CHECKING:
+    from plait.intake import LaneTimings
     from plait.memory import Memory
 
 logger = redacted_logger("plait")
@@ -192,6 +195,11 @@ class Health(BaseModel):
     queue_lag_s: float | None = None
     spool_pending: int | None = None
     dead_calls: int | None = None
+    lanes: dict[str, int | float] | None = Field(
+        default=None,
+        description="How long the newest host calls waited in their session's lane and ran, "
+        "ms (wait_p50, wait_p99, run_p50, run_p99, and how many runs: runs).",
+    )
     degraded: list[str] | None = Field(
         default=None, description="Why it is degraded (only with the bearer token)."
     )
@@ -421,6 +429,7 @@ async def health_of(memory: Memory, trusted: bool) -> Health:
     intake = memory.dispatch.intake
     pending = intake.stats().pending if intake is not None else None
     dead = await asyncio.to_thread(intake.dead_count) if intake is not None else None
+    timings = intake.lane_timings() if intake is not None else None
     reasons = list(memory.degraded)
     return Health(
         status="degraded" if reasons or not tier.up else "ok",
@@ -431,8 +440,20 @@ async def health_of(memory: Memory, trusted: bool) -> Health:
         queue_lag_s=tier.queue_lag_s,
         spool_pending=pending,
         dead_calls=dead,
+        lanes=lane_figures(timings) if timings is not None else None,
         degraded=reasons if trusted else None,
     )
+
+
+def lane_figures(timings: LaneTimings) -> dict[str, int | float]:
+    """Lane timings as ``/v1/health`` shows them."""
+    return {
+        "runs": timings.runs,
+        "wait_p50": timings.wait_p50_ms,
+        "wait_p99": timings.wait_p99_ms,
+        "run_p50": timings.run_p50_ms,
+        "run_p99": timings.run_p99_ms,
+    }
 
 
 def hook_request_schema(model: type[BaseModel] = HookRequest) -> dict[str, Any]:

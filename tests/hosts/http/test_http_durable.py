@@ -189,6 +189,22 @@ async def test_health_is_ok_while_the_hot_tier_answers(tmp_path: Path, redis_url
         report = (await client.get("/v1/health")).json()
     assert (report["status"], report["hot_tier"], report["spool_pending"]) == ("ok", "up", 0)
     assert report["dead_calls"] == 0
+    assert "lanes" not in report  # no host call has run yet
+
+
+async def test_health_says_how_long_host_calls_waited_and_ran(
+    tmp_path: Path, redis_url: str, session: str
+) -> None:
+    async with service(tmp_path, redis_url) as (client, _):
+        for number in range(3):
+            answer = await client.post(
+                "/v1/hooks/chat.message", json=prompt(session, f"step {number}", f"c-{number}")
+            )
+            assert answer.headers["x-plait-kept"] == "stored"
+        lanes = (await client.get("/v1/health")).json()["lanes"]
+    assert lanes["runs"] == 3
+    assert 0 < lanes["run_p50"] <= lanes["run_p99"]
+    assert 0 <= lanes["wait_p50"] <= lanes["wait_p99"]
 
 
 async def health_when(
