@@ -31,6 +31,7 @@ from plait.adapters.backends.embedders import (
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.devtools.footprint_bench import rss_mb
 from plait.devtools.recall import load_dataset
+from plait.intake import quantile_ms
 from plait.state.base.settings import RedisSettings
 from plait.state.recall import IndexedTurn
 
@@ -75,7 +76,7 @@ def turns_of(dataset: Path, copies: int) -> tuple[list[IndexedTurn], list[str]]:
 def quantiles(samples: list[float]) -> tuple[float, float]:
     """p50 and p95 in milliseconds."""
     ordered = sorted(samples)
-    return ordered[len(ordered) // 2] * 1000, ordered[int(len(ordered) * 0.95)] * 1000
+    return quantile_ms(ordered, 0.5), quantile_ms(ordered, 0.95)
 
 
 def filled_index(turns: list[IndexedTurn], *, first_stage: bool = False) -> InMemoryRecallIndex:

@@ -25,6 +25,7 @@ from typing import Literal
 
 from plait.state.events import EventKind, SessionEvent, Speaker
 from plait.state.supersede import (
+    ARROW,
     CATEGORY_OF,
     chosen,
     decision_subject,
@@ -311,10 +312,6 @@ def units(text: str) -> Iterator[Unit]:
         yield from pending
         pending = [Unit(text=line, section=section, checkbox=box, group=group)]
     yield from pending
-
-
-# An arrow in notes: "auth → keycloak", "sessions => redis"
-ARROW = r"(?:\u2192|=>|->)"
 
 
 def continues(previous: str, line: str) -> bool:

@@ -6,8 +6,8 @@ each event it claims (redacted) before it writes to Graphiti, a background pass 
 no vector yet, and a search ranks turns with :func:`plait.state.ranking.rank_turns`. A turn's id
 is its event's episode uuid (:func:`plait.state.ports.episode_uuid`), so a hit maps to the
 event, and to the Graphiti episode of an event written alone. Facts are keys of their turn:
-a decision, rule, preference or task capture read out of a prompt is indexed beside that
-prompt's other facts, outside the conversation, and its hit names the prompt
+a decision, rule, preference or task capture read out of a prompt is indexed outside the
+conversation (no turn's neighbour, sharing its session's score), and its hit names the prompt
 (:attr:`TurnHit.said_in`, :func:`read_from`).
 
 This module holds the values that cross the port and the port itself; the SQLite index
@@ -50,7 +50,8 @@ FACT_KINDS = frozenset(
 )
 # The turns facts are read from and that the index keeps: a user's prompt, a subagent's work.
 SOURCE_KINDS = frozenset({EventKind.PROMPT.value, EventKind.DISCOVERY.value})
-# What capture adds to a statement whose words lost what it is about ("… (for the cache)").
+# What capture adds to a statement whose words lost what it is about ("… (for the cache)"):
+# the same words as plait.nodes.capture.statement_summary writes
 SUBJECT_ADDED = re.compile(r"\s*\(for the [^()]*\)$")
 FACT_MIN_CHARS = 8
 

@@ -99,6 +99,9 @@ LEADING_CUE = re.compile(
 )
 CODE_TICKS = re.compile(r"`+|\*{1,3}|(?<!\w)_{1,2}(?=\w)|(?<=\w)_{1,2}(?!\w)")
 
+# An arrow in notes ("auth → keycloak"), and one that drops what is before it ("cron → gone")
+ARROW = r"(?:\u2192|=>|->)"
+ARROW_GONE = rf"{ARROW}\s*(?:out|gone|dead|dropped|removed)\b"
 # A reversal cue: the new decision turns away from something decided before.
 REVERSAL_CUE = re.compile(
     r"\b(?:actually|instead|change of plan|changed? (?:my|our) minds?|on second thought|"
@@ -111,7 +114,7 @@ REVERSAL_CUE = re.compile(
     r"is out\b|'s out\b|back out of|mov(?:e|ing|ed) off|"
     r"on reflection|makes? more sense than|take [\w.+#-]+(?: [\w.+#-]+)? out of|"
     r"(?:bump|raise|lower|increase|decrease|reduce) (?:the |our )?[\w -]{1,30}? to\b|"
-    r"\bover [\w.+#-]+ for\b|(?:\u2192|=>|->)\s*(?:out|gone|dead|dropped|removed)\b)|"
+    rf"\bover [\w.+#-]+ for\b|{ARROW_GONE})|"
     # "X, not Y", also after a parenthesis: "integer cents (minor units), not floats"
     r"(?:^|[,(]\s*)(?:not|no) [\w.+#-]+",
     re.IGNORECASE,
@@ -141,7 +144,7 @@ REJECTIONS = tuple(
         rf"(?:^|[,;:.]\s*){TERM} (?:is|are) (?:out|gone|dead|dropped)\b",
         rf"(?:^|[,;:.]\s*){TERM}'s (?:out|gone|dead)\b",
         # in notes: "old cron jobs → gone"
-        rf"^{ARTICLE}{TERM}\s*(?:\u2192|=>|->)\s*(?:out|gone|dead|dropped|removed)\b",
+        rf"^{ARTICLE}{TERM}\s*{ARROW_GONE}",
         rf"\b(?:back out of|mov(?:e|ing|ed) off(?: of)?) {ARTICLE}{TERM}"
         r"(?= and\b| onto\b| to\b|\s*[,.;:]|$)",
         rf"\btake {ARTICLE}{TERM} out of\b",
@@ -705,6 +708,7 @@ def numbers(text: str) -> frozenset[str]:
 
 
 __all__ = [
+    "ARROW",
     "CATEGORY_OF",
     "chosen",
     "decision_subject",

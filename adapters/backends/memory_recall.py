@@ -51,9 +51,8 @@ class InMemoryRecallIndex:
         self._newest_by_key: dict[tuple[str, str], str] = {}
         self._embedded: dict[tuple[str, str], str] = {}
         self._pending: dict[tuple[str, str], None] = {}
-        # facts as keys: the turn each fact was read from, and each session's last turn
+        # facts as keys: the turn each fact was read from
         self._said_in: dict[str, str] = {}
-        self._last_of: dict[tuple[str, str], str] = {}
 
     # -- the port -------------------------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -148,14 +147,11 @@ class InMemoryRecallIndex:
         other's), though it shares its session's score.
         """
         index = self.group(turn.group_id)
-        slot = (turn.group_id, turn.session)
-        last = self._turns.get(self._last_of.get(slot, ""))
+        last = self._turns.get(index.last_turn(turn.session) or "")
         if last is not None and read_from(turn, last):
             self._said_in[turn.id] = last.id
-            index.add(turn.id, turn.session, turn.text, turn.said_at, in_conversation=False)
-        else:
-            self._last_of[slot] = turn.id
-            index.add(turn.id, turn.session, turn.text, turn.said_at)
+        in_conversation = turn.id not in self._said_in
+        index.add(turn.id, turn.session, turn.text, turn.said_at, in_conversation=in_conversation)
         self._turns[turn.id] = turn
         self.supersede(turn)
         if self.vector_model is not None:
@@ -309,7 +305,6 @@ class InMemoryRecallIndex:
             if old.ids[position] not in without
         }
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
-        self._last_of = {slot: last for slot, last in self._last_of.items() if slot[0] != group_id}
         for turn_id in old.ids:
             self._said_in.pop(turn_id, None)
         for turn_id in without:
