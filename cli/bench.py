@@ -476,6 +476,13 @@ def bench_load_command(
         int, typer.Option(min=1, help="plait serve replicas sharing an external Redis.")
     ] = 1,
     workers: Annotated[int, typer.Option(min=0, help="plait worker processes beside them.")] = 0,
+    bus_events: Annotated[
+        bool,
+        typer.Option(
+            help="Each turn also publishes OpenCode's other bus events (message updates, "
+            "step and tool parts), which hold nothing plait reads."
+        ),
+    ] = False,
     redis: Annotated[
         str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
     ] = "embedded",
@@ -512,6 +519,7 @@ def bench_load_command(
         down_s=down,
         replicas=replicas,
         workers=workers,
+        bus_events=bus_events,
     )
     try:
         report = run_load(options)

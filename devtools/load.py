@@ -75,6 +75,7 @@ class LoadOptions:
     replicas: int = 1  # plait serve processes sharing one external Redis
     workers: int = 0  # plait worker processes draining beside them
     down_s: float = 0.0  # how long the killed plait serve stays down before it is started again
+    bus_events: bool = False  # each turn also publishes OpenCode's other bus events
 
     @property
     def shared(self) -> bool:
@@ -94,6 +95,8 @@ class LoadReport:
     per_hook: dict[str, Any] = field(default_factory=dict)
     played_s: float = 0.0
     settled_s: float = 0.0
+    # after the driver ended (its outboxes empty): until every service's spool was empty
+    spool_s: float = 0.0
     transforms: int = 0
     enveloped: int = 0
     errors: int = 0
@@ -456,7 +459,9 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
             crash.join(timeout=options.down_s + 120)
         moved = [current_url(data, project, url) for data, url in zip(datas, urls, strict=True)]
         report.serve_port_moved = moved[0] != urls[0]
+        waited = time.monotonic()
         settled = [settle(url, token, options.settle_s) for url in moved]
+        report.spool_s = time.monotonic() - waited
         report.health = settled[0]
         report.lanes = [answer.get("lanes") or {} for answer in settled]
         read_driver_result(report, result)
@@ -564,6 +569,8 @@ def drive(
     """Run the Node driver (the plugins given ``urls`` as ``PLAIT_URL`` when any); its result."""
     driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
     driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
+    if options.bus_events:
+        driver_env["PLAIT_LOAD_BUS_EVENTS"] = "1"
     if urls:  # a service a team shares: each session a user with its own plugin data dir
         driver_env["PLAIT_URL"] = ",".join(urls)
         driver_env["PLAIT_TOKEN"] = (data / "token").read_text().strip()
@@ -618,6 +625,8 @@ def render_load(report: LoadReport, label: str = "") -> str:
         outage = killed if outage == "none" else f"{outage}; {killed}"
     if int(options.get("pace_ms", 0) or 0):
         outage += f" (hooks {options['pace_ms']} ms apart)"
+    if options.get("bus_events") == "True":
+        outage += ", with OpenCode's other bus events"
     envelope = f"{report.enveloped}/{report.transforms}"
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | {outage} | "
@@ -636,18 +645,22 @@ LOAD_TABLE_HEAD = (
 )
 LOAD_ABOUT = (
     "`uv run plait bench load [--outage S --redis embedded|external] [--kill-serve-after S] "
-    "[--pace-ms MS] [--serve-command JSON --plugin PATH]`: a fresh project and data "
+    "[--pace-ms MS] [--bus-events] [--serve-command JSON --plugin PATH]`: a fresh project and data "
     "dir, `plait serve` started as the plugin starts it, and the real OpenCode plugin "
     "(`plait.ts` stripped of its types by TypeScript's `transpileModule`) driven from Node "
     "(`devtools/load_driver.mjs`): one plugin instance per session, every session playing "
     "its hook calls back to back in OpenCode's order (`session.created`, then turns of "
     "`chat.message`, `messages.transform`, `tool.execute.before`, `tool.execute.after` and a "
-    "finished assistant part), with no model between them: the worst case for the service. "
+    "finished assistant part), with no model between them: the worst case for the service; "
+    "with `--bus-events` each turn also publishes the other bus events OpenCode sends around "
+    "one (message updates, step and tool parts, a part still streaming), which hold nothing "
+    "plait reads. "
     "Hook times are what OpenCode waits for each hook (the plugin's budget is "
     "`PLAIT_TIMEOUT_MS`, 250 ms). With an outage the hot tier's Redis is killed with SIGKILL: "
     "the embedded server is left for plait to bring back; an external `redis-server` "
     "(`redis.url`) is started again on its port after the outage. Then the bench waits for the "
-    "plugins' outboxes and the service's spool to empty (settled s) and reads every session's "
+    "plugins' outboxes to empty (settled s), then for the service's spool (`spool_s` in "
+    "`--json`: how long every call took to be recorded after that) and reads every session's "
     "event log: prompts stored, lost, stored twice, and sessions whose prompts are out of "
     "order. `--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
     "`--pace-ms` puts that pause between a session's hooks (the outage runs use it, so the "
@@ -690,6 +703,8 @@ def render_shared(report: LoadReport, label: str = "") -> str:
         )
     if int(options.get("pace_ms", 0) or 0):
         fault += f" (hooks {options['pace_ms']} ms apart)"
+    if options.get("bus_events") == "True":
+        fault += ", with OpenCode's other bus events"
     posts = " / ".join(str(n) for n in report.answered_by)
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | "

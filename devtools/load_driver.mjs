@@ -9,6 +9,8 @@
 // each hook. Afterwards the driver waits (at most SETTLE_SECONDS) until the plugins' outboxes are
 // empty, nudging an older plugin (which only flushes after a successful call) with a bare call;
 // the plugin instances live until then (an OpenCode process outlives its last prompt).
+// With PLAIT_LOAD_BUS_EVENTS set, each turn also publishes the bus events OpenCode sends around it
+// that hold nothing plait reads (message updates, step and tool parts, a part still streaming).
 // With PLAIT_LOAD_USERS set, each session is a user of its own: its plugin's data dir (outbox,
 // standby answers) is PLAIT_DATA_DIR/users/N, as on that user's machine.
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs"
@@ -17,6 +19,8 @@ import { pathToFileURL } from "node:url"
 
 const [pluginPath, sessionCount = "50", hookCount = "40", outPath, settleSeconds = "120", paceMs = "0"] =
   process.argv.slice(2)
+// PLAIT_LOAD_BUS_EVENTS: each turn also publishes OpenCode's other bus events (quietEvents)
+const busEvents = Boolean(process.env.PLAIT_LOAD_BUS_EVENTS)
 // Which service answered each hook post (by origin): with replicas, how the sessions spread.
 const answeredBy = {}
 let progressAt = 0
@@ -96,12 +100,49 @@ function turn(hooks, sessionID, index, history, sent) {
       await hooks["tool.execute.after"]({ tool: "bash", sessionID, callID, args: { command: "pytest -q" } }, output)
     }],
     ["event", async () => {
+      if (busEvents) for (const event of quietEvents(message, assistantID, callID)) await hooks.event({ event })
       const part = {
         id: partID, sessionID, messageID: assistantID, type: "text",
         text: `Done with module ${index}.`, time: { start: Date.now(), end: Date.now() },
       }
       await hooks.event({ event: { type: "message.part.updated", properties: { part } } })
     }],
+  ]
+}
+
+/**
+ * The other bus events OpenCode (1.18.33) publishes around a turn with one tool call: the
+ * messages' updates and the step, tool and streaming text parts. None holds anything plait reads.
+ */
+function quietEvents(message, assistantID, callID) {
+  const { sessionID } = message.info
+  const started = Date.now()
+  const assistant = (time) => ({
+    type: "message.updated",
+    properties: {
+      sessionID,
+      info: {
+        id: assistantID, sessionID, role: "assistant", time, parentID: message.info.id, ...model,
+        cost: 0, tokens: { input: 120, output: 30, reasoning: 0, cache: { read: 0, write: 0 } },
+      },
+    },
+  })
+  const part = (fields) => ({
+    type: "message.part.updated",
+    properties: { sessionID, part: { id: id("prt"), sessionID, messageID: assistantID, ...fields } },
+  })
+  const input = { command: "pytest -q" }
+  const tool = (state) => part({ type: "tool", callID, tool: "bash", state: { input, ...state } })
+  return [
+    { type: "message.updated", properties: { sessionID, info: message.info } },
+    assistant({ created: started }),
+    part({ type: "step-start" }),
+    tool({ status: "pending", raw: "" }),
+    tool({ status: "running", time: { start: started } }),
+    tool({ status: "completed", output: "1 passed", title: "pytest -q", time: { start: started, end: Date.now() } }),
+    part({ type: "text", text: "", time: { start: Date.now() } }),
+    part({ type: "step-finish", reason: "stop", cost: 0, tokens: { input: 120, output: 30 } }),
+    assistant({ created: started, completed: Date.now() }),
   ]
 }
 

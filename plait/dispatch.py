@@ -197,8 +197,12 @@ class Dispatch:
         that records is in the spool before anything else, runs in its session's order, and
         is answered at the latest when ``hooks.timeout_ms`` passed. Other calls run at once,
         within that time. Any failure but a :class:`~plait.UsageError` is an :class:`Answer`
-        with its ``reason`` (fail open): a broken memory layer never breaks the agent.
+        with its ``reason`` (fail open): a broken memory layer never breaks the agent. A call
+        with no intent in it (:attr:`~plait.state.intents.HostCall.says_nothing`) is answered
+        at once: it has nothing to record.
         """
+        if call.says_nothing:  # nothing to keep, run or answer: no spool line, no graph run
+            return Answer(output=HookOutput(), kept="stored" if call.durable else "")
         if self.intake is not None and call.host.rebuild is not None:
             answer = await self.intake.submit(call)
             self._note(f"{call.host.name} call", answer)

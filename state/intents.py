@@ -257,6 +257,18 @@ class HostCall:
     replay: Mapping[str, Any] | None = None
     member: str | None = None
 
+    @property
+    def says_nothing(self) -> bool:
+        """Whether running the call would change nothing: its host read no intent out of it.
+
+        Such a call (most of OpenCode's bus events: a message's token counts, a part that is
+        still streaming, a tool part still running) captures, records and answers nothing, so
+        it needs no graph run; a call that names a parent session still runs, to link it.
+        """
+        if self.host.adapt is not None or self.payload:
+            return False
+        return not (isinstance(self.target, SessionTarget) and self.target.parent_id)
+
 
 __all__ = [
     "AdaptNode",

@@ -72,6 +72,63 @@ async def test_memory_a_user_turn_records_and_reads_the_cache_in_one_step(memory
     assert "use Postgres" in (await session.model_call())
 
 
+OPENCODE_EVENTS = Path(__file__).parents[1] / "support" / "opencode_events.json"
+
+
+def in_session(value: Any, old: str, new: str) -> Any:
+    """``value`` with every string ``old`` (a session id) replaced by ``new``."""
+    if isinstance(value, dict):
+        return {key: in_session(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [in_session(item, old, new) for item in value]
+    return new if value == old else value
+
+
+async def test_an_event_with_nothing_in_it_runs_no_graph(memory: Memory) -> None:
+    """Most of what OpenCode publishes (one event of each shape 1.18.33 sent in the e2e
+    scenario) holds no intent: such a call is answered without a run, a checkpoint or a spool
+    line; every other event still runs."""
+    session = SessionReplay(runner=OpenCodeHooks(memory))
+    await session.user("We decided to use Postgres for storage.")
+    config = thread_config(session.session_id)
+
+    async def step() -> int:
+        saved = await memory.dispatch.checkpointer.aget_tuple(config)
+        assert saved is not None
+        return int(saved.metadata["step"])
+
+    events = json.loads(OPENCODE_EVENTS.read_text())
+    recorded = events[0]["properties"]["sessionID"]
+    said_nothing = said_something = 0
+    for event in events:
+        payload = {"event": in_session(event, recorded, session.session_id)}
+        before = await step()
+        assert await session.runner.hook("event", payload, {}) == {}
+        if not hooks.host_call("event", payload, {}).says_nothing:
+            said_something += 1
+            assert await step() > before, event["type"]
+        else:
+            said_nothing += 1
+            assert await step() == before, event["type"]
+    assert said_nothing >= 6 and said_something >= 6
+    assert memory.dispatch.intake is not None and memory.dispatch.intake.stats().pending == 0
+
+
+async def test_a_session_update_naming_a_parent_still_links_the_subagent(memory: Memory) -> None:
+    """``session.updated`` holds nothing plait records, but a subagent session's one names its
+    parent: when it is the first word of that session (the plugin loaded after its start), its
+    events still land in the root."""
+    root = SessionReplay(runner=OpenCodeHooks(memory))
+    await root.user("Rule: never push on Fridays.")
+    child = root.child()
+    await child.event("session.updated", info={"id": child.session_id, "title": "explore"})
+    assert await memory.backends.store.get_parent(child.session_id) is None
+    await child.event("session.updated", info={"id": child.session_id, "parentID": root.session_id})
+    assert await memory.backends.store.get_parent(child.session_id) == root.session_id
+    await child.tool("edit", {"filePath": "src/child_edit.py"}, "ok")
+    assert "src/child_edit.py" in await memory.envelope(root.session_id)
+
+
 async def test_memory_a_task_the_user_closes_leaves_the_envelope(memory: Memory) -> None:
     session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("TODO: add rate limiting to the export API")

@@ -36,7 +36,10 @@ def test_load_through_an_embedded_server_killed_mid_run_loses_no_prompt() -> Non
 
 
 def test_load_through_plait_serve_killed_mid_run_stores_each_call_once() -> None:
-    options = LoadOptions(sessions=10, hooks=10, kill_serve_after_s=0.5, pace_ms=100)
+    """With the bus events OpenCode publishes besides (message updates, step and tool parts)."""
+    options = LoadOptions(
+        sessions=10, hooks=10, kill_serve_after_s=0.5, pace_ms=100, bus_events=True
+    )
     report = run_load(options)
     assert report.serve_killed
     assert_every_prompt_once_in_order(report)

@@ -240,16 +240,24 @@ def bus_event(input: Mapping[str, Any], output: Mapping[str, Any]) -> list[Inten
 
 LIFECYCLE_PHASES: dict[str, LifecyclePhase] = {
     "session.created": "created",
-    "session.updated": "updated",
     "session.deleted": "deleted",
     "session.idle": "idle",
 }
 
 
 def lifecycle(kind: str, props: Mapping[str, Any]) -> list[Intent]:
-    """``session.created/updated/deleted/idle``."""
+    """``session.created/deleted/idle``."""
     title = as_text(obj(props.get("info")).get("title") or "", 200)
     return [SessionLifecycle(phase=LIFECYCLE_PHASES[kind], title=title)]
+
+
+def session_updated(kind: str, props: Mapping[str, Any]) -> list[Intent]:
+    """``session.updated``: a title, the times or the diff's counts changed, nothing plait reads.
+
+    A subagent session's parent, which it names too, is the call's target (:func:`event_target`):
+    such a call still runs, to link the two.
+    """
+    return []
 
 
 def session_error(kind: str, props: Mapping[str, Any]) -> list[Intent]:
@@ -333,7 +341,7 @@ def command_executed(kind: str, props: Mapping[str, Any]) -> list[Intent]:
 
 EVENT_INTENTS: dict[str, Callable[[str, Mapping[str, Any]], list[Intent]]] = {
     "session.created": lifecycle,
-    "session.updated": lifecycle,
+    "session.updated": session_updated,
     "session.deleted": lifecycle,
     "session.idle": lifecycle,
     "session.compacted": lambda kind, props: [CompactionAfter()],

@@ -108,6 +108,24 @@ const EVENT_TYPES = new Set([
   "command.executed",
 ])
 
+/**
+ * Whether plait can read anything out of a bus event. Most of what OpenCode publishes is a
+ * session's or a message's times and counts, or a part that is still streaming or running: the
+ * service reads no intent out of those (`session_updated`, `message_updated` and `part_updated`
+ * in adapters/hosts/opencode/hooks.py), so they are not sent. What is sent may still say nothing.
+ */
+function carries(event: Json): boolean {
+  const properties = event.properties ?? {}
+  if (event.type === "session.updated") return Boolean(properties.info?.parentID) // links a subagent's
+  if (event.type === "message.updated") {
+    return properties.info?.role === "assistant" && Boolean(properties.info?.summary)
+  }
+  if (event.type !== "message.part.updated") return true
+  const part = properties.part ?? {}
+  if (part.type === "tool") return part.state?.status === "error"
+  return part.type === "text" && Boolean(part.time?.end) && !part.synthetic
+}
+
 type Settings = { dataDir: string; serve: string[] }
 /**
  * A hook call as the outbox keeps it (one JSON line each); `to`: the listed replica the plugin
@@ -890,7 +908,7 @@ const PlaitPlugin: Plugin = async (input) => {
       await Promise.race([events.drain(), new Promise((resolve) => setTimeout(resolve, 1_000))])
     },
     event: async ({ event }) => {
-      if (EVENT_TYPES.has(event.type)) events.push(event as Json)
+      if (EVENT_TYPES.has(event.type) && carries(event as Json)) events.push(event as Json)
     },
     "chat.message": async (hookInput, output) => {
       const returned = await client.call("chat.message", hookInput as Json, output as Json)

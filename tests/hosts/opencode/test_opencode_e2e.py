@@ -30,7 +30,7 @@ from support.plait_cli import PLAIT
 from plait.adapters.hosts.hook_client.host import HostWire
 from plait.adapters.hosts.http import load_or_create_token, project_key, serve, service_file
 from plait.adapters.hosts.opencode import install_opencode
-from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, OPENCODE, WIRE
+from plait.adapters.hosts.opencode.hooks import DURABLE_HOOKS, OPENCODE, WIRE, host_call
 from plait.adapters.hosts.opencode.outbox import read_calls
 from plait.devtools.startup import OPENCODE_VERSION, opencode_cache, opencode_env
 from plait.memory import Memory
@@ -442,6 +442,11 @@ def test_plugin_forwards_session_events(plugin_scenario: PluginScenario):
     assert "session.idle" in types
     assert "session.compacted" in types
     assert "message.part.delta" not in types
+    # a finished text part is sent; what holds nothing plait reads (a message's token counts,
+    # a part still streaming or running: most of what OpenCode publishes) is not
+    assert "message.part.updated" in types
+    received = plugin_scenario.runner.of("event")
+    assert not [i for i, o in received if host_call("event", i, o).says_nothing]
 
 
 @e2e
