@@ -49,11 +49,10 @@ async def import_calls(
     from rich.console import Console
     from rich.progress import Progress
 
-    from plait.nodes.hooks import read_intents
     from plait.state.history import PastCall
     from plait.state.intents import HostAdapter, HostCall, SessionTarget
 
-    host = HostAdapter(name=reader.host, adapt=read_intents)
+    host = HostAdapter(name=reader.host)
     sessions = reader.sessions()
     before = {s: await memory.backends.store.event_count(s) for s in sessions}
     skipped: list[Skipped] = []

@@ -2,9 +2,11 @@
 
 A LangGraph graph's nodes are placed by grandalf's Sugiyama layout (layers top to bottom, the
 order in each layer chosen to cross few edges); an edge that skips layers bends through a place
-of its own in each layer it passes, so it runs between boxes, never through one. Boxes are as
-wide as their names. :func:`overlaps` says what, if anything, is drawn over something else (the
-notebook test checks there is nothing). Needs the dev group (grandalf, matplotlib).
+of its own in each layer it passes. Boxes are as wide as their names. :func:`overlaps` says what,
+if anything, is drawn over something else (the notebook test checks there is nothing). grandalf
+starts each layer in the order of a set of objects, so one layout may still run a line through
+a box's corner where the next does not: :func:`picture` lays a graph out again until nothing is
+on anything else. Needs the dev group (grandalf, matplotlib).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ PADDING = 16.0
 X_SPACE = 24.0
 Y_SPACE = 60.0
 PAIR_GAP = 5.0  # how far apart the two lines of a two-node cycle run
+LAYOUT_TRIES = 20  # layouts tried for one with nothing on anything else (each about as likely)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +81,21 @@ class _EdgeView:
 
 
 def picture(graph: Any, *, xray: bool = False) -> Picture:
-    """Lay out a compiled graph (``graph.get_graph(xray=…)``): its boxes and its lines."""
+    """Lay out a compiled graph (``graph.get_graph(xray=…)``): its boxes and its lines.
+
+    The first of :data:`LAYOUT_TRIES` layouts with nothing drawn over anything else, else the
+    last one.
+    """
+    drawing = _laid_out(graph, xray)
+    for _ in range(LAYOUT_TRIES - 1):
+        if not overlaps(drawing):
+            break
+        drawing = _laid_out(graph, xray)
+    return drawing
+
+
+def _laid_out(graph: Any, xray: bool) -> Picture:
+    """One layout of a compiled graph by grandalf."""
     from grandalf.graphs import Edge, Graph, Vertex  # the dev group's
     from grandalf.layouts import SugiyamaLayout
     from grandalf.routing import route_with_lines

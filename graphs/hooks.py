@@ -1,7 +1,8 @@
 """The hooks graph: one graph for every host call, one thread per root session.
 
-adapt (the host's own node: its payload → intents); a bare model call then takes the staged
-envelope; anything else goes on to capture (intents → events), then by intent:
+adapt (the host's own node: its payload → intents; a call that brings its intents skips it); a
+bare model call then takes the staged envelope; anything else goes on to capture (intents →
+events), then by intent:
 a user turn: record and fold, beside it read the cache → compose, beside it detect drift →
 stage (for the model call to come)
 a model call with a query: the same, then hand the envelope over instead of staging it
@@ -40,6 +41,7 @@ from plait.nodes.hooks import (
     route_after_compose_envelope,
     route_after_record_and_fold,
     route_after_refresh_envelope,
+    route_at_start,
     schedule_drain,
     schedule_prefetch,
     stage_envelope,
@@ -74,7 +76,7 @@ def build_hooks_graph(
     builder.add_node("schedule_prefetch", schedule_prefetch)
     builder.add_node("apply_tool_policy", apply_tool_policy)
 
-    builder.add_edge(START, "adapt_payload")
+    builder.add_conditional_edges(START, on_the_loop(route_at_start))
     builder.add_conditional_edges("adapt_payload", on_the_loop(route_after_adapt_payload))
     builder.add_conditional_edges(
         "capture_events", on_the_loop(route_after_capture_events), list(get_args(Route))

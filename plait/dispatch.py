@@ -249,7 +249,8 @@ class Dispatch:
     async def _run(self, call: HostCall, session: SessionRef) -> HookOutput:
         await self.owners.admit(session.root_session_id)
         graph = self._graph_for(call.host, reads_state=call.reads_state)
-        graph_input = hook_input(session, call.payload, call.host.name, call.call_id)
+        intents = call.payload if call.host.adapt is None else ()  # its host read them
+        graph_input = hook_input(session, call.payload, call.host.name, call.call_id, intents)
         async with self._lock(session.root_session_id):
             if call.reads_state:
                 result = await graph.ainvoke(

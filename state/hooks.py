@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -81,14 +82,22 @@ class HookState(HookInput, total=False):
 
 
 def hook_input(
-    session: SessionRef, payload: Any, host: str = "plait", call_id: str = ""
+    session: SessionRef,
+    payload: Any,
+    host: str = "plait",
+    call_id: str = "",
+    intents: Sequence[Intent] = (),
 ) -> HookInput:
-    """The input of one host call: the session it is about, the host, what it sent, its id."""
+    """The input of one host call: the session it is about, the host, what it sent, its id.
+
+    ``intents``: what the host read out of its payload already (then the graph skips its
+    adapter's step).
+    """
     return HookInput(
         session=session,
         host=host,
         payload=payload,
-        intents=[],
+        intents=list(intents),
         events=[],
         inject=None,
         policy=None,

@@ -58,8 +58,9 @@ async def test_memory_envelope_heads_the_last_user_message_once_per_request(memo
 
 
 async def test_memory_a_user_turn_records_and_reads_the_cache_in_one_step(memory: Memory) -> None:
-    # adapt, capture, record and fold beside reading the cache, compose beside drift, stage:
-    # the thread's step count grows by 7 a turn (by 10 when each of those was a step of its own)
+    # capture (the call brings its intents: no adapter's step), record and fold beside reading
+    # the cache, compose beside drift, stage: the thread's step count grows by 6 a turn (by 7
+    # with the adapter's step, by 10 when each of those was a step of its own)
     session = SessionReplay(runner=OpenCodeHooks(memory))
     await session.user("We decided to use Postgres for storage.")
     steps = []
@@ -68,7 +69,7 @@ async def test_memory_a_user_turn_records_and_reads_the_cache_in_one_step(memory
         saved = await memory.dispatch.checkpointer.aget_tuple(thread_config(session.session_id))
         assert saved is not None
         steps.append(saved.metadata["step"])
-    assert steps[1] - steps[0] == 7
+    assert steps[1] - steps[0] == 6
     assert "use Postgres" in (await session.model_call())
 
 
