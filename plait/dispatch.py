@@ -103,6 +103,7 @@ class Dispatch:
             run=self.run,
             deadline_s=settings.hooks.timeout_ms / 1000 * ANSWER_SHARE,
             spool_max_bytes=settings.service.spool_max_bytes,
+            runs_at_once=settings.service.runs_at_once,
         )
         self.intake.adopt()
         return self.intake

@@ -3,8 +3,9 @@
 A host call that records (``HostCall.durable``) and can wait (its host rebuilds it from
 ``HostCall.replay``) is first written to the spool (:class:`~plait.state.ports.CallSpool`, a
 local file), then run by its session's *lane*: the calls of one session run one after another,
-in the order they came, sessions side by side. The caller waits for its call at most the hooks'
-deadline (``hooks.timeout_ms``) and hears where the call is:
+in the order they came, sessions side by side (at most ``service.runs_at_once`` runs at once in
+a process, the rest waiting their turn in the order they came). The caller waits for its call at
+most the hooks' deadline (``hooks.timeout_ms``) and hears where the call is:
 
 * ``stored``: it ran; what it records is in the hot tier.
 * ``spooled``: it is in the spool and runs later, in its session's order: the hot tier is
@@ -145,7 +146,9 @@ class Intake:
     deadline_s: float
     hosts: dict[str, HostAdapter] = field(default_factory=dict)
     spool_max_bytes: int = 0
+    runs_at_once: int = 0
     _lanes: dict[str, deque[Work]] = field(default_factory=dict)
+    _slots: asyncio.Semaphore | None = None
     _workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     _parked: list[tuple[SpooledCall, float]] = field(default_factory=list)
     _last_adopt: float = 0.0
@@ -310,18 +313,31 @@ class Intake:
         try:
             while queue:
                 work = queue[0]
-                if work.abandoned and not work.started:
-                    queue.popleft()
-                    continue
-                work.started = True
-                began = time.perf_counter()
-                done = await self._run_once(work)
+                async with self._slot():
+                    if work.abandoned and not work.started:  # its caller stopped waiting
+                        queue.popleft()
+                        continue
+                    work.started = True
+                    began = time.perf_counter()
+                    done = await self._run_once(work)
                 self._timings.append((began - work.queued_at, time.perf_counter() - began))
                 if done:
                     queue.popleft()
         finally:
             self._lanes.pop(lane, None)
             self._workers.pop(lane, None)
+
+    def _slot(self) -> contextlib.AbstractAsyncContextManager[object]:
+        """A place among the :attr:`runs_at_once` runs of this process (first come, first in).
+
+        Runs at once take turns step by step on one event loop: a hundred of them make each
+        take a hundred times as long, while a few finish in turn, each soon.
+        """
+        if not self.runs_at_once:
+            return contextlib.nullcontext()
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.runs_at_once)
+        return self._slots
 
     async def _run_once(self, work: Work) -> bool:
         """Run one call; True when the lane is done with it, False to try it again."""

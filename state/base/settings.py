@@ -344,6 +344,13 @@ class ServiceSettings(Section):
         "<data_dir>/spool/); past this a call is answered 503 not_kept and the plugin keeps "
         "it; 0: no cap.",
     )
+    runs_at_once: int = Field(
+        default=4,
+        ge=0,
+        description="Host calls of different sessions one process runs at once (a session's "
+        "own calls always run one after another); more would take turns on one event loop "
+        "and each would finish later. 0: no limit.",
+    )
     tls_cert: Path | None = Field(
         default=None, description="Certificate file: plait serve speaks HTTPS (with tls_key)."
     )

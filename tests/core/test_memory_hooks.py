@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import xml.etree.ElementTree as ET
@@ -20,6 +21,8 @@ from plait.cli.demo import check, find_envelope
 from plait.devtools.demo_session import EXPECTED, play
 from plait.dispatch import thread_config
 from plait.state.events import EventKind, body_max_bytes
+from plait.state.hooks import HookOutput
+from plait.state.intents import HostCall
 from plait.wiring import CHECKPOINTS_KEPT_PER_THREAD, project_prefix
 
 
@@ -375,3 +378,35 @@ async def test_a_served_hosts_first_calls_compile_no_graph_after_the_warm_up(
     await session.user("We decided to use Postgres for storage.")
     assert "use Postgres" in await session.model_call()
     assert built == ([] if warmed else ["opencode", "opencode"])
+
+
+@pytest.mark.parametrize("limit", [2, 0])
+async def test_no_more_calls_run_at_once_than_the_service_allows(
+    tmp_path: Path, redis_url: str, limit: int
+) -> None:
+    """``service.runs_at_once``: eight sessions' prompts at once run two at a time (all eight
+    at once with no limit), and each is recorded."""
+    settings = Settings.load(tmp_path, redis={"url": redis_url}, service={"runs_at_once": limit})
+    async with Memory.open(tmp_path, settings=settings, start_background=False) as memory:
+        intake = memory.dispatch.intake
+        assert intake is not None
+        inner, running, peak = intake.run, 0, 0
+
+        async def counted(call: HostCall) -> HookOutput:
+            nonlocal running, peak
+            running += 1
+            peak = max(peak, running)
+            try:
+                return await inner(call)
+            finally:
+                running -= 1
+
+        intake.run = counted
+        sessions = [SessionReplay(runner=OpenCodeHooks(memory)) for _ in range(8)]
+        await asyncio.gather(
+            *(s.chat(f"Rule: keep module_{n} free of globals.") for n, s in enumerate(sessions))
+        )
+        assert peak == (limit or len(sessions))
+        for n, session in enumerate(sessions):
+            logged = await memory.backends.store.read_events(session.session_id)
+            assert any(f"module_{n}" in event.summary for event in logged)
