@@ -137,11 +137,12 @@ class InMemoryRecallIndex:
         """Whether a turn is indexed already."""
         return turn.id in self._turns
 
-    def place(self, turn: IndexedTurn) -> None:
+    def place(self, turn: IndexedTurn, *, embed: bool = True) -> None:
         """Add one turn to its group's index, supersede by key, queue its text for a vector.
 
         Each turn's text is embedded once (a long one passage by passage): a neighbour that
-        arrives later changes no vector. A fact read from the session's last turn
+        arrives later changes no vector; ``embed=False`` leaves that to whoever added the turn.
+        A fact read from the session's last turn
         (:func:`~plait.state.recall.read_from`) is a key of that turn: a hit on it names the
         turn (``said_in``), and it is no turn's neighbour (the turns around it stay each
         other's), though it shares its session's score.
@@ -154,7 +155,7 @@ class InMemoryRecallIndex:
         index.add(turn.id, turn.session, turn.text, turn.said_at, in_conversation=in_conversation)
         self._turns[turn.id] = turn
         self.supersede(turn)
-        if self.vector_model is not None:
+        if self.vector_model is not None and embed:
             views = embedded_views(turn.text)
             self._pending.update(dict.fromkeys((turn.id, view) for view in views))
 

@@ -129,6 +129,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._loaded: set[str] = set()
+        self._read_before: set[str] = set()  # groups this process has read, reloads or not
         self._lock = threading.Lock()
         self._data_version: int | None = None
 
@@ -166,10 +167,16 @@ class SqliteRecallIndex(InMemoryRecallIndex):
 
         When another process wrote the file since (a worker drained turns, ``plait memory
         forget`` removed some), what this process holds is read again: it never serves a turn
-        that is gone, and sees the turns others added.
+        that is gone, and sees the turns others added. Vectors: the turns found in a group the
+        first time this process reads it that have none yet are queued to be embedded (left
+        by a process that stopped); after that, a turn another process added is that process's
+        to embed (its vectors are read with the next change), and only this process's own
+        turns stay queued here: several replicas and workers on one file embed each turn once.
         """
         version = self._connect().execute("PRAGMA data_version").fetchone()[0]
+        own: dict[tuple[str, str], None] = {}
         if self._data_version is not None and version != self._data_version:
+            own = self._pending
             InMemoryRecallIndex.__init__(
                 self, vector_model=self.vector_model, first_stage=self.first_stage
             )
@@ -179,13 +186,16 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             if group_id in self._loaded:
                 continue
             self._loaded.add(group_id)
+            embed = group_id not in self._read_before
+            self._read_before.add(group_id)
             connection = self._connect()
             rows = connection.execute(
                 f"SELECT {TURN_COLUMNS} FROM turns WHERE group_id = ? ORDER BY added", (group_id,)
             ).fetchall()
             for row in rows:
-                self.place(row_turn(row))
+                self.place(row_turn(row), embed=embed)
             self._load_vectors(connection, group_id)
+        self._pending.update(own)  # what is embedded meanwhile drops out as it is read
 
     def _load_vectors(self, connection: sqlite3.Connection, group_id: str) -> None:
         """The group's recall-embedder and first-stage vectors still true to their texts."""

@@ -251,6 +251,36 @@ async def test_sqlite_recall_index_survives_a_restart(tmp_path: Path) -> None:
     await other_model.aclose()
 
 
+async def test_two_processes_on_one_file_embed_each_turn_once(tmp_path: Path) -> None:
+    """A worker adds turns while a replica searches the same file: the replica sees them and,
+    once the worker stored their vectors, ranks by them, but never embeds them itself; what a
+    process finds unembedded the first time it reads a group (left by a process that stopped)
+    it embeds; its own new turns stay its to embed across the other's writes."""
+    worker = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    replica = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
+    await worker.add_turns(CONVERSATION[:2])
+    await replica.search_turns("database", ["shop"], 5)  # its first read of the group
+    assert len(await replica.pending_embeddings(100)) == 2  # nobody has embedded them yet
+    await worker.add_turns(CONVERSATION[2:])
+    assert {hit.turn.id for hit in await replica.search_turns("export", ["shop"], 5)} >= {
+        "shop-s1-4"
+    }
+    assert [job.turn_id for job in await replica.pending_embeddings(100)] == [
+        "shop-s1-1",
+        "shop-s1-2",
+    ]  # the worker's new turns are the worker's
+    jobs = await worker.pending_embeddings(100)
+    assert {job.turn_id for job in jobs} == {turn.id for turn in CONVERSATION}
+    await worker.store_vectors(jobs, np.eye(len(jobs), 8, dtype=np.float32))
+    await replica.add_turns([turn(5, "The refunds job runs nightly")])
+    assert [job.turn_id for job in await replica.pending_embeddings(100)] == ["shop-s1-5"]
+    await worker.add_turns([turn(6, "Refunds over 100 EUR need a second approver")])
+    await replica.search_turns("refunds", ["shop"], 5)  # reads the worker's write again
+    assert [job.turn_id for job in await replica.pending_embeddings(100)] == ["shop-s1-5"]
+    for index in (worker, replica):
+        await index.aclose()
+
+
 async def test_a_turn_ranks_by_its_first_stage_vector_as_soon_as_it_is_added(
     staged_index: RecallIndex,
 ) -> None:
