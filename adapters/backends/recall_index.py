@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TypeVar, cast
 
 import numpy as np
 
@@ -98,17 +98,17 @@ def row_turn(row: Sequence[object]) -> IndexedTurn:
     )
 
 
-def stored_vectors(
-    connection: sqlite3.Connection, group_id: str, model: str
-) -> Iterator[tuple[str, str, str, np.ndarray]]:
-    """The group's stored vectors of ``model``: (turn id, view, text digest, vector)."""
-    rows = connection.execute(
-        "SELECT v.turn_id, v.view, v.digest, v.vector FROM vectors v "
-        "JOIN turns t ON t.id = v.turn_id WHERE t.group_id = ? AND v.model = ?",
-        (group_id, model),
-    )
-    for turn_id, view, digest, blob in rows:
-        yield turn_id, view, digest, np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+VECTOR_SELECT = (
+    "SELECT v.turn_id, v.view, v.model, v.digest, v.vector FROM vectors v "
+    "JOIN turns t ON t.id = v.turn_id"
+)
+
+
+def marks(connection: sqlite3.Connection) -> tuple[int, int]:
+    """The newest turn's and the newest vector's place in the file (0 for none)."""
+    turns = connection.execute("SELECT COALESCE(MAX(added), 0) FROM turns").fetchone()[0]
+    vectors = connection.execute("SELECT COALESCE(MAX(rowid), 0) FROM vectors").fetchone()[0]
+    return int(turns), int(vectors)
 
 
 class SqliteRecallIndex(InMemoryRecallIndex):
@@ -129,9 +129,10 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._loaded: set[str] = set()
-        self._read_before: set[str] = set()  # groups this process has read, reloads or not
         self._lock = threading.Lock()
         self._data_version: int | None = None
+        self._turn_mark = 0  # the newest turn and vector read (their rows' order in the file)
+        self._vector_mark = 0
 
     @classmethod
     def in_data_dir(
@@ -163,55 +164,106 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         return await asyncio.to_thread(locked)
 
     def _load(self, group_ids: Iterable[str]) -> None:
-        """Read the groups not read yet into memory.
+        """Read the groups not read yet into memory, and what others wrote since.
 
-        When another process wrote the file since (a worker drained turns, ``plait memory
-        forget`` removed some), what this process holds is read again: it never serves a turn
-        that is gone, and sees the turns others added. Vectors: the turns found in a group the
-        first time this process reads it that have none yet are queued to be embedded (left
-        by a process that stopped); after that, a turn another process added is that process's
-        to embed (its vectors are read with the next change), and only this process's own
-        turns stay queued here: several replicas and workers on one file embed each turn once.
+        When another process wrote the file (a worker drained turns or stored vectors, ``plait
+        memory forget`` removed some), only what changed is read (:meth:`_catch_up`): this
+        process never serves a turn that is gone, and sees the turns and vectors others added.
+        Vectors: the turns found in a group the first time this process reads it that have
+        none yet are queued to be embedded (left by a process that stopped); after that, a
+        turn another process added is that process's to embed (its vectors are read as they
+        come), and only this process's own turns are queued here: several replicas and workers
+        on one file embed each turn once.
         """
-        version = self._connect().execute("PRAGMA data_version").fetchone()[0]
-        own: dict[tuple[str, str], None] = {}
+        connection = self._connect()
+        version = connection.execute("PRAGMA data_version").fetchone()[0]
         if self._data_version is not None and version != self._data_version:
-            own = self._pending
-            InMemoryRecallIndex.__init__(
-                self, vector_model=self.vector_model, first_stage=self.first_stage
-            )
-            self._loaded.clear()
+            self._catch_up(connection)
         self._data_version = version
         for group_id in dict.fromkeys(group_ids):
             if group_id in self._loaded:
                 continue
+            if not self._loaded:
+                self._turn_mark, self._vector_mark = marks(connection)
             self._loaded.add(group_id)
-            embed = group_id not in self._read_before
-            self._read_before.add(group_id)
-            connection = self._connect()
             rows = connection.execute(
                 f"SELECT {TURN_COLUMNS} FROM turns WHERE group_id = ? ORDER BY added", (group_id,)
             ).fetchall()
             for row in rows:
-                self.place(row_turn(row), embed=embed)
-            self._load_vectors(connection, group_id)
-        self._pending.update(own)  # what is embedded meanwhile drops out as it is read
+                self.place(row_turn(row))  # without a vector yet: left by a process that stopped
+            self._keep_stored(
+                connection.execute(
+                    f"{VECTOR_SELECT} WHERE t.group_id = ? AND v.model IN (?, ?)",
+                    (group_id, *self._models()),
+                )
+            )
 
-    def _load_vectors(self, connection: sqlite3.Connection, group_id: str) -> None:
-        """The group's recall-embedder and first-stage vectors still true to their texts."""
-        if self.vector_model is not None:
-            for turn_id, view, digest, vector in stored_vectors(
-                connection, group_id, self.vector_model
-            ):
+    def _catch_up(self, connection: sqlite3.Connection) -> None:
+        """Read what other processes wrote since the last read, for the groups held here.
+
+        Turns added after :attr:`_turn_mark` and vectors stored after :attr:`_vector_mark`
+        (their rows' order in the file); turns another process removed are dropped (a group
+        whose count differs is read for its ids). Rows this process wrote come back too and are
+        known already. Reading everything again, as before, took as long as indexing every
+        turn anew (tens of seconds at 100,000 turns) after each write of a worker.
+        """
+        loaded = sorted(self._loaded)
+        if not loaded:
+            return
+        turn_mark, vector_mark = marks(connection)
+        held = ",".join("?" * len(loaded))
+        rows = connection.execute(
+            f"SELECT {TURN_COLUMNS} FROM turns WHERE added > ? AND group_id IN ({held}) "
+            "ORDER BY added",
+            (self._turn_mark, *loaded),
+        ).fetchall()
+        for row in rows:
+            turn = row_turn(row)
+            if turn.id not in self._turns:
+                self.place(turn, embed=False)
+        counts = dict(
+            connection.execute(
+                f"SELECT group_id, COUNT(*) FROM turns WHERE group_id IN ({held}) "
+                "GROUP BY group_id",
+                loaded,
+            ).fetchall()
+        )
+        for group_id in loaded:
+            index = self._groups.get(group_id)
+            if index is not None and len(index) != counts.get(group_id, 0):
+                present = {
+                    row[0]
+                    for row in connection.execute(
+                        "SELECT id FROM turns WHERE group_id = ?", (group_id,)
+                    )
+                }
+                self.forget_now([turn_id for turn_id in index.ids if turn_id not in present])
+        self._keep_stored(
+            connection.execute(
+                f"{VECTOR_SELECT} WHERE v.rowid > ? AND t.group_id IN ({held}) "
+                "AND v.model IN (?, ?)",
+                (self._vector_mark, *loaded, *self._models()),
+            )
+        )
+        self._turn_mark, self._vector_mark = turn_mark, vector_mark
+
+    def _models(self) -> tuple[str, str]:
+        """The recall embedder's and the first stage's model names ("" for none)."""
+        return self.vector_model or "", self.first_stage.name if self.first_stage else ""
+
+    def _keep_stored(self, rows: Iterable[Sequence[object]]) -> None:
+        """Put stored vectors (``VECTOR_SELECT`` rows) in place when still true to their texts."""
+        first_stage = self.first_stage.name if self.first_stage else None
+        for turn_id, view, model, digest, blob in rows:
+            turn_id, view, digest = str(turn_id), str(view), str(digest)
+            vector = np.frombuffer(cast(bytes, blob), dtype=np.float16).astype(np.float32)
+            if model == self.vector_model:
                 text = self.view_text(turn_id, view)
                 if text is not None and text_digest(text) == digest:
                     self.keep_vector(turn_id, view, digest, vector)
-        if self.first_stage is not None:
-            for turn_id, view, digest, vector in stored_vectors(
-                connection, group_id, self.first_stage.name
-            ):
+            elif model == first_stage and view == FIRST_STAGE_VIEW:
                 text = self.view_text(turn_id, "turn")
-                if view == FIRST_STAGE_VIEW and text is not None and text_digest(text) == digest:
+                if text is not None and text_digest(text) == digest:
                     self.keep_first_stage_vector(turn_id, vector)
 
     # -- the port, written through --------------------------------------------------------------

@@ -252,10 +252,11 @@ async def test_sqlite_recall_index_survives_a_restart(tmp_path: Path) -> None:
 
 
 async def test_two_processes_on_one_file_embed_each_turn_once(tmp_path: Path) -> None:
-    """A worker adds turns while a replica searches the same file: the replica sees them and,
-    once the worker stored their vectors, ranks by them, but never embeds them itself; what a
-    process finds unembedded the first time it reads a group (left by a process that stopped)
-    it embeds; its own new turns stay its to embed across the other's writes."""
+    """A worker adds turns while a replica searches the same file: the replica reads what is
+    new (not every turn again), takes the worker's vectors and never embeds the worker's turns
+    itself; what a process finds unembedded the first time it reads a group (left by a process
+    that stopped) it embeds; its own new turns stay its to embed across the other's writes; a
+    turn the worker forgets is gone from the replica's results."""
     worker = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
     replica = SqliteRecallIndex.in_data_dir(tmp_path, vector_model=MODEL)
     await worker.add_turns(CONVERSATION[:2])
@@ -274,9 +275,23 @@ async def test_two_processes_on_one_file_embed_each_turn_once(tmp_path: Path) ->
     await worker.store_vectors(jobs, np.eye(len(jobs), 8, dtype=np.float32))
     await replica.add_turns([turn(5, "The refunds job runs nightly")])
     assert [job.turn_id for job in await replica.pending_embeddings(100)] == ["shop-s1-5"]
+    placed: list[str] = []
+    place = replica.place
+
+    def counted(turn: IndexedTurn, *, embed: bool = True) -> None:
+        placed.append(turn.id)
+        place(turn, embed=embed)
+
+    replica.place = counted  # type: ignore[method-assign]
     await worker.add_turns([turn(6, "Refunds over 100 EUR need a second approver")])
     await replica.search_turns("refunds", ["shop"], 5)  # reads the worker's write again
+    assert placed == ["shop-s1-6"]  # what is new, not every turn again
     assert [job.turn_id for job in await replica.pending_embeddings(100)] == ["shop-s1-5"]
+    assert await worker.forget_turns(["shop-s1-4"]) == 1
+    found = [
+        hit.turn.id for hit in await replica.search_turns("invoice export refunds", ["shop"], 9)
+    ]
+    assert "shop-s1-4" not in found and {"shop-s1-5", "shop-s1-6"} <= set(found)
     for index in (worker, replica):
         await index.aclose()
 
