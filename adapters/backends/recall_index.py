@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -56,7 +56,11 @@ CREATE TABLE IF NOT EXISTS vectors (
     vector BLOB NOT NULL,
     PRIMARY KEY (turn_id, view)
 );
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 """
+# how many times rows were removed: a removal may let SQLite give a later row a place in the
+# file that was read already, so a reader that sees this change reads its groups again
+REMOVALS = "removals"
 TURN_COLUMNS = "id, group_id, session, seq, said_at, kind, key, text"
 OLD_VIEWS = "('with_previous', 'with_both')"
 VECTOR_INSERT = "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?)"
@@ -104,11 +108,28 @@ VECTOR_SELECT = (
 )
 
 
-def marks(connection: sqlite3.Connection) -> tuple[int, int]:
-    """The newest turn's and the newest vector's place in the file (0 for none)."""
+class Marks(NamedTuple):
+    """How far a process has read the file: the newest turn's and vector's place, removals."""
+
+    turns: int = 0
+    vectors: int = 0
+    removals: int = 0
+
+
+def marks(connection: sqlite3.Connection) -> Marks:
+    """Where the file stands now (see :class:`Marks`)."""
     turns = connection.execute("SELECT COALESCE(MAX(added), 0) FROM turns").fetchone()[0]
     vectors = connection.execute("SELECT COALESCE(MAX(rowid), 0) FROM vectors").fetchone()[0]
-    return int(turns), int(vectors)
+    removals = connection.execute("SELECT value FROM meta WHERE key = ?", (REMOVALS,)).fetchone()
+    return Marks(int(turns), int(vectors), int(removals[0]) if removals else 0)
+
+
+def count_removal(connection: sqlite3.Connection) -> None:
+    """Note, inside the removing transaction, that rows were removed (see :data:`REMOVALS`)."""
+    connection.execute(
+        "INSERT INTO meta VALUES (?, 1) ON CONFLICT(key) DO UPDATE SET value = value + 1",
+        (REMOVALS,),
+    )
 
 
 class SqliteRecallIndex(InMemoryRecallIndex):
@@ -131,8 +152,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         self._loaded: set[str] = set()
         self._lock = threading.Lock()
         self._data_version: int | None = None
-        self._turn_mark = 0  # the newest turn and vector read (their rows' order in the file)
-        self._vector_mark = 0
+        self._marks = Marks()  # how far this process has read the file
 
     @classmethod
     def in_data_dir(
@@ -152,7 +172,9 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.executescript(SCHEMA)
             with connection:  # vectors of window texts: the layout before each turn's own
-                connection.execute(f"DELETE FROM vectors WHERE view IN {OLD_VIEWS}")
+                old = connection.execute(f"DELETE FROM vectors WHERE view IN {OLD_VIEWS}")
+                if old.rowcount:
+                    count_removal(connection)
             self._connection = connection
         return self._connection
 
@@ -184,7 +206,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             if group_id in self._loaded:
                 continue
             if not self._loaded:
-                self._turn_mark, self._vector_mark = marks(connection)
+                self._marks = marks(connection)
             self._loaded.add(group_id)
             rows = connection.execute(
                 f"SELECT {TURN_COLUMNS} FROM turns WHERE group_id = ? ORDER BY added", (group_id,)
@@ -201,51 +223,41 @@ class SqliteRecallIndex(InMemoryRecallIndex):
     def _catch_up(self, connection: sqlite3.Connection) -> None:
         """Read what other processes wrote since the last read, for the groups held here.
 
-        Turns added after :attr:`_turn_mark` and vectors stored after :attr:`_vector_mark`
-        (their rows' order in the file); turns another process removed are dropped (a group
-        whose count differs is read for its ids). Rows this process wrote come back too and are
-        known already. Reading everything again, as before, took as long as indexing every
-        turn anew (tens of seconds at 100,000 turns) after each write of a worker.
+        Turns and vectors whose place in the file is past :attr:`_marks` (rows this process
+        wrote come back too, and are known already). When rows were removed since (``plait
+        memory forget``), every group is read again the next time it is used: removing can let
+        SQLite reuse a place already read. Reading everything again after each write, as before,
+        took as long as indexing every turn anew (tens of seconds at 100,000 turns).
         """
+        now = marks(connection)
+        if now.removals != self._marks.removals:
+            InMemoryRecallIndex.__init__(
+                self, vector_model=self.vector_model, first_stage=self.first_stage
+            )
+            self._loaded.clear()
+            return
         loaded = sorted(self._loaded)
         if not loaded:
+            self._marks = now
             return
-        turn_mark, vector_mark = marks(connection)
         held = ",".join("?" * len(loaded))
         rows = connection.execute(
             f"SELECT {TURN_COLUMNS} FROM turns WHERE added > ? AND group_id IN ({held}) "
             "ORDER BY added",
-            (self._turn_mark, *loaded),
+            (self._marks.turns, *loaded),
         ).fetchall()
         for row in rows:
             turn = row_turn(row)
             if turn.id not in self._turns:
                 self.place(turn, embed=False)
-        counts = dict(
-            connection.execute(
-                f"SELECT group_id, COUNT(*) FROM turns WHERE group_id IN ({held}) "
-                "GROUP BY group_id",
-                loaded,
-            ).fetchall()
-        )
-        for group_id in loaded:
-            index = self._groups.get(group_id)
-            if index is not None and len(index) != counts.get(group_id, 0):
-                present = {
-                    row[0]
-                    for row in connection.execute(
-                        "SELECT id FROM turns WHERE group_id = ?", (group_id,)
-                    )
-                }
-                self.forget_now([turn_id for turn_id in index.ids if turn_id not in present])
         self._keep_stored(
             connection.execute(
                 f"{VECTOR_SELECT} WHERE v.rowid > ? AND t.group_id IN ({held}) "
                 "AND v.model IN (?, ?)",
-                (self._vector_mark, *loaded, *self._models()),
+                (self._marks.vectors, *loaded, *self._models()),
             )
         )
-        self._turn_mark, self._vector_mark = turn_mark, vector_mark
+        self._marks = now
 
     def _models(self) -> tuple[str, str]:
         """The recall embedder's and the first stage's model names ("" for none)."""
@@ -367,6 +379,7 @@ class SqliteRecallIndex(InMemoryRecallIndex):
             with connection:
                 gone = connection.execute(f"DELETE FROM turns WHERE id IN ({marks})", ids).rowcount
                 connection.execute(f"DELETE FROM vectors WHERE turn_id IN ({marks})", ids)
+                count_removal(connection)
             self.forget_now(ids)
             return gone
 

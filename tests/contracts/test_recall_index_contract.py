@@ -292,6 +292,11 @@ async def test_two_processes_on_one_file_embed_each_turn_once(tmp_path: Path) ->
         hit.turn.id for hit in await replica.search_turns("invoice export refunds", ["shop"], 9)
     ]
     assert "shop-s1-4" not in found and {"shop-s1-5", "shop-s1-6"} <= set(found)
+    # the newest row removed, then a turn added: SQLite gives it the removed turn's place
+    await worker.forget_turns(["shop-s1-6"])
+    await worker.add_turns([turn(7, "Refunds are logged in the ledger")])
+    found = [hit.turn.id for hit in await replica.search_turns("refunds ledger", ["shop"], 9)]
+    assert "shop-s1-7" in found and "shop-s1-6" not in found
     for index in (worker, replica):
         await index.aclose()
 
