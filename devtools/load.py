@@ -606,6 +606,14 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def played_how(options: dict[str, Any]) -> str:
+    """How the sessions played their hooks, for a row's fault column ("" back to back)."""
+    how = f" (hooks {options['pace_ms']} ms apart)" if int(options.get("pace_ms", 0) or 0) else ""
+    if options.get("bus_events") == "True":
+        how += ", with OpenCode's other bus events"
+    return how
+
+
 def render_load(report: LoadReport, label: str = "") -> str:
     """One markdown table row of a run."""
     options = report.options
@@ -623,10 +631,7 @@ def render_load(report: LoadReport, label: str = "") -> str:
         after = float(options["kill_serve_after_s"])
         killed = f"plait serve killed -9 {after:.0f} s after its first answer"
         outage = killed if outage == "none" else f"{outage}; {killed}"
-    if int(options.get("pace_ms", 0) or 0):
-        outage += f" (hooks {options['pace_ms']} ms apart)"
-    if options.get("bus_events") == "True":
-        outage += ", with OpenCode's other bus events"
+    outage += played_how(options)
     envelope = f"{report.enveloped}/{report.transforms}"
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | {outage} | "
@@ -701,10 +706,7 @@ def render_shared(report: LoadReport, label: str = "") -> str:
             f"replica 1 killed -9 {float(options['kill_serve_after_s']):.0f} s after its first "
             f"answer, down {float(options['down_s']):.0f} s"
         )
-    if int(options.get("pace_ms", 0) or 0):
-        fault += f" (hooks {options['pace_ms']} ms apart)"
-    if options.get("bus_events") == "True":
-        fault += ", with OpenCode's other bus events"
+    fault += played_how(options)
     posts = " / ".join(str(n) for n in report.answered_by)
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | "

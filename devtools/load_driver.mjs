@@ -19,7 +19,6 @@ import { pathToFileURL } from "node:url"
 
 const [pluginPath, sessionCount = "50", hookCount = "40", outPath, settleSeconds = "120", paceMs = "0"] =
   process.argv.slice(2)
-// PLAIT_LOAD_BUS_EVENTS: each turn also publishes OpenCode's other bus events (quietEvents)
 const busEvents = Boolean(process.env.PLAIT_LOAD_BUS_EVENTS)
 // Which service answered each hook post (by origin): with replicas, how the sessions spread.
 const answeredBy = {}

@@ -83,13 +83,13 @@ TIMINGS_KEPT = 2000
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class LaneTimings:
-    """Milliseconds the newest ``runs`` calls waited in their lane and ran (p50, p99)."""
+    """Milliseconds the newest ``runs`` calls waited in their lane and ran (``/v1/health``)."""
 
     runs: int
-    wait_p50_ms: float
-    wait_p99_ms: float
-    run_p50_ms: float
-    run_p99_ms: float
+    wait_p50: float
+    wait_p99: float
+    run_p50: float
+    run_p99: float
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -148,13 +148,18 @@ class Intake:
     spool_max_bytes: int = 0
     runs_at_once: int = 0
     _lanes: dict[str, deque[Work]] = field(default_factory=dict)
-    _slots: asyncio.Semaphore | None = None
+    _slots: asyncio.Semaphore | None = field(default=None, init=False)  # see __post_init__
     _workers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     _parked: list[tuple[SpooledCall, float]] = field(default_factory=list)
     _last_adopt: float = 0.0
     _last_sync: float = 0.0
     # the newest runs' (time waiting in the lane, time running), seconds: see lane_timings
     _timings: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=TIMINGS_KEPT))
+
+    def __post_init__(self) -> None:
+        # runs at once take turns step by step on one event loop: a hundred of them make each
+        # take a hundred times as long, while a few finish in turn, each soon
+        self._slots = asyncio.Semaphore(self.runs_at_once) if self.runs_at_once else None
 
     # -- hosts and what waits for them ----------------------------------------------------------
     def register(self, host: HostAdapter) -> None:
@@ -313,7 +318,7 @@ class Intake:
         try:
             while queue:
                 work = queue[0]
-                async with self._slot():
+                async with self._slots or contextlib.nullcontext():
                     if work.abandoned and not work.started:  # its caller stopped waiting
                         queue.popleft()
                         continue
@@ -326,18 +331,6 @@ class Intake:
         finally:
             self._lanes.pop(lane, None)
             self._workers.pop(lane, None)
-
-    def _slot(self) -> contextlib.AbstractAsyncContextManager[object]:
-        """A place among the :attr:`runs_at_once` runs of this process (first come, first in).
-
-        Runs at once take turns step by step on one event loop: a hundred of them make each
-        take a hundred times as long, while a few finish in turn, each soon.
-        """
-        if not self.runs_at_once:
-            return contextlib.nullcontext()
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.runs_at_once)
-        return self._slots
 
     async def _run_once(self, work: Work) -> bool:
         """Run one call; True when the lane is done with it, False to try it again."""
@@ -447,10 +440,10 @@ class Intake:
         waits, runs = (sorted(column) for column in zip(*self._timings, strict=True))
         return LaneTimings(
             runs=len(runs),
-            wait_p50_ms=quantile_ms(waits, 0.5),
-            wait_p99_ms=quantile_ms(waits, 0.99),
-            run_p50_ms=quantile_ms(runs, 0.5),
-            run_p99_ms=quantile_ms(runs, 0.99),
+            wait_p50=quantile_ms(waits, 0.5),
+            wait_p99=quantile_ms(waits, 0.99),
+            run_p50=quantile_ms(runs, 0.5),
+            run_p99=quantile_ms(runs, 0.99),
         )
 
     def dead_count(self) -> int:

@@ -114,7 +114,6 @@ from plait.state.base.redact import redacted_logger
 from plait.state.groups import acting_as, project_key
 
 if TYPE_CHECKING:
-    from plait.intake import LaneTimings
     from plait.memory import Memory
 
 logger = redacted_logger("plait")
@@ -440,20 +439,9 @@ async def health_of(memory: Memory, trusted: bool) -> Health:
         queue_lag_s=tier.queue_lag_s,
         spool_pending=pending,
         dead_calls=dead,
-        lanes=lane_figures(timings) if timings is not None else None,
+        lanes=asdict(timings) if timings is not None else None,
         degraded=reasons if trusted else None,
     )
-
-
-def lane_figures(timings: LaneTimings) -> dict[str, int | float]:
-    """Lane timings as ``/v1/health`` shows them."""
-    return {
-        "runs": timings.runs,
-        "wait_p50": timings.wait_p50_ms,
-        "wait_p99": timings.wait_p99_ms,
-        "run_p50": timings.run_p50_ms,
-        "run_p99": timings.run_p99_ms,
-    }
 
 
 def hook_request_schema(model: type[BaseModel] = HookRequest) -> dict[str, Any]:
