@@ -76,6 +76,7 @@ class LoadOptions:
     workers: int = 0  # plait worker processes draining beside them
     down_s: float = 0.0  # how long the killed plait serve stays down before it is started again
     bus_events: bool = False  # each turn also publishes OpenCode's other bus events
+    first_call_wait_ms: int | None = None  # the plugin's PLAIT_FIRST_CALL_WAIT_MS (None: its own)
 
     @property
     def shared(self) -> bool:
@@ -99,6 +100,7 @@ class LoadReport:
     spool_s: float = 0.0
     transforms: int = 0
     enveloped: int = 0
+    first_enveloped: int = 0  # sessions whose first model call carried the envelope
     errors: int = 0
     outbox_bytes_left: int = 0
     prompts_sent: int = 0
@@ -569,6 +571,8 @@ def drive(
     """Run the Node driver (the plugins given ``urls`` as ``PLAIT_URL`` when any); its result."""
     driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
     driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
+    if options.first_call_wait_ms is not None:
+        driver_env["PLAIT_FIRST_CALL_WAIT_MS"] = str(options.first_call_wait_ms)
     if options.bus_events:
         driver_env["PLAIT_LOAD_BUS_EVENTS"] = "1"
     if urls:  # a service a team shares: each session a user with its own plugin data dir
@@ -590,7 +594,7 @@ def read_driver_result(report: LoadReport, result: dict[str, Any]) -> None:
     """Copy the driver's figures into the report."""
     for name in ("hooks", "p50_ms", "p99_ms", "max_ms", "per_hook", "played_s", "settled_s"):
         setattr(report, name, result[name])
-    for name in ("transforms", "enveloped", "errors", "outbox_bytes_left"):
+    for name in ("transforms", "enveloped", "first_enveloped", "errors", "outbox_bytes_left"):
         setattr(report, name, result[name])
 
 
@@ -614,6 +618,13 @@ def played_how(options: dict[str, Any]) -> str:
     return how
 
 
+def enveloped_share(report: LoadReport) -> str:
+    """Model calls that carried the envelope, and how many of them were sessions' first."""
+    sessions = int(report.options["sessions"])
+    first = f" (first calls {report.first_enveloped}/{sessions})" if report.transforms else ""
+    return f"{report.enveloped}/{report.transforms}{first}"
+
+
 def render_load(report: LoadReport, label: str = "") -> str:
     """One markdown table row of a run."""
     options = report.options
@@ -632,7 +643,7 @@ def render_load(report: LoadReport, label: str = "") -> str:
         killed = f"plait serve killed -9 {after:.0f} s after its first answer"
         outage = killed if outage == "none" else f"{outage}; {killed}"
     outage += played_how(options)
-    envelope = f"{report.enveloped}/{report.transforms}"
+    envelope = enveloped_share(report)
     return (
         f"| {label or 'this tree'} | {options['sessions']}×{options['hooks']} | {outage} | "
         f"{report.hooks} | {report.p50_ms:.0f} | {report.p99_ms:.0f} | {report.max_ms:.0f} | "
@@ -667,7 +678,10 @@ LOAD_ABOUT = (
     "plugins' outboxes to empty (settled s), then for the service's spool (`spool_s` in "
     "`--json`: how long every call took to be recorded after that) and reads every session's "
     "event log: prompts stored, lost, stored twice, and sessions whose prompts are out of "
-    "order. `--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
+    "order. Transforms with envelope: model calls whose last user message carried "
+    "`<session_memory>`, and of them each session's first (it asks again while the service "
+    "is behind, up to the plugin's `PLAIT_FIRST_CALL_WAIT_MS`, 1 s). "
+    "`--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
     "`--pace-ms` puts that pause between a session's hooks (the outage runs use it, so the "
     "outage falls inside the run); `--serve-command`/`--plugin` measure another tree (before)."
 )
@@ -713,7 +727,7 @@ def render_shared(report: LoadReport, label: str = "") -> str:
         f"{options['replicas']} | {options['workers']} | {fault} | {report.hooks} | "
         f"{report.p50_ms:.0f} | {report.p99_ms:.0f} | {posts} | {report.prompts_sent} | "
         f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
-        f"{report.out_of_order_sessions} | {report.enveloped}/{report.transforms} | "
+        f"{report.out_of_order_sessions} | {enveloped_share(report)} | "
         f"{report.events_drained} | {report.drained_twice} | {report.queue_left} | "
         f"{report.settled_s:.1f} |"
     )

@@ -43,6 +43,7 @@ const model = { providerID: "mock", modelID: "mock-model" }
 const times = {}
 const prompts = {}
 let enveloped = 0
+let firstEnveloped = 0 // sessions whose first model call carried the envelope
 let transforms = 0
 let errors = 0
 let ids = 0
@@ -89,7 +90,9 @@ function turn(hooks, sessionID, index, history, sent) {
       const output = { messages: history.slice(-6).map((m) => structuredClone(m)) }
       await hooks["experimental.chat.messages.transform"]({}, output)
       transforms += 1
-      if (JSON.stringify(output.messages.at(-1)).includes("<session_memory")) enveloped += 1
+      if (!JSON.stringify(output.messages.at(-1)).includes("<session_memory")) return
+      enveloped += 1
+      if (index === 0) firstEnveloped += 1
     }],
     ["tool.execute.before", async () => {
       await hooks["tool.execute.before"]({ tool: "bash", sessionID, callID }, { args: { command: "pytest -q" } })
@@ -215,6 +218,7 @@ const result = {
   per_hook: perHook,
   transforms,
   enveloped,
+  first_enveloped: firstEnveloped,
   errors,
   answered_by: answeredBy,
   prompts,

@@ -79,3 +79,14 @@ def test_load_over_two_replicas_and_two_workers_with_one_replica_killed() -> Non
     assert len(report.answered_by) == 2 and min(report.answered_by) > 0, report.answered_by
     assert report.queue_left == 0 and report.events_drained >= 1, report.as_dict()
     assert report.drained_twice == 0
+
+
+def test_sessions_starting_at_once_each_get_memory_in_their_first_model_call() -> None:
+    """Twenty new sessions back to back: the service is behind with their first turns, so a
+    first model call's answer comes before its prompt ran. It asks again while the service is
+    behind (``PLAIT_FIRST_CALL_WAIT_MS``, long here: a slow machine counts the same) and every
+    session's first model call carries the envelope."""
+    report = run_load(LoadOptions(sessions=20, hooks=4, first_call_wait_ms=30_000))
+    assert report.transforms == 20
+    assert report.first_enveloped == 20, report.as_dict()
+    assert report.prompts_lost == 0 and report.duplicates == 0

@@ -78,6 +78,10 @@ const SPAWN_INTERVAL_MS = 30_000
 // A model call right after the plugin started `plait serve` waits for it this long at most, so
 // the first model call of a cold start carries memory (the service's start is about 1 s)
 const START_WAIT_MS = Number(process.env.PLAIT_START_WAIT_MS ?? 5_000)
+// A session's first model call is where its long-term memory matters most: while the service
+// is behind with the session's first calls (many sessions starting at once), it asks again for
+// this long at most. Later model calls take what the service has at once.
+const FIRST_CALL_WAIT_MS = Number(process.env.PLAIT_FIRST_CALL_WAIT_MS ?? 1_000)
 const OUTBOX_MAX_BYTES = 64 * 1024 * 1024
 // An outbox larger than this is not read to tell its sessions apart: every session waits behind it
 const SCAN_MAX_BYTES = 1024 * 1024
@@ -838,6 +842,7 @@ class EventQueue {
 class CallNotes {
   private notes = new Map<string, string>()
   private compacting = new Set<string>()
+  private asked = new Set<string>() // sessions whose first model call came
 
   note(callID: unknown, message: string | undefined): void {
     if (typeof callID !== "string" || !message) return
@@ -850,6 +855,14 @@ class CallNotes {
     const message = this.notes.get(callID)
     this.notes.delete(callID)
     return message
+  }
+
+  /** Whether this is the session's first model call here (true once per session). */
+  firstModelCall(sessionID: unknown): boolean {
+    if (typeof sessionID !== "string" || this.asked.has(sessionID)) return false
+    this.asked.add(sessionID)
+    if (this.asked.size > NOTES_KEPT) this.asked.delete(this.asked.values().next().value as string)
+    return true
   }
 
   startCompacting(sessionID: unknown): void {
@@ -870,7 +883,7 @@ function appendNote(output: Json, note: string | undefined): void {
 }
 
 /** Whether the service's answer to a transform put an envelope in the message. */
-function enveloped(returned: Json): boolean {
+function enveloped(returned: Json | undefined): boolean {
   const parts = returned?.messages?.[0]?.parts
   return Array.isArray(parts) && parts.some((part: Json) => String(part?.id ?? "").startsWith(ENVELOPE_PART))
 }
@@ -917,13 +930,19 @@ const PlaitPlugin: Plugin = async (input) => {
     "experimental.chat.messages.transform": async (hookInput, output) => {
       const last = lastUserMessage(output as Json)
       if (!last || notes.isCompacting(output as Json)) return
+      const first = notes.firstModelCall(last.info?.sessionID)
       const starting = await client.untilStarted()
-      const ask = () => client.call(TRANSFORM, hookInput as Json, { messages: [last] })
-      let returned = await ask()
-      // a service that has just started runs its first calls slowly: ask again while it is behind
-      while (returned && client.failedOpen(returned) && !enveloped(returned) && Date.now() < starting) {
+      const until = Math.max(starting, first ? Date.now() + FIRST_CALL_WAIT_MS : 0)
+      // a service that has just started runs its first calls slowly, and a session's first turn
+      // may wait behind other sessions' first turns: until then, ask again while it is behind
+      // (it answered without running the call, or not in time)
+      let returned: Json | undefined
+      for (;;) {
+        const asked = Date.now()
+        returned = await client.call(TRANSFORM, hookInput as Json, { messages: [last] })
+        const behind = returned ? client.failedOpen(returned) : Date.now() - asked >= TIMEOUT_MS
+        if (!behind || enveloped(returned) || Date.now() >= until) break
         await new Promise((resolve) => setTimeout(resolve, 100))
-        returned = await ask()
       }
       const message = returned?.messages?.[0]
       if (message) mergeInto(last, message)
