@@ -483,6 +483,13 @@ def bench_load_command(
             "step and tool parts), which hold nothing plait reads."
         ),
     ] = False,
+    lockstep: Annotated[
+        bool,
+        typer.Option(
+            help="With --pace-ms, every session starts at once and makes its hooks at the same "
+            "instants as the others (default: the sessions' starts spread over one pause)."
+        ),
+    ] = False,
     redis: Annotated[
         str, typer.Option(help="embedded (plait's own server) or external (redis.url).")
     ] = "embedded",
@@ -520,6 +527,7 @@ def bench_load_command(
         replicas=replicas,
         workers=workers,
         bus_events=bus_events,
+        lockstep=lockstep,
     )
     try:
         report = run_load(options)

@@ -76,6 +76,9 @@ class LoadOptions:
     workers: int = 0  # plait worker processes draining beside them
     down_s: float = 0.0  # how long the killed plait serve stays down before it is started again
     bus_events: bool = False  # each turn also publishes OpenCode's other bus events
+    # with pace_ms: every session starts at once, its hooks at the same instants as the others'
+    # (False: the sessions' starts spread evenly over one pause, as sessions that began apart)
+    lockstep: bool = False
     first_call_wait_ms: int | None = None  # the plugin's PLAIT_FIRST_CALL_WAIT_MS (None: its own)
 
     @property
@@ -571,6 +574,8 @@ def drive(
     """Run the Node driver (the plugins given ``urls`` as ``PLAIT_URL`` when any); its result."""
     driver_env = dict(env, PLAIT_DATA_DIR=str(data), PLAIT_NO_SPAWN="1")
     driver_env["PLAIT_TIMEOUT_MS"] = str(options.timeout_ms)
+    if options.lockstep:
+        driver_env["PLAIT_LOAD_LOCKSTEP"] = "1"
     if options.first_call_wait_ms is not None:
         driver_env["PLAIT_FIRST_CALL_WAIT_MS"] = str(options.first_call_wait_ms)
     if options.bus_events:
@@ -612,7 +617,11 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 def played_how(options: dict[str, Any]) -> str:
     """How the sessions played their hooks, for a row's fault column ("" back to back)."""
-    how = f" (hooks {options['pace_ms']} ms apart)" if int(options.get("pace_ms", 0) or 0) else ""
+    how = ""
+    if int(options.get("pace_ms", 0) or 0):
+        lockstep = options.get("lockstep") == "True"
+        starts = "all at once, in lockstep" if lockstep else "starts spread over one pause"
+        how = f" (hooks {options['pace_ms']} ms apart, {starts})"
     if options.get("bus_events") == "True":
         how += ", with OpenCode's other bus events"
     return how
@@ -683,7 +692,9 @@ LOAD_ABOUT = (
     "is behind, up to the plugin's `PLAIT_FIRST_CALL_WAIT_MS`, 1 s). "
     "`--kill-serve-after` kills `plait serve` with SIGKILL and starts it again at once; "
     "`--pace-ms` puts that pause between a session's hooks (the outage runs use it, so the "
-    "outage falls inside the run); `--serve-command`/`--plugin` measure another tree (before)."
+    "outage falls inside the run), the sessions' starts spread evenly over one pause "
+    "(`--lockstep`: all start at once and call at the same instants); "
+    "`--serve-command`/`--plugin` measure another tree (before)."
 )
 
 

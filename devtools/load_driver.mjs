@@ -149,6 +149,8 @@ function quietEvents(message, assistantID, callID) {
 }
 
 const baseDataDir = process.env.PLAIT_DATA_DIR
+const lockstep = process.env.PLAIT_LOAD_LOCKSTEP === "1"
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function playSession(number) {
   if (process.env.PLAIT_LOAD_USERS) process.env.PLAIT_DATA_DIR = join(baseDataDir, "users", String(number))
@@ -161,9 +163,11 @@ async function playSession(number) {
     event: { type: "session.created", properties: { info: { id: sessionID, title: `load ${number}`, time: { created: Date.now() } } } },
   })]]
   for (let index = 0; calls.length < Number(hookCount); index++) calls.push(...turn(hooks, sessionID, index, history, sent))
+  // paced sessions began apart (unless in lockstep): their starts spread over one pause
+  if (Number(paceMs) > 0 && !lockstep) await sleep((Number(paceMs) * number) / Number(sessionCount))
   for (const [name, work] of calls.slice(0, Number(hookCount))) {
     await timed(name, work)
-    if (Number(paceMs) > 0) await new Promise((resolve) => setTimeout(resolve, Number(paceMs)))
+    if (Number(paceMs) > 0) await sleep(Number(paceMs))
   }
   return hooks // disposed after the settle wait: an OpenCode process outlives its last prompt
 }
