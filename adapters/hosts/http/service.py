@@ -76,6 +76,7 @@ import pydantic_core
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from fastapi.telemetry import TelemetryConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plait.adapters.hosts.hook_client._client import is_loopback
@@ -127,6 +128,7 @@ MAX_BATCH_CALLS = 500
 STATUS_HEADER = "x-plait-status"
 PUBLIC_PATHS = frozenset({"/v1/health", "/openapi.json", "/docs", "/docs/oauth2-redirect"})
 SERVICE_VERSION = "1"
+NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -564,6 +566,9 @@ def create_app(
         version=SERVICE_VERSION,
         summary="Memory layer for AI coding agents: OpenCode hook endpoint.",
         redoc_url=None,
+        # FastAPI's own OpenTelemetry looks for the process's providers on every request (about
+        # a tenth of a small hook's time in the service); plait configures none
+        telemetry=NO_TELEMETRY,
     )
     app.state.memory = memory
     app.state.token = token
