@@ -265,11 +265,11 @@ class SqliteRecallIndex(InMemoryRecallIndex):
 
     def _keep_stored(self, rows: Iterable[Sequence[object]]) -> None:
         """Put stored vectors (``VECTOR_SELECT`` rows) in place when still true to their texts."""
-        first_stage = self.first_stage.name if self.first_stage else None
+        recall_model, first_stage = self._models()
         for turn_id, view, model, digest, blob in rows:
             turn_id, view, digest = str(turn_id), str(view), str(digest)
             vector = np.frombuffer(cast(bytes, blob), dtype=np.float16).astype(np.float32)
-            if model == self.vector_model:
+            if model == recall_model:
                 text = self.view_text(turn_id, view)
                 if text is not None and text_digest(text) == digest:
                     self.keep_vector(turn_id, view, digest, vector)
@@ -368,18 +368,21 @@ class SqliteRecallIndex(InMemoryRecallIndex):
         def forget() -> int:
             connection = self._connect()
             ids = list(dict.fromkeys(turn_ids))
-            marks = ",".join("?" * len(ids))
+            held = ",".join("?" * len(ids))
             groups = [
                 row[0]
                 for row in connection.execute(
-                    f"SELECT DISTINCT group_id FROM turns WHERE id IN ({marks})", ids
+                    f"SELECT DISTINCT group_id FROM turns WHERE id IN ({held})", ids
                 )
             ]
             self._load(groups)
             with connection:
-                gone = connection.execute(f"DELETE FROM turns WHERE id IN ({marks})", ids).rowcount
-                connection.execute(f"DELETE FROM vectors WHERE turn_id IN ({marks})", ids)
-                count_removal(connection)
+                gone = connection.execute(f"DELETE FROM turns WHERE id IN ({held})", ids).rowcount
+                vectors = connection.execute(
+                    f"DELETE FROM vectors WHERE turn_id IN ({held})", ids
+                ).rowcount
+                if gone or vectors:  # nothing removed: no reader needs to read again
+                    count_removal(connection)
             self.forget_now(ids)
             return gone
 
