@@ -6,7 +6,8 @@ starts it, the real OpenCode plugin driven from Node) with one fault injected a 
 the hot tier killed (plait brings its embedded server back), the hot tier hung (SIGSTOP, then
 SIGCONT), an external Redis flapping (down and up three times), and the spool capped so small that
 the service refuses calls with 503 (what a full disk does to it; the plugins keep the calls in
-their outboxes). After each run the bench waits for the outboxes and the spool to empty and counts
+their outboxes). After each run the bench waits for the outboxes, then the spool, to empty (how
+long each took, with no further hook from anyone, is in the table) and counts
 every prompt the plugins sent: stored, lost, stored twice, out of order, and how many model calls
 carried an envelope. Nothing here is a test: the table goes to ``docs/benchmarks.md``.
 """
@@ -51,8 +52,8 @@ FAULTS = (
 
 FAULTS_HEAD = (
     "| fault | hooks | p99 ms | prompts sent | stored | lost | duplicates | "
-    "sessions out of order | transforms with envelope | settled s |\n"
-    "|---|---|---|---|---|---|---|---|---|---|"
+    "sessions out of order | transforms with envelope | settled s | recorded s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -63,7 +64,7 @@ def fault_row(fault: Fault, report: LoadReport) -> str:
         f"| {fault.name} | {report.hooks} | {report.p99_ms:.0f} | {report.prompts_sent} | "
         f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
         f"{report.out_of_order_sessions} | {report.enveloped}/{report.transforms} "
-        f"({share:.0%}) | {report.settled_s:.1f} |"
+        f"({share:.0%}) | {report.settled_s:.1f} | {report.spool_s:.1f} |"
     )
 
 
@@ -80,10 +81,12 @@ def faults_section(stamp: str, runs: list[tuple[Fault, LoadReport]]) -> str:
     return (
         f"`uv run plait bench faults`: {base.sessions} OpenCode sessions × {base.hooks} hooks "
         f"through the real plugin, {base.pace_ms} ms between a session's hooks, each fault "
-        f"{base.outage_after_s:.0f} s in; then the bench waits until the plugins' outboxes and "
-        "the service's spool are empty (settled s) and reads every session's log "
-        "(see `plait bench load`). Disk full is the service's spool cap: with no root here a "
-        "real full disk cannot be made; the ENOSPC path itself is covered by a test.\n\n"
+        f"{base.outage_after_s:.0f} s in; then the bench waits until the plugins' outboxes are "
+        "empty (settled s: after the last hook, with no further hook from anyone), then until "
+        "the service's spool is (recorded s: how much longer until every acknowledged call was "
+        "recorded), and reads every session's log (see `plait bench load`). Disk full is the "
+        "service's spool cap: with no root here a real full disk cannot be made; the ENOSPC "
+        "path itself is covered by a test.\n\n"
         f"{stamp}\n\n{FAULTS_HEAD}\n{rows}\n"
     )
 
