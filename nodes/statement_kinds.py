@@ -10,9 +10,9 @@ and the envelope treat it the same way.
 
 The weights ship in ``statement_kinds.json`` beside this module: trained by
 ``python -m plait.devtools.statement_model`` with the bundled model (its name is in the file;
-another embedder's vectors are not used) on every labelled capture set whose misses were read,
-the threshold chosen on those sets held out one at a time, never on the blind sets it is judged
-on.
+another embedder's vectors are not used) on every labelled capture set whose misses were read and
+the training sets written for it, the threshold chosen on those training sets held out one at a
+time, never on the blind sets it is judged on.
 """
 
 from __future__ import annotations

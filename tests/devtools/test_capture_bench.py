@@ -22,8 +22,10 @@ from plait.devtools.capture import (
     run_capture_bench,
 )
 from plait.devtools.statement_model import (
+    CHOOSE_ON,
     CLASSES,
     THRESHOLDS,
+    TRAIN,
     f1,
     fit,
     held_out,
@@ -228,7 +230,21 @@ def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
         assert {kind: counts[0] for kind, counts in totals.items()} == expected
     captured = [sum(counts[1] for counts in totals.values()) for totals in scores.values()]
     assert captured == sorted(captured, reverse=True) and captured[0] > 0
+    # scored on one set only: only its expectations count, by a classifier fitted on the other
+    only = held_out(sets, vectors, "toy", ["fresh3"])
+    fresh3 = {kind: sum(len(i.expect.get(kind, ())) for i in sets["fresh3"]) for kind in expected}
+    assert {kind: counts[0] for kind, counts in only[0.5].items()} == fresh3 != expected
     assert f1({"decision": (4, 6, 3), "preference": (2, 0, 0)}) == 0.5
+
+
+def test_the_blind_sets_are_never_fitted_on_and_the_threshold_chosen_on_unread_sets() -> None:
+    """The sets that judge the classifier stay out of its training; the threshold is chosen on
+    training sets the rules were never widened on, each of which it is also fitted on."""
+    blind = {"fresh13.jsonl", "fresh19.jsonl", "fresh20.jsonl"}
+    assert all((DATASETS / name).is_file() for name in (*TRAIN, *blind))
+    assert not blind & set(TRAIN)
+    assert set(CHOOSE_ON) <= set(TRAIN) and all(name.startswith("train") for name in CHOOSE_ON)
+    assert {item.split for name in CHOOSE_ON for item in load_corpus(DATASETS / name)} == {"dev"}
 
 
 def test_an_expectation_in_inline_code_matches_the_capture_without_its_ticks() -> None:
