@@ -320,3 +320,15 @@ def test_cli_bench_recall_on_the_reference_graph_says_how_far_it_got(
     assert report["results"][0]["ranked"]["plait"][0] == "c1:t1"
     assert "plait bench recall: recorded 2 turns of 1 conversations" in result.stderr
     assert "asked the questions of 1 of 1 conversations" in result.stderr
+
+
+def test_commands_run_on_uvloop_where_it_is_installed() -> None:
+    """`plait serve`, `plait worker` and every other command run their work on uvloop's loop
+    (less CPU per hook call than asyncio's own loop); without uvloop, on asyncio's."""
+    from plait.cli._common import run
+
+    async def loop_module() -> str:
+        return type(asyncio.get_running_loop()).__module__
+
+    uvloop = pytest.importorskip("uvloop")
+    assert run(loop_module()).split(".")[0] == uvloop.__name__
