@@ -29,6 +29,7 @@ import numpy as np
 from plait.nodes.statements import (
     HEDGE,
     REPORTED,
+    SOMEONE_ELSES_LINE,
     Statement,
     StatementKind,
     make_statement,
@@ -130,7 +131,7 @@ def undecided(text: str) -> list[Statement]:
     """The statements of a user's prompt the rules gave no kind and that may choose something.
 
     A question only when it proposes; never an approval or chatter, a hedge, someone else's
-    reported word, or a statement that describes or weighs (:data:`NOT_A_CHOICE`).
+    reported word or pasted line, or a statement that describes or weighs (:data:`NOT_A_CHOICE`).
     """
     return [s for s in statements(text, "user") if may_choose(s)]
 
@@ -142,7 +143,12 @@ def may_choose(statement: Statement) -> bool:
         return SUGGESTION.match(text) is not None
     if statement.kind is not StatementKind.NONE or len(text.split()) < MIN_WORDS:
         return False
-    return not (NOT_A_CHOICE.search(text) or HEDGE.search(text) or REPORTED.search(text))
+    return not (
+        NOT_A_CHOICE.search(text)
+        or HEDGE.search(text)
+        or REPORTED.search(text)
+        or SOMEONE_ELSES_LINE.match(text)
+    )
 
 
 __all__ = ["PROMOTED", "StatementKinds", "may_choose", "shipped", "undecided"]

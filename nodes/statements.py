@@ -442,7 +442,9 @@ HEDGE = re.compile(
     r"^not saying\b|torn between|on the fence|haven'?t (?:made up my mind|decided)|"
     r"not decided yet|if (?:we|i) ever|(?:we|i)'?d probably|part of me|"
     r"(?:keep|still|been) (?:going )?back and forth|on the other hand|my suggestion would be|"
-    r"leave the (?:final )?(?:call|decision) to)",
+    r"leave the (?:final )?(?:call|decision) to|"
+    # a question put as a statement: "the question is whether we keep the model in the bundle"
+    r"^the (?:\w+ )?question (?:is|remains)\b|\bstill an open question\b)",
     re.IGNORECASE,
 )
 # Someone else's word, reported: "the design doc says we use optimistic locking", "Sam says we
@@ -457,8 +459,22 @@ REPORTED = re.compile(
     r"(?:say|says|said|recommends?|suggests?)\b|"
     # someone else's wish ("the PM wants us to try X") or what evidence showed
     r"\b(?:wants|wanted|asks|asked|tells|told) (?:us|me) to\b|"
-    r"\b(?:showed|shows|revealed|proved) that\b",
+    r"\b(?:showed|shows|revealed|proved) that\b|"
+    # someone pushing for something: "Priya keeps saying we should…", "Mei is proposing we
+    # adopt…", "Priya's take is that we should…"
+    r"\b(?:keeps?|kept) (?:saying|suggesting|telling (?:us|me)|pushing for|asking (?:us|me|for))\b|"
+    r"\w's (?:take|view|opinion|position|suggestion|proposal|idea|pitch) (?:is|was)\b|"
+    r"\b(?:is|are|was|were) (?:proposing|suggesting|pushing for|arguing for|lobbying for|"
+    r"pitching)\b|"
+    r"(?<!\bi )(?<!\bwe )\b(?:proposes|proposed|recommends|recommended)(?: that)? (?:we|us)\b",
     re.IGNORECASE,
+)
+# A line of pasted notes in someone else's name: "Keisha: wants to try Terragrunt", "Ana:
+# prefers cutting tests over sharding" (a name, then what that person wants or thinks)
+SOMEONE_ELSES_LINE = re.compile(
+    r"^(?!(?:Me|Mine|My|I|We|Us|Our)\b)[A-Z][\w.'-]{0,20}:\s+[^.!?]{0,80}?\b(?:wants|wanted|"
+    r"suggests|suggested|prefers|preferred|proposes|proposed|thinks|thought|argues|argued|"
+    r"likes|liked|objects|objected|pushes|pushed|votes|voted|is for|is against)\b"
 )
 CHATTER_WORDS = word_set(
     "yes yep yeah yup ya y ok okay k kk sure fine good great perfect nice "
@@ -846,6 +862,8 @@ def classify_user(text: str) -> StatementKind:
     if unquoted != text and not unquoted.strip(" .,;:!-"):
         return StatementKind.NONE
     text = unquoted
+    if SOMEONE_ELSES_LINE.match(text):
+        return StatementKind.NONE
     if reported := REPORTED.search(text):
         own = OWN_AFTER_REPORTED.search(text, reported.end())
         return classify_user(text[own.end() :]) if own else StatementKind.NONE
@@ -886,7 +904,17 @@ PAST = re.compile(
     r"\b(?:we|i) used to\b|"
     r"\b(?:we|i|they) never (?:\w+ed|had|did|was|were|got|saw|went|knew|ran|wrote|took)\b|"
     # what keeps happening, not what to do: "every time X is added we end up with two ways"
-    r"\b(?:we|you|it|they) (?:always )?end(?:s)? up (?:with|having|doing)\b",
+    r"\b(?:we|you|it|they) (?:always )?end(?:s)? up (?:with|having|doing)\b|"
+    # "back in 2021 we switched…", "last sprint we decided on…", "we tried RabbitMQ before and
+    # dropped it", "we were going to use Kafka"
+    r"^(?:back in|in) (?:(?:early|late|mid)[- ])?(?:19|20)\d\d\b|"
+    r"^last (?:sprint|week|month|quarter|year|time|release)\b|"
+    r"\b(?:we|i|they) tried \w+(?:[ -]\w+)? (?:before|once|last \w+|a while (?:ago|back)|"
+    r"years ago)\b|"
+    r"\b(?:we|i|they) were (?:going|planning) to\b|"
+    # how things are: "we currently run Postgres 13 on RDS"
+    r"\b(?:we|i) (?:currently|presently) (?:\w+)\b|"
+    r"^(?:currently|at the moment|as of (?:now|today)),? (?:we|our|the)\b",
     re.IGNORECASE,
 )
 

@@ -265,6 +265,43 @@ def test_statements_no_decision_from_their_look_alikes(text: str) -> None:
     assert K.DECISION not in kinds(text) and K.PREFERENCE not in kinds(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # someone else pushing for a choice (wordings of train4 to train7)
+        "Priya keeps saying we should go with Bun instead of Node for the scripts lol",
+        "Priya's take is that we should drop Flutter and go fully native for the banking app",
+        "Mei is proposing we adopt Biome in place of ESLint + Prettier across the org",
+        "Keisha: wants to try Terragrunt for the env layering",
+        "Kofi: the e2e suite is too slow, wants sharding",
+        # a question put as a statement, the past, how things are
+        "the question is do we keep the monolith or start splitting out payments",
+        "back in 2021 we switched from Jenkins to GitLab CI, the pipelines are still hacky",
+        "Last sprint we decided on Playwright over Cypress, and that's already rolled out",
+        "we tried rabbitmq before and dropped it cause of the clustering issues",
+        "we currently run postgres 13 on rds, single m5.xlarge, no replicas",
+    ],
+)
+def test_statements_others_words_open_questions_and_the_past_choose_nothing(text: str) -> None:
+    assert kinds(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        # the same words where the speaker chooses: still chosen
+        ("Keisha wants Terragrunt, but we'll stick with plain workspaces.", K.DECISION),
+        ("Backend: Go with chi for the router.", K.DECISION),
+        ("at some point we have to add audit logging, investors keep asking", K.TASK),
+        ("I recommend we use Postgres for the ledger.", K.DECISION),
+    ],
+)
+def test_statements_the_speakers_own_choice_beside_those_wordings(
+    text: str, kind: StatementKind
+) -> None:
+    assert kind in kinds(text)
+
+
 def test_statements_someone_elses_rule_is_not_the_users() -> None:
     text = "My colleague Sam says we should always use an ORM, but I'm not convinced."
     assert kinds(text) == []
