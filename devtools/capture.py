@@ -968,13 +968,14 @@ BLIND_NOTE = (
     "0.50, supersession 4 of 7 at precision 1.00; then once after the classifier's refit "
     "(below). Then the rules stopped reading as the speaker's choice what the false decisions "
     "of train4 to train6 showed in general shapes (someone pushing for a choice: 'X keeps "
-    "saying we should', 'X's take is that', 'X is proposing we', a pasted line 'Name: wants "
-    "…'; a question put as a statement, 'the question is whether'; the past, 'back in 2021 "
-    "we', 'last sprint we', 'we tried X before'; how things are, 'we currently run'): over "
-    "train4 to train7, 13 false decisions fewer and nothing found lost, no other read set "
-    "changed; run once more after it, fresh19 one false decision fewer (0.59 at precision "
-    "0.73 to 0.76, by the rules alone 0.37 at 0.77 to 0.83) and fresh20 unchanged. Their "
-    "misses are left unread: fresh19 and fresh20 judge the next change."
+    "saying we should', 'X's take is that', 'X is proposing we', a pasted line 'Name: wants …'; "
+    "a question put as a statement, 'the question is whether'; the past, 'back in 2021 we', "
+    "'last sprint we', 'we tried X before'; how things are, 'we currently run'; work asked for "
+    "at hand, 'can you …', 'the loop you wrote', 'in that function'): over train4 to train7, 15 "
+    "false decisions fewer and nothing found lost, no other read set changed; run once more "
+    "after it, fresh19 one false decision fewer (0.59 at precision 0.73 to 0.76, by the rules "
+    "alone 0.37 at 0.77 to 0.83) and fresh20 unchanged. Their misses are left unread: fresh19 "
+    "and fresh20 judge the next change."
 )
 
 

@@ -919,9 +919,19 @@ PAST = re.compile(
 )
 
 
+# Work asked for at hand, not a standing choice: "can you change that query so it uses a join
+# instead of two selects", "use the existing helper instead of the loop you wrote"
+AT_HAND = re.compile(
+    r"^(?:(?:hey|ok|okay|also|oh|and|so),? )?(?:can|could|would) you\b|"
+    r"\byou (?:just )?(?:wrote|added|made|did|put in)\b|"
+    r"\bin (?:that|the same) (?:function|method|file|test|class|query|component|loop)\b",
+    re.IGNORECASE,
+)
+
+
 def is_user_decision(text: str) -> bool:
     """Whether a user's statement makes (or reverses) a choice."""
-    if HEDGE.search(text) or ONCE.search(text):
+    if HEDGE.search(text) or ONCE.search(text) or AT_HAND.search(text):
         return False
     if USER_DECISION.search(text) or slot_colon(text):
         return True

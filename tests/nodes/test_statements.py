@@ -280,6 +280,10 @@ def test_statements_no_decision_from_their_look_alikes(text: str) -> None:
         "Last sprint we decided on Playwright over Cypress, and that's already rolled out",
         "we tried rabbitmq before and dropped it cause of the clustering issues",
         "we currently run postgres 13 on rds, single m5.xlarge, no replicas",
+        # work asked for at hand
+        "can you go into the user repository file and change that query so it uses a join "
+        "instead of the two separate selects",
+        "use the existing retry helper in that function instead of the for loop you wrote",
     ],
 )
 def test_statements_others_words_open_questions_and_the_past_choose_nothing(text: str) -> None:
@@ -294,6 +298,7 @@ def test_statements_others_words_open_questions_and_the_past_choose_nothing(text
         ("Backend: Go with chi for the router.", K.DECISION),
         ("at some point we have to add audit logging, investors keep asking", K.TASK),
         ("I recommend we use Postgres for the ledger.", K.DECISION),
+        ("Use httpx instead of requests for the client.", K.DECISION),
     ],
 )
 def test_statements_the_speakers_own_choice_beside_those_wordings(
