@@ -907,7 +907,7 @@ PAST = re.compile(
     r"\b(?:we|you|it|they) (?:always )?end(?:s)? up (?:with|having|doing)\b|"
     # "back in 2021 we switched…", "last sprint we decided on…", "we tried RabbitMQ before and
     # dropped it", "we were going to use Kafka"
-    r"^(?:back in|in) (?:(?:early|late|mid)[- ])?(?:19|20)\d\d\b|"
+    r"^back in (?:(?:early|late|mid)[- ])?(?:19|20)\d\d\b|"
     r"^last (?:sprint|week|month|quarter|year|time|release)\b|"
     r"\b(?:we|i|they) tried \w+(?:[ -]\w+)? (?:before|once|last \w+|a while (?:ago|back)|"
     r"years ago)\b|"

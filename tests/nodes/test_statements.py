@@ -299,6 +299,7 @@ def test_statements_others_words_open_questions_and_the_past_choose_nothing(text
         ("at some point we have to add audit logging, investors keep asking", K.TASK),
         ("I recommend we use Postgres for the ledger.", K.DECISION),
         ("Use httpx instead of requests for the client.", K.DECISION),
+        ("In 2027 we'll move the ledger to Postgres 17.", K.DECISION),
     ],
 )
 def test_statements_the_speakers_own_choice_beside_those_wordings(
