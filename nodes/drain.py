@@ -1,8 +1,9 @@
 """Nodes of the drain graph: claim → redact → refine → index → build episodes → write → ack.
 
-Refining gives a prompt's statements the capture rules passed over a second look
-(:mod:`plait.nodes.statement_kinds`): a decision or preference said in fresh words is recorded,
-and the next hook folds it into the envelope.
+Refining gives the statements the capture rules passed over a second look
+(:mod:`plait.nodes.statement_kinds`): a decision or preference of a user's prompt, or a decision
+of the model's reply, said in fresh words is recorded, and the next hook folds it into the
+envelope.
 
 Every claimed event that is not chatter goes into the recall index at once (a local write,
 milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
@@ -20,13 +21,13 @@ from langgraph.runtime import Runtime
 
 from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
-from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
+from plait.nodes.statement_kinds import StatementKinds, looked_at, shipped, undecided
 from plait.nodes.statements import Statement, StatementKind, shared_turn
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
 from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, TextEmbedder, queued_turns
 
@@ -136,7 +137,7 @@ async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
 
 
 async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Record the decisions and preferences the classifier finds in the batch's user prompts.
+    """Record the choices the classifier finds in the batch's prompts and the model's replies.
 
     Only with the embedder the shipped classifier was trained on; the batch's candidates are
     embedded at once, and each prompt's findings appended once (the prompt's id is their call
@@ -150,8 +151,9 @@ async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> 
     prompts = [
         (claimed.event, candidates)
         for claimed in state.get("batch", [])
-        if claimed.event.kind is EventKind.PROMPT and claimed.event.speaker == "user"
-        for candidates in [undecided(claimed.event.body or claimed.event.summary)]
+        for read in [looked_at(claimed.event)]
+        if read is not None
+        for candidates in [undecided(read[1], read[0])]
         if candidates
     ]
     if not prompts:

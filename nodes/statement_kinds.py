@@ -35,9 +35,14 @@ from plait.nodes.statements import (
     make_statement,
     statements,
 )
+from plait.state.events import EventKind, SessionEvent, Speaker
 
 WEIGHTS = "statement_kinds.json"
-PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
+# What the second look records, by who said it: the model states no taste or rule of the user's
+PROMOTED: dict[Speaker, tuple[StatementKind, ...]] = {
+    "user": (StatementKind.DECISION, StatementKind.PREFERENCE),
+    "assistant": (StatementKind.DECISION,),
+}
 # Words that say a statement describes or weighs rather than chooses: what is in place ("the
 # frontend currently uses Webpack 4", "Stripe is the only processor we support today"), options
 # ("option A is Kafka", "pros and cons of …", "we could use Dramatiq or RQ"), the past, a context
@@ -47,7 +52,9 @@ PROMOTED = (StatementKind.DECISION, StatementKind.PREFERENCE)
 NOT_A_CHOICE = re.compile(
     r"\b(?:currently|today|right now|already (?:run|use|have)|we maintain|weighing|"
     r"option \w+ is|pros and cons|we could|could (?:use|go)|is the only|"
-    r"historically|used to|back then|last year)\b|"
+    r"historically|used to|back then|last year|"
+    r"here are (?:the |a few |some |two |three )?(?:options|choices|alternatives))\b|"
+    r"\b(?:options?|choices|alternatives) (?:are|is)\b|\b(?:options?|alternatives):|"
     r"\b(?:is|are|was|were) (?:about|around|roughly|approximately|nearly|almost) \d|"
     r"^(?:context|options?|please|pls|can you|could you)\b",
     re.IGNORECASE,
@@ -78,14 +85,17 @@ class StatementKinds:
         return np.asarray(raised / raised.sum(axis=1, keepdims=True))
 
     def promoted(self, candidates: Sequence[Statement], vectors: np.ndarray) -> list[Statement]:
-        """The candidates it is sure say a decision or a preference, made as the rules make them."""
+        """The candidates it is sure make a choice their speaker may make (:data:`PROMOTED`).
+
+        Each is made as the rules make theirs.
+        """
         if not candidates:
             return []
         found = []
         for statement, row in zip(candidates, self.probabilities(vectors), strict=True):
             best = int(row.argmax())
             kind = StatementKind(self.classes[best]) if self.classes[best] != "none" else None
-            if kind in PROMOTED and row[best] >= self.threshold:
+            if kind in PROMOTED[statement.speaker] and row[best] >= self.threshold:
                 found.append(make_statement(kind, statement.text, statement.speaker))
         return found
 
@@ -127,13 +137,26 @@ def shipped() -> StatementKinds | None:
     return StatementKinds.from_json(source.read_text(encoding="utf-8"))
 
 
-def undecided(text: str) -> list[Statement]:
-    """The statements of a user's prompt the rules gave no kind and that may choose something.
+def undecided(text: str, speaker: Speaker = "user") -> list[Statement]:
+    """The statements the rules gave no kind that may choose something, of a prompt or a reply.
 
     A question only when it proposes; never an approval or chatter, a hedge, someone else's
     reported word or pasted line, or a statement that describes or weighs (:data:`NOT_A_CHOICE`).
     """
-    return [s for s in statements(text, "user") if may_choose(s)]
+    return [s for s in statements(text, speaker) if may_choose(s)]
+
+
+def looked_at(event: SessionEvent) -> tuple[Speaker, str] | None:
+    """Who said an event's text, and the text, when the second look reads it.
+
+    A user's prompt, or a finished reply of the model in a root session (the model's choices in
+    fresh words: "I'll lean on tenacity for the retries"); None for anything else.
+    """
+    if event.kind is EventKind.PROMPT and event.speaker == "user":
+        return "user", event.body or event.summary
+    if event.kind is EventKind.MESSAGE and event.source_hook.endswith(".assistant_text"):
+        return "assistant", event.body or event.summary
+    return None
 
 
 def may_choose(statement: Statement) -> bool:
@@ -151,4 +174,4 @@ def may_choose(statement: Statement) -> bool:
     )
 
 
-__all__ = ["PROMOTED", "StatementKinds", "may_choose", "shipped", "undecided"]
+__all__ = ["PROMOTED", "StatementKinds", "looked_at", "may_choose", "shipped", "undecided"]

