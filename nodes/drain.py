@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 
 from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
-from plait.nodes.statement_kinds import StatementKinds, looked_at, shipped, undecided
+from plait.nodes.statement_kinds import StatementKinds, shipped, undecided_of
 from plait.nodes.statements import Statement, StatementKind, shared_turn
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
@@ -148,17 +148,15 @@ async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> 
     embedder = context.embedder
     if embedder is None or kinds is None or embedder.name != kinds.model:
         return {}
-    prompts = [
+    read = [
         (claimed.event, candidates)
         for claimed in state.get("batch", [])
-        for read in [looked_at(claimed.event)]
-        if read is not None
-        for candidates in [undecided(read[1], read[0])]
+        for candidates in [undecided_of(claimed.event)]
         if candidates
     ]
-    if not prompts:
+    if not read:
         return {}
-    found = await fail_open("refining captures", refine(context, embedder, kinds, prompts), {})
+    found = await fail_open("refining captures", refine(context, embedder, kinds, read), {})
     return {"personal": found}
 
 
@@ -168,7 +166,7 @@ async def refine(
     kinds: StatementKinds,
     prompts: list[tuple[SessionEvent, list[Statement]]],
 ) -> dict[str, list[str]]:
-    """Append what the classifier is sure of among each prompt's candidates to its session.
+    """Append what the classifier is sure of among each prompt's (or reply's) candidates.
 
     Returns the preferences found, by prompt (:func:`prompt_slot`): the recall index keeps a
     team member's prompt without them, as it does without the rules' (:func:`index_turns`).

@@ -146,17 +146,18 @@ def undecided(text: str, speaker: Speaker = "user") -> list[Statement]:
     return [s for s in statements(text, speaker) if may_choose(s)]
 
 
-def looked_at(event: SessionEvent) -> tuple[Speaker, str] | None:
-    """Who said an event's text, and the text, when the second look reads it.
+def undecided_of(event: SessionEvent) -> list[Statement]:
+    """The statements of an event the second look reads (:func:`undecided`); none of others.
 
-    A user's prompt, or a finished reply of the model in a root session (the model's choices in
-    fresh words: "I'll lean on tenacity for the retries"); None for anything else.
+    It reads a user's prompt, and a finished reply of the model in a root session (the model's
+    choices in fresh words: "I'll lean on tenacity for the retries").
     """
+    text = event.body or event.summary
     if event.kind is EventKind.PROMPT and event.speaker == "user":
-        return "user", event.body or event.summary
+        return undecided(text, "user")
     if event.kind is EventKind.MESSAGE and event.source_hook.endswith(".assistant_text"):
-        return "assistant", event.body or event.summary
-    return None
+        return undecided(text, "assistant")
+    return []
 
 
 def may_choose(statement: Statement) -> bool:
@@ -174,4 +175,4 @@ def may_choose(statement: Statement) -> bool:
     )
 
 
-__all__ = ["PROMOTED", "StatementKinds", "looked_at", "may_choose", "shipped", "undecided"]
+__all__ = ["PROMOTED", "StatementKinds", "may_choose", "shipped", "undecided", "undecided_of"]

@@ -913,7 +913,7 @@ PAST = re.compile(
     r"years ago)\b|"
     r"\b(?:we|i|they) were (?:going|planning) to\b|"
     # how things are: "we currently run Postgres 13 on RDS"
-    r"\b(?:we|i) (?:currently|presently) (?:\w+)\b|"
+    r"\b(?:we|i) (?:currently|presently) \w+\b|"
     r"^(?:currently|at the moment|as of (?:now|today)),? (?:we|our|the)\b",
     re.IGNORECASE,
 )
