@@ -1029,14 +1029,25 @@ def negative_only(statement: Statement) -> bool:
 
 
 def merge_reversals(found: list[Statement]) -> list[Statement]:
-    """Join a bare rejection to the decision beside it: "Stop using X. Use Y." is one reversal."""
+    """Join a bare rejection to the decision beside it: "Stop using X. Use Y." is one reversal.
+
+    A bare rejection followed by a statement the rules gave no kind takes it in as what replaces
+    the rejected choice: "Scratch the CSS-in-JS theme object. Plain CSS custom properties on
+    :root." is one reversal, in both sentences' words.
+    """
     merged: list[Statement] = []
+    took_in = False
     for statement in found:
         previous = merged[-1] if merged else None
         if previous is not None and pairs_with(previous, statement):
             merged[-1] = joined(previous, statement)
+        elif previous is not None and not took_in and replaced_by(previous, statement):
+            merged[-1] = with_replacement(previous, statement)
+            took_in = True
+            continue
         else:
             merged.append(statement)
+        took_in = False
     return merged
 
 
@@ -1052,6 +1063,17 @@ def joined(first: Statement, second: Statement) -> Statement:
     subject = decision_subject(f"{affirmation.text}. {rejection.text}")
     negated = tuple(dict.fromkeys(rejection.negated + affirmation.negated))
     return replace(affirmation, negated=negated, reverses=True, subject=subject)
+
+
+def replaced_by(rejection: Statement, statement: Statement) -> bool:
+    """Whether ``statement`` says what replaces a bare rejection's choice (a kindless sentence)."""
+    return negative_only(rejection) and statement.kind is StatementKind.NONE
+
+
+def with_replacement(rejection: Statement, replacement: Statement) -> Statement:
+    """The rejection and the sentence after it as one reversal."""
+    text = f"{rejection.text}; {replacement.text}"[:STATEMENT_MAX]
+    return replace(rejection, text=text, subject=decision_subject(text), reverses=True)
 
 
 def split_conjoined(statement: Statement) -> list[Statement]:

@@ -108,6 +108,23 @@ def test_statements_a_rejection_and_its_replacement_are_one_reversal() -> None:
     assert decision.subject == "cache"
 
 
+def test_statements_a_rejection_then_a_replacement_without_a_verb_are_one_reversal() -> None:
+    text = (
+        "Forget Kafka for the audit trail. An append-only Postgres table with a trigger, "
+        "nothing fancier. Can you sketch the migration?"
+    )
+    [decision] = promoted(statements(text))
+    assert decision.kind is K.DECISION and decision.reverses
+    assert decision.negated == ("kafka",)
+    assert decision.text.startswith("Forget Kafka for the audit trail; An append-only Postgres")
+    assert "migration" not in decision.text
+
+
+def test_statements_a_rejection_takes_in_one_sentence_after_it() -> None:
+    [decision] = promoted(statements("Scratch the XGBoost baseline. It was slow. The team agrees."))
+    assert decision.text == "Scratch the XGBoost baseline; It was slow"
+
+
 @pytest.mark.parametrize(
     ("text", "left"),
     [
