@@ -882,13 +882,16 @@ def classify_user(text: str) -> StatementKind:
     )
     if (STRONG_RULE.search(text) or styled) and not ONE_OFF.search(text):
         return StatementKind.RULE
+    # work put off is a task, whatever it would choose ("at some point we have to replace X");
+    # what recurs ("remember to update the changelog after each feature") may be a rule
+    task = USER_TASK.search(text) is not None
+    if task and not RECURRING.search(text):
+        return StatementKind.TASK
     if is_user_decision(text):
         return StatementKind.DECISION
     if WEAK_RULE.search(text):
         return StatementKind.RULE
-    if USER_TASK.search(text):
-        return StatementKind.TASK
-    return StatementKind.NONE
+    return StatementKind.TASK if task else StatementKind.NONE
 
 
 # An instruction for this once is no standing rule: "don't run the whole suite this time"; nor

@@ -342,6 +342,21 @@ def test_statements_a_standing_reminder_is_a_rule_not_a_task() -> None:
     assert kinds("Remember to always run ruff.") == [K.RULE]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "At some point we also have to swap the Node 16 base image for Node 20, it's EOL.",
+        "Put it on the backlog that we drop the v1 webhooks once every client is on v2.",
+    ],
+)
+def test_statements_work_put_off_is_a_task_though_it_names_a_choice(text: str) -> None:
+    assert kinds(text) == [K.TASK]
+
+
+def test_statements_a_recurring_reminder_stays_a_rule() -> None:
+    assert kinds("Please remember to bump the changelog after each release.") == [K.RULE]
+
+
 def test_statements_a_constraint_is_kept_as_a_rule_event() -> None:
     [constraint] = promoted(statements("Constraint: no network in tests"))
     assert constraint.event_kind is EventKind.RULE
