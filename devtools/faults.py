@@ -20,6 +20,8 @@ from plait.devtools.load import LoadOptions, LoadReport, run_load
 
 FAULTS_TITLE = "Faults"
 BASE = LoadOptions(sessions=10, hooks=80, pace_ms=100, outage_after_s=1.0, settle_s=120.0)
+# About a second before a run's last hooks (80 hooks, 100 ms apart)
+LAST_CALLS_S = 7.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,23 +50,41 @@ FAULTS = (
         name="hot tier killed 2 s with the spool full (4 KB cap: 503, kept in the outbox)",
         options=replace(BASE, outage_s=2.0, spool_max_bytes=4096),
     ),
+    # the fault outlasts the run: what was acknowledged meanwhile must be recorded with nobody
+    # calling again once the faulted part is back
+    Fault(
+        name="hot tier hung 3 s as the last calls come (none after)",
+        options=replace(BASE, hang_s=3.0, outage_after_s=LAST_CALLS_S),
+    ),
+    Fault(
+        name="external Redis down 3 s as the last calls come (none after)",
+        options=replace(BASE, redis="external", outage_s=3.0, outage_after_s=LAST_CALLS_S),
+    ),
+    Fault(
+        name="plait serve killed -9 as the last calls come, back 3 s later on a new port "
+        "(none after)",
+        options=replace(BASE, kill_serve_after_s=LAST_CALLS_S, down_s=3.0),
+    ),
 )
 
 FAULTS_HEAD = (
     "| fault | hooks | p99 ms | prompts sent | stored | lost | duplicates | "
-    "sessions out of order | transforms with envelope | settled s | recorded s |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|"
+    "sessions out of order | transforms with envelope | settled s | recorded s | "
+    "recorded after back s |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
 def fault_row(fault: Fault, report: LoadReport) -> str:
     """One markdown row."""
     share = report.enveloped / report.transforms if report.transforms else 0.0
+    after = report.recorded_after_back_s
+    back = "–" if after is None else f"{after:.1f}"
     return (
         f"| {fault.name} | {report.hooks} | {report.p99_ms:.0f} | {report.prompts_sent} | "
         f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
         f"{report.out_of_order_sessions} | {report.enveloped}/{report.transforms} "
-        f"({share:.0%}) | {report.settled_s:.1f} | {report.spool_s:.1f} |"
+        f"({share:.0%}) | {report.settled_s:.1f} | {report.spool_s:.1f} | {back} |"
     )
 
 
@@ -81,10 +101,14 @@ def faults_section(stamp: str, runs: list[tuple[Fault, LoadReport]]) -> str:
     return (
         f"`uv run plait bench faults`: {base.sessions} OpenCode sessions × {base.hooks} hooks "
         f"through the real plugin, {base.pace_ms} ms between a session's hooks, each fault "
-        f"{base.outage_after_s:.0f} s in; then the bench waits until the plugins' outboxes are "
-        "empty (settled s: after the last hook, with no further hook from anyone), then until "
-        "the service's spool is (recorded s: how much longer until every acknowledged call was "
-        "recorded), and reads every session's log (see `plait bench load`). Disk full is the "
+        f"{base.outage_after_s:.0f} s in (the last three {LAST_CALLS_S:.0f} s in, as the "
+        "sessions' last calls come, and lasting past them); then the bench waits until the "
+        "plugins' outboxes are empty (settled s: after the last hook, with no further hook from "
+        "anyone), then until the service's spool is (recorded s: how much longer until every "
+        "acknowledged call was recorded), and reads every session's log (see `plait bench "
+        "load`). Recorded after back s: from the moment the faulted part was back (the hot tier "
+        "answering again, the killed service started again, its start-up included) until every "
+        "call was recorded, read every half second. Disk full is the "
         "service's spool cap: with no root here a real full disk cannot be made; the ENOSPC "
         "path itself is covered by a test.\n\n"
         f"{stamp}\n\n{FAULTS_HEAD}\n{rows}\n"

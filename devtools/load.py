@@ -116,6 +116,10 @@ class LoadReport:
     lanes: list[dict[str, Any]] = field(default_factory=list)
     redis_killed: bool = False
     redis_back_s: float | None = None
+    # when the faulted part (the hot tier, or the killed service) was back (``time.monotonic``),
+    # and how long after that every call was recorded (outboxes, then spools, empty)
+    back_at: float | None = None
+    recorded_after_back_s: float | None = None
     serve_killed: bool = False
     serve_port_moved: bool = False
     answered_by: list[int] = field(default_factory=list)  # hook posts each replica answered
@@ -276,7 +280,8 @@ def outage(
                 time.sleep(options.hang_s)
                 os.kill(pid, signal.SIGCONT)
                 report.redis_killed = True
-                report.redis_back_s = time.monotonic() - killed_at
+                report.back_at = time.monotonic()
+                report.redis_back_s = report.back_at - killed_at
             return
         if external is not None:
             for _ in range(max(0, options.flaps - 1)):  # the flaps before the last outage
@@ -289,14 +294,16 @@ def outage(
             report.redis_killed = True
             time.sleep(options.outage_s)
             external.start()
-            report.redis_back_s = time.monotonic() - killed_at
+            report.back_at = time.monotonic()
+            report.redis_back_s = report.back_at - killed_at
             return
         killed = kill_embedded(data)
         report.redis_killed = killed is not None
         deadline = killed_at + max(options.outage_s, 60.0)
         while killed is not None and time.monotonic() < deadline:
             if embedded_back(data, killed):
-                report.redis_back_s = time.monotonic() - killed_at
+                report.back_at = time.monotonic()
+                report.redis_back_s = report.back_at - killed_at
                 return
             time.sleep(0.1)
 
@@ -395,6 +402,7 @@ def serve_killer(
         report.serve_killed = True
         time.sleep(options.down_s)
         served.append(start())
+        report.back_at = time.monotonic()  # started: its start-up counts against it
 
     thread = threading.Thread(target=act, daemon=True)
     thread.start()
@@ -467,6 +475,8 @@ def load_run(options: LoadOptions, root: Path, report: LoadReport) -> Iterator[N
         waited = time.monotonic()
         settled = [settle(url, token, options.settle_s) for url in moved]
         report.spool_s = time.monotonic() - waited
+        if report.back_at is not None:
+            report.recorded_after_back_s = max(0.0, time.monotonic() - report.back_at)
         report.health = settled[0]
         report.lanes = [answer.get("lanes") or {} for answer in settled]
         read_driver_result(report, result)
