@@ -20,8 +20,10 @@ from plait.devtools.load import LoadOptions, LoadReport, run_load
 
 FAULTS_TITLE = "Faults"
 BASE = LoadOptions(sessions=10, hooks=80, pace_ms=100, outage_after_s=1.0, settle_s=120.0)
-# About a second before a run's last hooks (80 hooks, 100 ms apart)
+# Within a run's last three seconds (80 hooks 100 ms apart play for about ten), and lasting
+# past its end
 LAST_CALLS_S = 7.0
+QUIET_OUTAGE_S = 4.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,17 +55,19 @@ FAULTS = (
     # the fault outlasts the run: what was acknowledged meanwhile must be recorded with nobody
     # calling again once the faulted part is back
     Fault(
-        name="hot tier hung 3 s as the last calls come (none after)",
-        options=replace(BASE, hang_s=3.0, outage_after_s=LAST_CALLS_S),
+        name="hot tier hung 4 s as the last calls come (none after)",
+        options=replace(BASE, hang_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S),
     ),
     Fault(
-        name="external Redis down 3 s as the last calls come (none after)",
-        options=replace(BASE, redis="external", outage_s=3.0, outage_after_s=LAST_CALLS_S),
+        name="external Redis down 4 s as the last calls come (none after)",
+        options=replace(
+            BASE, redis="external", outage_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S
+        ),
     ),
     Fault(
-        name="plait serve killed -9 as the last calls come, back 3 s later on a new port "
+        name="plait serve killed -9 as the last calls come, back 4 s later on a new port "
         "(none after)",
-        options=replace(BASE, kill_serve_after_s=LAST_CALLS_S, down_s=3.0),
+        options=replace(BASE, kill_serve_after_s=LAST_CALLS_S, down_s=QUIET_OUTAGE_S),
     ),
 )
 
@@ -102,9 +106,10 @@ def faults_section(stamp: str, runs: list[tuple[Fault, LoadReport]]) -> str:
         f"`uv run plait bench faults`: {base.sessions} OpenCode sessions × {base.hooks} hooks "
         f"through the real plugin, {base.pace_ms} ms between a session's hooks, each fault "
         f"{base.outage_after_s:.0f} s in (the last three {LAST_CALLS_S:.0f} s in, as the "
-        "sessions' last calls come, and lasting past them); then the bench waits until the "
-        "plugins' outboxes are empty (settled s: after the last hook, with no further hook from "
-        "anyone), then until the service's spool is (recorded s: how much longer until every "
+        f"sessions' last calls come, for {QUIET_OUTAGE_S:.0f} s: past the run's end); then the "
+        "bench waits until the plugins' outboxes are empty (settled s: after the last hook, with "
+        "no further hook from anyone), then until the service's spool is (recorded s: how much "
+        "longer until every "
         "acknowledged call was recorded), and reads every session's log (see `plait bench "
         "load`). Recorded after back s: from the moment the faulted part was back (the hot tier "
         "answering again, the killed service started again, its start-up included) until every "
