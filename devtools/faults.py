@@ -32,6 +32,9 @@ class Fault:
 
     name: str
     options: LoadOptions
+    # the fault lasts past the run's last call: how long after it ended every call was recorded
+    # says when, with nobody calling (in the others, calls went on after it)
+    outlasts: bool = False
 
 
 FAULTS = (
@@ -57,17 +60,20 @@ FAULTS = (
     Fault(
         name="hot tier hung 4 s as the last calls come (none after)",
         options=replace(BASE, hang_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S),
+        outlasts=True,
     ),
     Fault(
         name="external Redis down 4 s as the last calls come (none after)",
         options=replace(
             BASE, redis="external", outage_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S
         ),
+        outlasts=True,
     ),
     Fault(
         name="plait serve killed -9 as the last calls come, back 4 s later on a new port "
         "(none after)",
         options=replace(BASE, kill_serve_after_s=LAST_CALLS_S, down_s=QUIET_OUTAGE_S),
+        outlasts=True,
     ),
 )
 
@@ -83,7 +89,7 @@ def fault_row(fault: Fault, report: LoadReport) -> str:
     """One markdown row."""
     share = report.enveloped / report.transforms if report.transforms else 0.0
     after = report.recorded_after_back_s
-    back = "–" if after is None else f"{after:.1f}"
+    back = f"{after:.1f}" if fault.outlasts and after is not None else "–"
     return (
         f"| {fault.name} | {report.hooks} | {report.p99_ms:.0f} | {report.prompts_sent} | "
         f"{report.prompts_stored} | {report.prompts_lost} | {report.duplicates} | "
@@ -109,13 +115,12 @@ def faults_section(stamp: str, runs: list[tuple[Fault, LoadReport]]) -> str:
         f"sessions' last calls come, for {QUIET_OUTAGE_S:.0f} s: past the run's end); then the "
         "bench waits until the plugins' outboxes are empty (settled s: after the last hook, with "
         "no further hook from anyone), then until the service's spool is (recorded s: how much "
-        "longer until every "
-        "acknowledged call was recorded), and reads every session's log (see `plait bench "
-        "load`). Recorded after back s: from the moment the faulted part was back (the hot tier "
-        "answering again, the killed service started again, its start-up included) until every "
-        "call was recorded, read every half second. Disk full is the "
-        "service's spool cap: with no root here a real full disk cannot be made; the ENOSPC "
-        "path itself is covered by a test.\n\n"
+        "longer until every acknowledged call was recorded), and reads every session's log (see "
+        "`plait bench load`). Recorded after back s (the faults that outlast the run): from the "
+        "moment the faulted part was back (the hot tier answering again, the killed service "
+        "started again, its start-up included) until every call was recorded, read every half "
+        "second. Disk full is the service's spool cap: with no root here a real full disk "
+        "cannot be made; the ENOSPC path itself is covered by a test.\n\n"
         f"{stamp}\n\n{FAULTS_HEAD}\n{rows}\n"
     )
 
