@@ -125,6 +125,7 @@ async def test_the_drain_records_the_models_decision_in_fresh_words_but_no_taste
     replies = (
         "The cache layer will sit on Redis, keyed by tenant.",
         "For the retries I'm wiring in tenacity with exponential backoff.",
+        "Honestly, small pure functions read much nicer to me than one long handler.",
     )
     async with open_memory() as memory:
         for reply in replies:
@@ -135,7 +136,12 @@ async def test_the_drain_records_the_models_decision_in_fresh_words_but_no_taste
         events = await memory.backends.store.read_events("s1")
     refined = [(e.kind, e.summary, e.speaker) for e in events if e.source_hook == "plait.refined"]
     assert refined == [
-        (EventKind.DECISION, "The cache layer will sit on Redis, keyed by tenant", "assistant")
+        (EventKind.DECISION, "The cache layer will sit on Redis, keyed by tenant", "assistant"),
+        (
+            EventKind.DECISION,
+            "For the retries I'm wiring in tenacity with exponential backoff",
+            "assistant",
+        ),
     ]
 
 
