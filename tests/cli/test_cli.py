@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -183,9 +184,14 @@ def test_recall_says_when_the_graph_server_is_down(
 
 
 def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
+    """On plait's own corpus and one fresh set (a copy: the whole folder takes minutes)."""
     output = tmp_path / "benchmarks.md"
     output.write_text("# plait benchmarks\n\n## Hot path\n\nkept\n")
-    datasets = Path(__file__).parents[2] / "datasets" / "capture"
+    ours = Path(__file__).parents[2] / "datasets" / "capture"
+    datasets = tmp_path / "capture"
+    datasets.mkdir()
+    for name in ("corpus", "decision_pairs", "fresh3", "fresh3_pairs"):
+        shutil.copy(ours / f"{name}.jsonl", datasets)
     result = runner.invoke(
         app, ["bench", "capture", "--datasets", str(datasets), "--output", str(output)]
     )
