@@ -1043,8 +1043,12 @@ BLIND_NOTE = (
     "(0.38 at 0.73 alone) both times, preferences 0.86 at 0.86 before and 1.00 at 1.00 after, "
     "rules 0.75, tasks 0.71, reversals 0.60, supersession 4 of 7. The session's changes, "
     "worth 6 decisions of 364 on the unread train8 to train11 (the rules alone) and 0.016 of "
-    "held-out F1 on train4 to train7, carried one preference to them. Their misses are left "
-    "unread."
+    "held-out F1 on train4 to train7, carried one preference to them. Then choices listed with "
+    "commas ('Vitest for unit tests, Playwright for e2e') became one decision each, from the "
+    "rules and from the second look alike (train4 to train7, whose misses were read for it, "
+    "decisions 255 to 258 of 361; the unread train8 to train15 536 to 539 of 731 at the same "
+    "precision; fresh5, fresh7, fresh8 and train1 one more each, none lower): fresh21 and "
+    "fresh22, run once more, unchanged. Their misses are left unread."
 )
 
 

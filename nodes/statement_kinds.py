@@ -33,6 +33,7 @@ from plait.nodes.statements import (
     Statement,
     StatementKind,
     make_statement,
+    split_conjoined,
     statements,
 )
 from plait.state.events import EventKind, SessionEvent, Speaker
@@ -87,7 +88,7 @@ class StatementKinds:
     def promoted(self, candidates: Sequence[Statement], vectors: np.ndarray) -> list[Statement]:
         """The candidates it is sure make a choice their speaker may make (:data:`PROMOTED`).
 
-        Each is made as the rules make theirs.
+        Each is made as the rules make theirs, two choices in one sentence split as theirs are.
         """
         if not candidates:
             return []
@@ -96,7 +97,7 @@ class StatementKinds:
             best = int(row.argmax())
             kind = StatementKind(self.classes[best]) if self.classes[best] != "none" else None
             if kind in PROMOTED[statement.speaker] and row[best] >= self.threshold:
-                found.append(make_statement(kind, statement.text, statement.speaker))
+                found += split_conjoined(make_statement(kind, statement.text, statement.speaker))
         return found
 
     def as_json(self) -> str:

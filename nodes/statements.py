@@ -773,7 +773,7 @@ ASSISTANT_TASK = re.compile(
     re.IGNORECASE,
 )
 CONJOINED = re.compile(
-    r"^(?P<left>.+?\b(?:for|in|as|on)\b.+?),? and (?P<right>(?:use |keep |go with |adopt )?"
+    r"^(?P<left>.+?\b(?:for|in|as|on)\b.+?)(?:,? and |, )(?P<right>(?:use |keep |go with |adopt )?"
     r"(?P<head>[\w.+#-]+)(?: [\w.+#-]+)? (?:for|in|as|on) .+)$",
     re.IGNORECASE,
 )
@@ -1089,10 +1089,11 @@ def split_conjoined(statement: Statement) -> list[Statement]:
     match = CONJOINED.match(statement.text)
     if match is None or not names_a_choice(match.group("right"), match.group("head")):
         return [statement]
-    return [
+    left, right = (
         make_statement(statement.kind, match.group(side).strip(), statement.speaker)
         for side in ("left", "right")
-    ]
+    )
+    return [left, *split_conjoined(right)]
 
 
 # "keep the monorepo layout but move shared types into packages/types": a second choice.

@@ -20,6 +20,7 @@ from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
 from plait.background import Background
 from plait.nodes.capture import capture
 from plait.nodes.statement_kinds import StatementKinds, shipped, undecided
+from plait.nodes.statements import StatementKind
 from plait.state.events import EventKind
 from plait.state.groups import user_group_id
 from plait.state.hooks import SessionRef
@@ -65,6 +66,27 @@ def test_only_what_the_rules_gave_no_kind_is_looked_at_again() -> None:
 )
 def test_what_asks_describes_or_weighs_is_not_looked_at_again(said: str) -> None:
     assert undecided(said) == []
+
+
+def test_two_choices_in_one_sentence_it_finds_are_two_decisions() -> None:
+    """What the classifier finds is made as the rules make theirs: "A for X, B for Y" is two."""
+    dimensions = 4
+    sure = StatementKinds(
+        model="test",
+        classes=("none", "decision", "preference", "rule", "task"),
+        mean=np.zeros(dimensions, np.float32),
+        scale=np.ones(dimensions, np.float32),
+        weights=np.zeros((dimensions, 5), np.float32),
+        bias=np.array([0, 9, 0, 0, 0], np.float32),  # a decision, whatever the vector
+        threshold=0.9,
+    )
+    said = "Firebase Auth for login, Firestore for user profiles"
+    [candidate] = undecided(said)
+    found = sure.promoted([candidate], np.zeros((1, dimensions), np.float32))
+    assert [(s.kind, s.text) for s in found] == [
+        (StatementKind.DECISION, "Firebase Auth for login"),
+        (StatementKind.DECISION, "Firestore for user profiles"),
+    ]
 
 
 def test_a_question_that_proposes_is_looked_at_again() -> None:

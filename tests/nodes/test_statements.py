@@ -120,6 +120,16 @@ def test_statements_a_rejection_then_a_replacement_without_a_verb_are_one_revers
     assert "migration" not in decision.text
 
 
+def test_statements_choices_listed_with_commas_are_one_decision_each() -> None:
+    found = promoted(statements("Use Vitest for unit tests, Playwright for e2e, and MSW for mocks"))
+    assert [s.text for s in found] == [
+        "Use Vitest for unit tests",
+        "Playwright for e2e",
+        "MSW for mocks",
+    ]
+    assert all(s.kind is K.DECISION for s in found)
+
+
 def test_statements_a_rejection_takes_in_one_sentence_after_it() -> None:
     [decision] = promoted(statements("Scratch the XGBoost baseline. It was slow. The team agrees."))
     assert decision.text == "Scratch the XGBoost baseline; It was slow"
