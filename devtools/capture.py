@@ -1046,7 +1046,7 @@ BLIND_NOTE = (
     "held-out F1 on train4 to train7, carried one preference to them. Then choices listed with "
     "commas ('Vitest for unit tests, Playwright for e2e') became one decision each, from the "
     "rules and from the second look alike (train4 to train7, whose misses were read for it, "
-    "decisions 255 to 258 of 361; the unread train8 to train15 536 to 539 of 731 at the same "
+    "decisions 253 to 258 of 361; the unread train8 to train15 536 to 539 of 731 at the same "
     "precision; fresh5, fresh7, fresh8 and train1 one more each, none lower): fresh21 and "
     "fresh22, run once more, unchanged. Their misses are left unread."
 )
