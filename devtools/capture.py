@@ -1047,8 +1047,10 @@ BLIND_NOTE = (
     "commas ('Vitest for unit tests, Playwright for e2e') became one decision each, from the "
     "rules and from the second look alike (train4 to train7, whose misses were read for it, "
     "decisions 253 to 258 of 361; the unread train8 to train15 536 to 539 of 731 at the same "
-    "precision; fresh5, fresh7, fresh8 and train1 one more each, none lower): fresh21 and "
-    "fresh22, run once more, unchanged. Their misses are left unread."
+    "precision; fresh5, fresh7, fresh8 and train1 one more each, none lower), and 'revert to "
+    "X' or 'roll back to X' (not to a version or a commit) a decision (train4 to train6 and "
+    "fresh8 one more each by the rules alone, nothing else moved): fresh21 and fresh22, run "
+    "once more after both, unchanged. Their misses are left unread."
 )
 
 

@@ -617,6 +617,10 @@ USER_DECISION = re.compile(
     r"\b(?:go|going|switch|switching|move|moving|head|heading) back to (?!the\b|it\b|that\b|this\b|"
     r"where\b|what\b|how\b|work\b|sleep\b|bed\b|square one\b|you\b|me\b|my\b|normal\b|basics\b)|"
     r"^back to (?!the\b|it\b|that\b|this\b|work\b|you\b|square one\b)|"
+    # "revert to Jest", "roll back to the REST client"; not to a version or a commit
+    r"\b(?:revert(?:ing)?|roll(?:ing)? back) to (?!(?:the |a |an )?(?:previous|last|old|older|"
+    r"earlier|original|prior|former|initial|working|known|good|stable|main|master)\b|"
+    r"(?:it|that|this|what|how|where|normal|v?\d)\b|commit\b)|"
     r"\b(?:run|deploy|host) (?:it|them|everything|this|the [\w-]+) on (?-i:[A-Z])|"
     r"^(?-i:[A-Z])[\w.+#-]*(?: [\w.+#-]+)? over (?-i:[A-Z])[\w.+#-]*(?: [\w.+#-]+)? "
     r"(?:for|in|on)\b|"

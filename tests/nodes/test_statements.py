@@ -130,6 +130,21 @@ def test_statements_choices_listed_with_commas_are_one_decision_each() -> None:
     assert all(s.kind is K.DECISION for s in found)
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Actually, revert to Mocha, the new runner keeps hanging in CI.", K.DECISION),
+        ("Roll back to the REST client; grpc-web is too flaky behind the proxy.", K.DECISION),
+        ("Revert to the previous version of the file and rerun the tests.", None),
+        ("roll back to the last good deploy", None),
+    ],
+)
+def test_statements_reverting_to_a_choice_decides_and_to_a_version_asks(
+    text: str, kind: StatementKind | None
+) -> None:
+    assert [s.kind for s in promoted(statements(text))] == ([kind] if kind else [])
+
+
 def test_statements_a_rejection_takes_in_one_sentence_after_it() -> None:
     [decision] = promoted(statements("Scratch the XGBoost baseline. It was slow. The team agrees."))
     assert decision.text == "Scratch the XGBoost baseline; It was slow"
