@@ -32,9 +32,15 @@ class Fault:
 
     name: str
     options: LoadOptions
-    # the fault lasts past the run's last call: how long after it ended every call was recorded
-    # says when, with nobody calling (in the others, calls went on after it)
-    outlasts: bool = False
+
+    @property
+    def outlasts(self) -> bool:
+        """Whether it comes with the run's last calls and lasts past them.
+
+        How long after it every call was recorded then says when, with nobody calling (in the
+        others, calls went on after it).
+        """
+        return LAST_CALLS_S in (self.options.outage_after_s, self.options.kill_serve_after_s)
 
 
 FAULTS = (
@@ -60,20 +66,17 @@ FAULTS = (
     Fault(
         name="hot tier hung 4 s as the last calls come (none after)",
         options=replace(BASE, hang_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S),
-        outlasts=True,
     ),
     Fault(
         name="external Redis down 4 s as the last calls come (none after)",
         options=replace(
             BASE, redis="external", outage_s=QUIET_OUTAGE_S, outage_after_s=LAST_CALLS_S
         ),
-        outlasts=True,
     ),
     Fault(
         name="plait serve killed -9 as the last calls come, back 4 s later on a new port "
         "(none after)",
         options=replace(BASE, kill_serve_after_s=LAST_CALLS_S, down_s=QUIET_OUTAGE_S),
-        outlasts=True,
     ),
 )
 

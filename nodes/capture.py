@@ -192,6 +192,10 @@ def user_turn(source: Source, intent: UserTurn) -> list[SessionEvent]:
     return [prompt, *statement_events(source, found, "user_turn")]
 
 
+# The label of a finished reply's events (``<host>.assistant_text``), which the drain reads again
+ASSISTANT_TEXT = "assistant_text"
+
+
 def assistant_text(source: Source, intent: AssistantText) -> list[SessionEvent]:
     """A finished assistant text: a compaction summary's candidate, and what it decides or finds.
 
@@ -200,11 +204,11 @@ def assistant_text(source: Source, intent: AssistantText) -> list[SessionEvent]:
     text = as_text(intent.text).strip()
     if not text:
         return []
-    message = source.event(EventKind.MESSAGE, text, "assistant_text", body=text)
+    message = source.event(EventKind.MESSAGE, text, ASSISTANT_TEXT, body=text)
     found = statements(redact(text), "assistant")
     if source.is_child:
         found = [s for s in found if s.kind is not StatementKind.FINDING]
-    return [message, *statement_events(source, found, "assistant_text")]
+    return [message, *statement_events(source, found, ASSISTANT_TEXT)]
 
 
 def statement_events(source: Source, found: Sequence[Statement], label: str) -> list[SessionEvent]:

@@ -164,16 +164,16 @@ async def refine(
     context: PlaitContext,
     embedder: TextEmbedder,
     kinds: StatementKinds,
-    prompts: list[tuple[SessionEvent, list[Statement]]],
+    read: list[tuple[SessionEvent, list[Statement]]],
 ) -> dict[str, list[str]]:
     """Append what the classifier is sure of among each prompt's (or reply's) candidates.
 
     Returns the preferences found, by prompt (:func:`prompt_slot`): the recall index keeps a
     team member's prompt without them, as it does without the rules' (:func:`index_turns`).
     """
-    vectors = await embedder.embed_passages([s.text for _, found in prompts for s in found])
+    vectors = await embedder.embed_passages([s.text for _, found in read for s in found])
     start, personal = 0, {}
-    for prompt, candidates in prompts:
+    for prompt, candidates in read:
         found = kinds.promoted(candidates, vectors[start : start + len(candidates)])
         start += len(candidates)
         if found:

@@ -26,6 +26,7 @@ from importlib import resources
 
 import numpy as np
 
+from plait.nodes.capture import ASSISTANT_TEXT
 from plait.nodes.statements import (
     HEDGE,
     REPORTED,
@@ -156,7 +157,7 @@ def undecided_of(event: SessionEvent) -> list[Statement]:
     text = event.body or event.summary
     if event.kind is EventKind.PROMPT and event.speaker == "user":
         return undecided(text, "user")
-    if event.kind is EventKind.MESSAGE and event.source_hook.endswith(".assistant_text"):
+    if event.kind is EventKind.MESSAGE and event.source_hook.endswith(f".{ASSISTANT_TEXT}"):
         return undecided(text, "assistant")
     return []
 

@@ -1043,18 +1043,15 @@ def merge_reversals(found: list[Statement]) -> list[Statement]:
     :root." is one reversal, in both sentences' words.
     """
     merged: list[Statement] = []
-    took_in = False
+    taken_in: Statement | None = None  # a rejection that took in its replacement takes no more
     for statement in found:
         previous = merged[-1] if merged else None
         if previous is not None and pairs_with(previous, statement):
             merged[-1] = joined(previous, statement)
-        elif previous is not None and not took_in and replaced_by(previous, statement):
-            merged[-1] = with_replacement(previous, statement)
-            took_in = True
-            continue
+        elif previous is not None and previous is not taken_in and replaced_by(previous, statement):
+            merged[-1] = taken_in = with_replacement(previous, statement)
         else:
             merged.append(statement)
-        took_in = False
     return merged
 
 
