@@ -19,9 +19,13 @@ Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is pick
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Callable
-from functools import lru_cache, wraps
+from dataclasses import dataclass
+from functools import cache, lru_cache, wraps
+from importlib import resources
 from typing import Protocol
 
 from plait.state.words import stem
@@ -512,7 +516,11 @@ def keeps_choice(old: str, new: str, rejected: tuple[str, ...]) -> bool:
     old_choices = [
         c for c in chosen(old) if not names([c], rejected) and not same_stems(c, new_slot)
     ]
-    return bool(old_choices) and any(contains_words(new, choice) for choice in old_choices)
+    # "Next.js" is named "next" as often (as :func:`named_things` reads it)
+    return any(
+        contains_words(new, choice) or contains_words(new, choice.removesuffix(".js"))
+        for choice in old_choices
+    )
 
 
 def same_stems(first: str, second: str) -> bool:
@@ -587,7 +595,27 @@ def supersedes(
 
 @lru_cache(maxsize=CACHE_SIZE)
 def judged(old_text: str, new_text: str, rejected: tuple[str, ...], cue: bool = False) -> bool:
-    """:func:`supersedes` on bounded texts (memoized: a fold asks for the same pairs again)."""
+    """:func:`supersedes` on bounded texts (memoized: a fold asks for the same pairs again).
+
+    The rules' evidence first; where they find none either way, the pair model weighs what they
+    saw (:func:`pair_features`), unless ``cue`` asks for a cue the new decision does not carry.
+    """
+    verdict = ruled(old_text, new_text, rejected, cue)
+    if verdict is not None:
+        return verdict
+    if cue and not has_reversal_cue(new_text):
+        return False
+    model = pair_model()
+    return model is not None and model.replaces(old_text, new_text)
+
+
+def ruled(
+    old_text: str, new_text: str, rejected: tuple[str, ...], cue: bool = False
+) -> bool | None:
+    """The rules' verdict (see :func:`supersedes`), None when they find no evidence either way.
+
+    False is evidence that the old decision stays: the same words, or its choice kept.
+    """
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
     if restates_with_new_numbers(old_text, new_text) or new_version(old_text, new_text):
@@ -598,9 +626,21 @@ def judged(old_text: str, new_text: str, rejected: tuple[str, ...], cue: bool = 
         return True
     if keeps_choice(old_text, new_text, rejected):
         return False
-    if cued:
-        return shares_subject(old_text, new_text)
-    return not cue and replaces_choice(old_text, new_text)
+    if cued and shares_subject(old_text, new_text):
+        return True
+    if other_kinds(old_text, new_text):
+        return False
+    return True if not (cued or cue) and replaces_choice(old_text, new_text) else None
+
+
+def other_kinds(old: str, new: str) -> bool:
+    """Whether two decisions pick known things of other kinds, so neither replaces the other.
+
+    "Use Redis on port 6379 for dev." and "Use Postgres on port 5432 for dev.": a cache and a
+    database.
+    """
+    old_kinds, new_kinds = categories(list(picked(old))), categories(list(picked(new)))
+    return bool(old_kinds and new_kinds) and old_kinds.isdisjoint(new_kinds)
 
 
 # Names of one technology: "k8s" is "kubernetes".
@@ -695,8 +735,8 @@ def replaces_choice(old: str, new: str) -> bool:
     if numbers(old) and numbers(new) and numbers(old).isdisjoint(numbers(new)):
         # other numbers for the same thing, not another thing's numbers
         return names(list(old_named), list(new_named)) or not named
-    if old_kinds and new_kinds and old_kinds.isdisjoint(new_kinds):
-        return False  # "Redis … for dev" and "Postgres … for dev": a cache and a database
+    if other_kinds(old, new):
+        return False
     same_names = names(list(old_names), list(new_names))
     return bool(old_names) and bool(new_names) and not same_names
 
@@ -707,13 +747,124 @@ def numbers(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"(?<![\w/.])\d+(?:\.\d+)*", text))
 
 
+# What a pair model reads of two decisions. It weighs the rules' own evidence, so it finds a
+# replacement the rules' forms miss ("Deploy the API on Heroku." → "The API is moving to Fly.io
+# and the Heroku dynos get shut off."), trained on pairs written in fresh words
+# (``plait.devtools.pair_model``).
+PAIR_WEIGHTS = "supersede_pairs.json"
+# The old choice retired in passing, or the new one put in place from now on
+RETIRED = re.compile(
+    r"\b(?:shut (?:off|down)|turn(?:ed)? off|go(?:es)? away|gone|retir\w+|delet\w+|shelv\w+|"
+    r"g[ai]ve up|given up|(?:gets?|is|are) closed|revok\w+|emptied|decommission\w*|sunset\w*|"
+    r"phas\w+ out|deprecat\w+|removed|rip\w* out|torn down|tear down|kill\w*|replac\w+|"
+    r"migrat\w+|moving|moved|from here on|going forward|now|no longer|anymore)\b",
+    re.IGNORECASE,
+)
+NUMBER_WORDS = (
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|sixty|ninety|hundred|once|twice|daily|weekly|monthly|hourly|nightly|"
+    r"yearly|annually|quarterly)\b"
+)
+SHARED_STEMS_MAX = 4
+
+
+def amounts(text: str) -> frozenset[str]:
+    """The numbers a text gives, in digits or in words ("30 minutes", "twice", "nightly")."""
+    spelled = re.findall(NUMBER_WORDS, text.lower())
+    return frozenset(re.findall(r"\d+(?:\.\d+)?", text)) | frozenset(spelled)
+
+
+def pair_features(old: str, new: str) -> tuple[float, ...]:
+    """What the pair model reads of two bounded decision texts (:data:`PAIR_FEATURES` names).
+
+    It is asked only where the rules found no evidence either way (:func:`ruled` is None).
+    """
+    old_picks, new_picks = list(picked(old)), list(picked(new))
+    old_stems, new_stems = stems(old), stems(new)
+    shared = len(old_stems & new_stems)
+    old_amounts, new_amounts = amounts(old), amounts(new)
+    return (
+        float(has_reversal_cue(new)),
+        float(names(old_picks, new_picks)),
+        float(bool(old_picks and new_picks) and not names(old_picks, new_picks)),
+        float(bool(old_amounts and new_amounts) and old_amounts.isdisjoint(new_amounts)),
+        shared / max(1, len(old_stems | new_stems)),
+        float(bool(rejected_choices(new) or disparaged_choices(new))),
+        float(bool(RETIRED.search(new))),
+        min(shared, SHARED_STEMS_MAX) / SHARED_STEMS_MAX,
+        float(shares_subject(old, new)),
+        float(replaces_choice(old, new)),
+        float(any(contains_words(new, p) for p in old_picks)) if old_picks else 0.5,
+    )
+
+
+PAIR_FEATURES = (
+    "reversal cue",
+    "same choice named",
+    "other choices named",
+    "other amounts",
+    "shared stems (share)",
+    "rejects or disparages",
+    "retires or puts in place",
+    "shared stems (count)",
+    "shares the subject",
+    "replaces the choice",
+    "names the old choice",
+)
+
+
+@dataclass(frozen=True)
+class PairModel:
+    """A logistic regression over :func:`pair_features` (standardisation folded in)."""
+
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float
+
+    def probability(self, old: str, new: str) -> float:
+        """How likely ``new`` replaces ``old``, by the model."""
+        score = self.bias + sum(
+            w * x for w, x in zip(self.weights, pair_features(old, new), strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-score))
+
+    def replaces(self, old: str, new: str) -> bool:
+        """Whether the model is sure enough that ``new`` replaces ``old``."""
+        return self.probability(old, new) >= self.threshold
+
+    def to_json(self) -> str:
+        """The model as its shipped file holds it."""
+        fields = {"features": PAIR_FEATURES, "weights": self.weights, "bias": self.bias}
+        return json.dumps(fields | {"threshold": self.threshold}, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> PairModel:
+        """Read a model file; its features must be today's."""
+        raw = json.loads(text)
+        if tuple(raw["features"]) != PAIR_FEATURES:
+            raise ValueError(f"{PAIR_WEIGHTS} was fitted on other features: retrain it")
+        return cls(tuple(raw["weights"]), float(raw["bias"]), float(raw["threshold"]))
+
+
+@cache
+def pair_model() -> PairModel | None:
+    """The pair model that ships with plait, or None when its file is missing."""
+    source = resources.files("plait.state").joinpath(PAIR_WEIGHTS)
+    return PairModel.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
+
+
 __all__ = [
     "ARROW",
+    "PAIR_FEATURES",
+    "PairModel",
     "CATEGORY_OF",
     "chosen",
     "decision_subject",
     "has_reversal_cue",
+    "pair_features",
+    "pair_model",
     "rejected_choices",
+    "ruled",
     "slot_of",
     "supersedes",
     "words",

@@ -80,7 +80,8 @@ def test_envelope_escapes_markup_so_user_text_cannot_break_out() -> None:
 
 
 def test_envelope_drops_lowest_tiers_first_under_a_small_budget() -> None:
-    events = [ev(EventKind.DECISION, f"decision {i} " + "d" * 60) for i in range(8)]
+    # decisions about eight other things, so none supersedes another
+    events = [ev(EventKind.DECISION, f"decision {i} " + chr(ord("a") + i) * 60) for i in range(8)]
     events += [ev(EventKind.DISCOVERY, f"found {i} " + "f" * 60) for i in range(6)]
     events += [ev(EventKind.GIT, f"git {i}", key=f"g{i}") for i in range(4)]
     snapshot = fold_snapshot(Snapshot(), events)

@@ -12,10 +12,14 @@ from hypothesis import strategies as st
 
 from plait.nodes.statements import promoted, statements
 from plait.state.supersede import (
+    PAIR_WEIGHTS,
+    PairModel,
     chosen,
     decision_subject,
     has_reversal_cue,
+    pair_model,
     rejected_choices,
+    ruled,
     supersedes,
 )
 
@@ -197,7 +201,18 @@ def test_supersede_imports_only_the_standard_library_and_the_stemmer() -> None:
             imported.add(node.module)
         elif isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
-    allowed = {"__future__", "re", "collections.abc", "functools", "typing", "plait.state.words"}
+    allowed = {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "functools",
+        "importlib",
+        "json",
+        "math",
+        "re",
+        "typing",
+        "plait.state.words",
+    }
     assert imported <= allowed
 
 
@@ -285,3 +300,69 @@ def test_supersedes_fresh16_wordings(old: str, new: str) -> None:
 )
 def test_supersedes_not_for_those_words_alone(old: str, new: str) -> None:
     assert not supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Weight decay 0.1 for all runs.", "weight decay -> 0.05 everywhere from here on"),
+        ("The arm's joint controllers run at 500 Hz.", "Joint control loop on the arm: 1 kHz."),
+        (
+            "We'll support LTI 1.1 and LTI 1.3 for external tools.",
+            "External tools connect over LTI 1.3, nothing else.",
+        ),
+    ],
+)
+def test_the_pair_model_finds_a_replacement_the_rules_have_no_evidence_on(
+    old: str, new: str
+) -> None:
+    assert ruled(old, new, ()) is None  # no form of the rules speaks either way
+    assert supersedes(old, new)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Daily quests refresh every 24 hours.", "Shop offers rotate every 8 hours."),
+        ("Cache product pages in Varnish.", "Seller analytics get cached in Redis for an hour."),
+        (
+            "The brake controller's main loop runs at 1 kHz.",
+            "The seat heater controller polls its temperature sensor at 10 Hz.",
+        ),
+        (
+            "Sessions in the web dashboard expire after 15 minutes.",
+            "Swap quotes expire after 30 seconds.",
+        ),
+    ],
+)
+def test_the_pair_model_keeps_decisions_about_other_things(old: str, new: str) -> None:
+    assert ruled(old, new, ()) is None
+    assert not supersedes(old, new)
+
+
+def test_the_pair_model_never_overrules_the_rules_evidence_that_a_decision_stays() -> None:
+    old, new = (
+        "Use Postgres for the main database.",
+        "Actually, use Postgres 16 for the main database.",
+    )
+    assert ruled(old, new, ()) is False  # the old choice is kept
+    assert pair_model() is not None
+    assert pair_model().probability(old, new) >= pair_model().threshold
+    assert not supersedes(old, new)
+
+
+def test_the_models_decision_needs_a_cue_against_the_users_decision() -> None:
+    old, new = "Weight decay 0.1 for all runs.", "weight decay -> 0.05 everywhere from here on"
+    assert supersedes(old, new)
+    assert not supersedes(old, new, cue=True)  # the model's own decision may only be proposing
+
+
+def test_the_pair_model_file_is_read_back_and_refuses_other_features() -> None:
+    model = pair_model()
+    assert model is not None
+    assert PairModel.from_json(model.to_json()) == model
+    shipped = Path(__file__).parents[2] / "state" / PAIR_WEIGHTS
+    assert PairModel.from_json(shipped.read_text()) == model
+    stale = model.to_json().replace('"reversal cue"', '"a feature since removed"')
+    with pytest.raises(ValueError, match="retrain"):
+        PairModel.from_json(stale)

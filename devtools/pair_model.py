@@ -1,0 +1,202 @@
+"""Train the pair model supersession weighs (``plait/state/supersede_pairs.json``).
+
+``uv run python -m plait.devtools.pair_model``: the model decides the pairs the rules find no
+evidence on either way (:func:`plait.state.supersede.ruled` is None), so it is fitted on those:
+every such labelled decision pair of the training sets (:data:`JUDGES` left out: they judge it)
+is read into :func:`plait.state.supersede.pair_features`, and a logistic regression over the
+standardised features is fitted to them (``reversed`` is the positive). Real snapshots hold
+mostly decisions about other things, so beside each set's own pairs, :data:`CROSSED` times as
+many *crossed* pairs (one pair's old decision, another pair's new one) are fitted as negatives.
+
+The threshold is chosen on pairs the model did not see: each training set is scored by a model
+fitted on every other, and of :data:`THRESHOLDS` the one with the best F-score over those
+held-out scores wins, with precision weighing twice recall (:data:`BETA`) and crossed pairs
+counted among the false ones: a decision superseded wrongly leaves the snapshot while it still
+holds, where a replacement missed leaves both, the newer last. The chosen model and its held-out
+figures (and the judges', by the model fitted on every training set) are printed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from plait.devtools.capture import DecisionPair, load_pairs
+from plait.state.supersede import PAIR_WEIGHTS, PairModel, pair_features, ruled, text_of
+
+FOLDER = Path(__file__).parents[1] / "datasets" / "capture"
+TARGET = Path(__file__).parents[1] / "state" / PAIR_WEIGHTS
+# Blind pair sets already run once: never fitted on, reported beside the held-out figures
+JUDGES = ("fresh13", "fresh19", "fresh20", "fresh21", "fresh22")
+CROSSED = 3
+SEED = 7
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+BETA = 0.5
+L2 = 1e-2
+STEPS = 2000
+RATE = 0.5
+
+
+@dataclass(frozen=True)
+class Judged:
+    """Pairs as the rules leave them: replaced by the rules, open (the model's), and features."""
+
+    replaced: np.ndarray
+    open: np.ndarray
+    features: np.ndarray
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[str, str]]) -> Judged:
+        """The (old, new) pairs, bounded as the fold reads them."""
+        texts = [(text_of(old), text_of(new)) for old, new in pairs]
+        verdicts = [ruled(old, new, ()) for old, new in texts]
+        return cls(
+            replaced=np.array([v is True for v in verdicts]),
+            open=np.array([v is None for v in verdicts]),
+            features=np.array([pair_features(old, new) for old, new in texts]),
+        )
+
+
+@dataclass(frozen=True)
+class PairSet:
+    """One set's pairs: its own (labelled) and its crossed ones (all negative)."""
+
+    name: str
+    own: Judged
+    labels: np.ndarray
+    crossed: Judged
+
+
+def crossed_pairs(pairs: Sequence[DecisionPair], seed: int = SEED) -> list[tuple[str, str]]:
+    """One pair's old decision with another pair's new one, :data:`CROSSED` per pair."""
+    rng = random.Random(seed)
+    found = []
+    for _ in range(len(pairs) * CROSSED):
+        first, second = rng.sample(list(pairs), 2)
+        if first.old != second.old:
+            found.append((first.old, second.new))
+    return found
+
+
+def pair_set(path: Path) -> PairSet:
+    """A pairs file read into features."""
+    pairs = load_pairs(path)
+    return PairSet(
+        name=path.name.removesuffix("_pairs.jsonl"),
+        own=Judged.of([(p.old, p.new) for p in pairs]),
+        labels=np.array([p.label == "reversed" for p in pairs], dtype=float),
+        crossed=Judged.of(crossed_pairs(pairs)),
+    )
+
+
+def fit(sets: Sequence[PairSet]) -> PairModel:
+    """A logistic regression on the sets' open pairs and crossed pairs (threshold 0.5)."""
+    x = np.concatenate(
+        [s.own.features[s.own.open] for s in sets]
+        + [s.crossed.features[s.crossed.open] for s in sets]
+    )
+    y = np.concatenate(
+        [s.labels[s.own.open] for s in sets] + [np.zeros(int(s.crossed.open.sum())) for s in sets]
+    )
+    mean, scale = x.mean(0), x.std(0) + 1e-6
+    z = (x - mean) / scale
+    weights, bias = np.zeros(x.shape[1]), 0.0
+    for _ in range(STEPS):
+        error = 1 / (1 + np.exp(-(z @ weights + bias))) - y
+        weights -= RATE * (z.T @ error / len(y) + L2 * weights)
+        bias -= RATE * float(error.mean())
+    raw = weights / scale
+    return PairModel(
+        weights=tuple(round(float(w), 6) for w in raw),
+        bias=round(bias - float(raw @ mean), 6),
+        threshold=0.5,
+    )
+
+
+def probabilities(model: PairModel, features: np.ndarray) -> np.ndarray:
+    """The model's probabilities for rows of features (as :meth:`PairModel.probability`)."""
+    score = features @ np.array(model.weights) + model.bias
+    return np.asarray(1 / (1 + np.exp(-score)))
+
+
+@dataclass
+class Counts:
+    """Reversals found, false ones (crossed pairs apart) and reversals missed."""
+
+    found: int = 0
+    false: int = 0
+    missed: int = 0
+    crossed_false: int = 0
+
+    def add(self, judged: np.ndarray, labels: np.ndarray, crossed: np.ndarray) -> None:
+        """Count one set's verdicts: on its own pairs, then on its crossed ones."""
+        self.found += int((judged & (labels == 1)).sum())
+        self.false += int((judged & (labels == 0)).sum())
+        self.missed += int((~judged & (labels == 1)).sum())
+        self.crossed_false += int(crossed.sum())
+
+    def score(self) -> float:
+        """F-score of reversals (:data:`BETA`), crossed pairs judged superseded counted false."""
+        false = self.false + self.crossed_false
+        weighted = (1 + BETA**2) * self.found
+        return weighted / max(1, weighted + BETA**2 * self.missed + false)
+
+    def __str__(self) -> str:
+        recall = self.found / max(1, self.found + self.missed)
+        precision = self.found / max(1, self.found + self.false)
+        return (
+            f"recall {recall:.2f} precision {precision:.2f} ({self.found} found, "
+            f"{self.false} false, {self.missed} missed; crossed pairs judged superseded: "
+            f"{self.crossed_false})"
+        )
+
+
+def verdicts(model: PairModel | None, pairs: Judged, threshold: float) -> np.ndarray:
+    """What supersession says of the pairs: the rules' verdict, the model's where they have none."""
+    if model is None:
+        return pairs.replaced
+    return pairs.replaced | (pairs.open & (probabilities(model, pairs.features) >= threshold))
+
+
+def held_out(sets: Sequence[PairSet]) -> tuple[dict[float, Counts], Counts]:
+    """Each set scored by a model fitted on the others, at each threshold; and the rules'."""
+    by_threshold = {t: Counts() for t in THRESHOLDS}
+    rules = Counts()
+    for kept in sets:
+        model = fit([s for s in sets if s is not kept])
+        for threshold, counts in by_threshold.items():
+            judged = verdicts(model, kept.own, threshold)
+            counts.add(judged, kept.labels, verdicts(model, kept.crossed, threshold))
+        rules.add(verdicts(None, kept.own, 0), kept.labels, verdicts(None, kept.crossed, 0))
+    return by_threshold, rules
+
+
+def main() -> None:
+    """Fit, choose the threshold, write the model, print its figures."""
+    paths = sorted(FOLDER.glob("*_pairs.jsonl"))
+    training = [pair_set(p) for p in paths if p.name.removesuffix("_pairs.jsonl") not in JUDGES]
+    judges = [pair_set(p) for p in paths if p.name.removesuffix("_pairs.jsonl") in JUDGES]
+    by_threshold, rules = held_out(training)
+    threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t].score(), t))
+    fitted = fit(training)
+    model = PairModel(fitted.weights, fitted.bias, threshold)
+    TARGET.write_text(model.to_json(), encoding="utf-8")
+    print(f"fitted on {len(training)} sets; threshold {threshold} (held-out F{BETA})")
+    print(f"held out, the rules alone: {rules}")
+    for t, counts in by_threshold.items():
+        print(f"held out, threshold {t}: {counts} F{BETA} {counts.score():.3f}")
+    judged, alone = Counts(), Counts()
+    for s in judges:
+        crossed = verdicts(model, s.crossed, threshold)
+        judged.add(verdicts(model, s.own, threshold), s.labels, crossed)
+        alone.add(verdicts(None, s.own, 0), s.labels, verdicts(None, s.crossed, 0))
+    print(f"judges ({', '.join(JUDGES)}), the rules alone: {alone}")
+    print(f"judges, with the model: {judged}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""The pair model's trainer: fitted on the pairs the rules leave open, judged held out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from plait.devtools import pair_model
+from plait.devtools.capture import load_pairs
+from plait.devtools.pair_model import (
+    JUDGES,
+    THRESHOLDS,
+    Counts,
+    crossed_pairs,
+    fit,
+    held_out,
+    pair_set,
+    probabilities,
+    verdicts,
+)
+from plait.state.supersede import PairModel, pair_features, text_of
+
+DATASETS = Path(__file__).parents[2] / "datasets" / "capture"
+
+
+def test_the_model_decides_only_where_the_rules_find_no_evidence() -> None:
+    """What the rules supersede stays superseded, what they keep stays kept, at any threshold;
+    the model's probabilities are the shipped model's arithmetic."""
+    sets = [pair_set(DATASETS / f"{name}_pairs.jsonl") for name in ("train3", "train4")]
+    model = fit(sets)
+    for kept in sets:
+        ruled_out = ~kept.own.replaced & ~kept.own.open  # the rules' evidence that it stays
+        for threshold in (0.0, 0.5, 1.0):
+            judged = verdicts(model, kept.own, threshold)
+            assert judged[kept.own.replaced].all()
+            assert not judged[ruled_out].any()
+        assert verdicts(model, kept.own, 0.0)[kept.own.open].all()
+    pairs = load_pairs(DATASETS / "train3_pairs.jsonl")[:5]
+    rows = np.array([pair_features(text_of(p.old), text_of(p.new)) for p in pairs])
+    expected = [model.probability(text_of(p.old), text_of(p.new)) for p in pairs]
+    assert probabilities(model, rows) == pytest.approx(expected)
+
+
+def test_crossed_pairs_pair_one_old_decision_with_another_pairs_new_one() -> None:
+    pairs = load_pairs(DATASETS / "train5_pairs.jsonl")
+    crossed = crossed_pairs(pairs)
+    assert len(crossed) > 2 * len(pairs)
+    own = {(p.old, p.new) for p in pairs}
+    assert not own & set(crossed)
+    assert crossed == crossed_pairs(pairs)  # the same every run
+
+
+def test_each_set_is_scored_by_a_model_fitted_on_the_others() -> None:
+    """Held out, every reversal is found or missed once per threshold, a higher threshold finds
+    no more, and the rules alone are counted beside."""
+    sets = [pair_set(DATASETS / f"{name}_pairs.jsonl") for name in ("train3", "train4", "train5")]
+    by_threshold, rules = held_out(sets)
+    reversals = int(sum(s.labels.sum() for s in sets))
+    assert list(by_threshold) == list(THRESHOLDS)
+    found = [c.found for c in by_threshold.values()]
+    assert all(c.found + c.missed == reversals for c in by_threshold.values())
+    assert found == sorted(found, reverse=True) and found[-1] >= rules.found
+    assert rules.found + rules.missed == reversals
+    assert Counts(found=4, false=1, missed=2, crossed_false=1).score() == pytest.approx(
+        1.25 * 4 / (1.25 * 4 + 0.25 * 2 + 2)
+    )
+
+
+def test_main_writes_a_model_the_fold_can_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    for name in ("train3", "train4", "train6", JUDGES[0]):
+        (folder / f"{name}_pairs.jsonl").write_text((DATASETS / f"{name}_pairs.jsonl").read_text())
+    target = tmp_path / "supersede_pairs.json"
+    monkeypatch.setattr(pair_model, "FOLDER", folder)
+    monkeypatch.setattr(pair_model, "TARGET", target)
+    pair_model.main()
+    model = PairModel.from_json(target.read_text())
+    assert model.threshold in THRESHOLDS
+    printed = capsys.readouterr().out
+    assert "fitted on 3 sets" in printed and f"judges ({', '.join(JUDGES)})" in printed
+
+
+def test_the_judges_are_never_fitted_on() -> None:
+    assert all((DATASETS / f"{name}_pairs.jsonl").is_file() for name in JUDGES)
+    assert {p.split for name in JUDGES for p in load_pairs(DATASETS / f"{name}_pairs.jsonl")} == {
+        "test"
+    }
