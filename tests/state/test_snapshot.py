@@ -168,6 +168,29 @@ def test_snapshot_an_assistant_decision_without_evidence_keeps_the_users() -> No
     assert [d.text for d in fold_snapshot(Snapshot(), [user, again]).decisions] == [again.summary]
 
 
+def test_snapshot_a_replacement_in_other_words_leaves_one_decision_and_others_stay() -> None:
+    """Where no form of the rules speaks, the pair model's verdict is what the fold applies."""
+    settings_ = [
+        ev(EventKind.DECISION, "The arm's joint controllers run at 500 Hz.", speaker="user"),
+        ev(EventKind.DECISION, "Cache product pages in Varnish.", speaker="user"),
+        ev(EventKind.DECISION, "Daily quests refresh every 24 hours.", speaker="user"),
+    ]
+    snapshot = fold_snapshot(Snapshot(), settings_)
+    others = [
+        ev(EventKind.DECISION, "Seller analytics get cached in Redis for an hour.", speaker="user"),
+        ev(EventKind.DECISION, "Shop offers rotate every 8 hours.", speaker="user"),
+    ]
+    snapshot = fold_snapshot(snapshot, others)
+    assert len(snapshot.decisions) == 5  # decisions about other things all stay
+    faster = ev(EventKind.DECISION, "Joint control loop on the arm: 1 kHz.", speaker="user")
+    texts = [d.text for d in fold_snapshot(snapshot, [faster]).decisions]
+    assert "The arm's joint controllers run at 500 Hz." not in texts
+    assert texts[-1] == faster.summary and len(texts) == 5
+    # the model's own decision may only be proposing: against the user's it needs a cue
+    proposed = ev(EventKind.DECISION, "Joint control loop on the arm: 1 kHz.", speaker="assistant")
+    assert len(fold_snapshot(snapshot, [proposed]).decisions) == 6
+
+
 def test_snapshot_errors_age_out_one_offs_first_and_a_repeat_starts_over() -> None:
     lasting = ev(EventKind.ERROR, "mypy: bad type", key="cmd:mypy|bad type")
     one_off = ev(EventKind.ERROR, "pyest: not found", key="cmd:pyest|x", keywords=(TRANSIENT,))
