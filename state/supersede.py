@@ -481,6 +481,7 @@ def contains_words(phrase: str, term: str) -> bool:
     return bool(wanted) and f" {wanted} " in f" {' '.join(words(phrase))} "
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def shares_subject(old: str, new: str) -> bool:
     """Whether two decisions are about the same thing: slot, category or several shared words."""
     old_slot, new_slot = stems(slot_of(old)), stems(slot_of(new))
@@ -702,6 +703,7 @@ def subject_stems(text: str, named: frozenset[str]) -> frozenset[str]:
     return frozenset(stems(text) - {stem(w) for name in named for w in words(name)})
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def replaces_choice(old: str, new: str) -> bool:
     """No cue word, and yet a replacement: the same subject, another named choice or number.
 
