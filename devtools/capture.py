@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from plait.nodes.tool_outcome import tool_outcome
 from plait.state.base.errors import PlaitError
 from plait.state.events import EventKind, SessionEvent
 from plait.state.intents import AssistantText, Intent, SessionRef, ToolResult, UserTurn
-from plait.state.supersede import has_reversal_cue, supersedes
+from plait.state.supersede import has_reversal_cue, ruled, supersedes, text_of
 
 KINDS = ("decision", "rule", "preference", "task", "done", "reversal", "finding", "error", "file")
 HEADLINE_KINDS = ("decision", "rule", "task", "preference", "error", "file", "reversal")
@@ -409,13 +409,18 @@ def score_statuses(items: Sequence[CorpusItem]) -> list[StatusScore]:
     return scores
 
 
-def score_pairs(pairs: Sequence[DecisionPair]) -> list[PairScore]:
-    """Supersession precision and recall per split."""
+def by_the_rules_alone(old: str, new: str) -> bool:
+    """Supersession on the rules' evidence alone, without the pair model."""
+    return ruled(text_of(old), text_of(new), ()) is True
+
+
+def score_pairs(
+    pairs: Sequence[DecisionPair], judge: Callable[[str, str], bool] = supersedes
+) -> list[PairScore]:
+    """Supersession precision and recall per split, as ``judge`` decides it."""
     scores = []
     for split in SPLITS:
-        judged = [
-            (p.label == "reversed", supersedes(p.old, p.new)) for p in pairs if p.split == split
-        ]
+        judged = [(p.label == "reversed", judge(p.old, p.new)) for p in pairs if p.split == split]
         scores.append(
             PairScore(
                 split=split,
@@ -797,6 +802,13 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
         "0.57",
     ),
 )
+PAIR_MODEL_NOTE = (
+    "Supersession by the rules alone and with the pair model (`plait.state.supersede`: where the "
+    "rules find no evidence either way, a logistic regression over what they saw decides; fitted "
+    "by `python -m plait.devtools.pair_model` on every pair set but fresh13 and fresh19 to "
+    "fresh23, which judge it; see `datasets/capture/README.md`). Every split, pooled; the fold "
+    "applies the second column."
+)
 SECOND_LOOK_NOTE = (
     "The drain's second look (`plait.nodes.statement_kinds`): the statements of a user's prompt "
     "that the rules gave no kind are embedded with the bundled model, and a linear classifier "
@@ -1117,6 +1129,7 @@ def capture_section(where: str | Path, *, with_misses: bool = False) -> str:
         parts.append(second_look_table(both, alone))
     else:
         parts.append("The bundled model does not run here: the drain's second look is not scored.")
+    parts.append(supersession_table([(name, pairs) for name, _, pairs in sets if pairs]))
     shown = "test" if with_misses else None
     for name, corpus, report in reports:
         heading = f"### {name} (`{corpus.name}`)"
@@ -1140,6 +1153,29 @@ def second_look_table(
     return "\n".join([SECOND_LOOK_NOTE, "", *rows])
 
 
+def supersession_table(sets: Sequence[tuple[str, Path]]) -> str:
+    """Supersession per pairs file (every split), by the rules alone and with the pair model."""
+    rows = [
+        "| set | reversed pairs | R / P, rules alone | with the pair model |",
+        "|---|---|---|---|",
+    ]
+    for name, path in sets:
+        pairs = load_pairs(path)
+        cells = [pooled(score_pairs(pairs, judge)) for judge in (by_the_rules_alone, supersedes)]
+        reversed_pairs = sum(p.label == "reversed" for p in pairs)
+        rows.append(f"| {name} | {reversed_pairs} | {' | '.join(cells)} |")
+    return "\n".join([PAIR_MODEL_NOTE, "", *rows])
+
+
+def pooled(scores: Sequence[PairScore]) -> str:
+    """Recall / precision of supersession over every split."""
+    found = sum(s.true_positive for s in scores)
+    judged = found + sum(s.false_positive for s in scores)
+    positives = found + sum(s.false_negative for s in scores)
+    recall = found / positives if positives else None
+    return f"{ratio(recall)} / {ratio(found / judged if judged else None)}"
+
+
 def render_misses(report: CaptureReport, split: str) -> list[str]:
     """One line per miss of a split."""
     return [
@@ -1154,12 +1190,16 @@ __all__ = [
     "KINDS",
     "CaptureDatasetError",
     "CaptureReport",
+    "DecisionPair",
     "KindScore",
     "PairScore",
+    "by_the_rules_alone",
     "load_corpus",
     "load_pairs",
     "capture_section",
     "labelled_sets",
     "render_capture_report",
     "run_capture_bench",
+    "score_pairs",
+    "supersession_table",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -200,6 +201,9 @@ def test_cli_bench_capture_writes_its_section(tmp_path: Path) -> None:
     assert "## Hot path\n\nkept" in text and "## Capture" in text
     for heading in ("### corpus", "### fresh3", "| fresh3 (48, 12), through capture |"):
         assert heading in text
+    # supersession of each pairs file, by the rules alone and with the pair model
+    assert "| set | reversed pairs | R / P, rules alone | with the pair model |" in text
+    assert re.search(r"\| fresh3 \| 7 \| [\d.]+ / [\d.]+ \| [\d.]+ / [\d.]+ \|", text)
     missing = runner.invoke(
         app, ["bench", "capture", "--datasets", str(tmp_path / "none"), "--output", str(output)]
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -14,12 +15,16 @@ from plait.devtools.capture import (
     HEADLINE_KINDS,
     KINDS,
     CaptureDatasetError,
+    DecisionPair,
     SecondLook,
+    by_the_rules_alone,
     load_corpus,
     load_pairs,
     matched,
     render_capture_report,
     run_capture_bench,
+    score_pairs,
+    supersession_table,
 )
 from plait.devtools.statement_model import (
     CHOOSE_ON,
@@ -254,3 +259,37 @@ def test_an_expectation_in_inline_code_matches_the_capture_without_its_ticks() -
         ["use `includes(:items)`"],
         ["I'll use preload here"],
     )
+
+
+def test_supersession_is_scored_by_the_rules_alone_and_with_the_pair_model(tmp_path: Path) -> None:
+    """The pair model's reversal counts in the second column only; a pair the rules supersede
+    counts in both; the table pools every split of a pairs file."""
+    pairs = [
+        DecisionPair(
+            id="1",
+            split="dev",
+            old="The arm's joint controllers run at 500 Hz.",
+            new="Joint control loop on the arm: 1 kHz.",
+            label="reversed",
+        ),
+        DecisionPair(
+            id="2",
+            split="test",
+            old="Use Redis for the cache.",
+            new="Switch the cache to Memcached.",
+            label="reversed",
+        ),
+        DecisionPair(
+            id="3",
+            split="test",
+            old="Cache product pages in Varnish.",
+            new="Shop offers rotate every 8 hours.",
+            label="different",
+        ),
+    ]
+    rules = {s.split: s.true_positive for s in score_pairs(pairs, by_the_rules_alone)}
+    model = {s.split: s.true_positive for s in score_pairs(pairs)}
+    assert rules == {"dev": 0, "test": 1} and model == {"dev": 1, "test": 1}
+    path = tmp_path / "mine_pairs.jsonl"
+    path.write_text("".join(json.dumps(asdict(pair)) + "\n" for pair in pairs))
+    assert "| mine | 2 | 0.50 / 1.00 | 1.00 / 1.00 |" in supersession_table([("mine", path)])
