@@ -68,10 +68,13 @@ TRAIN = (
     "train13.jsonl",
     "train14.jsonl",
     "train15.jsonl",
+    "train16.jsonl",
+    "train17.jsonl",
+    "train18.jsonl",
 )
 # The sets held out one at a time to choose the threshold: written from the labelling guide
 # after the rules, in many voices, and never read to widen them (see datasets/capture/README.md)
-CHOOSE_ON = tuple(f"train{number}.jsonl" for number in range(4, 16))
+CHOOSE_ON = tuple(f"train{number}.jsonl" for number in range(4, 19))
 TARGET = Path(__file__).parents[1] / "nodes" / WEIGHTS
 CLASSES = ("none", "decision", "preference", "rule", "task")
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99)
