@@ -12,6 +12,12 @@ is built with React Native." → "We're building the mobile app in Flutter."). T
 different subjects both stay; a new decision that keeps the old choice and adds detail ("use
 Postgres 16 for the main database") leaves the old one in place.
 
+Where these rules find no evidence either way, a small pair model decides (:class:`PairModel`,
+shipped as ``supersede_pairs.json``): a logistic regression over what the rules saw, fitted on
+pairs written in words the rules were never shown ("Deploy the API on Heroku." → "The API is
+moving to Fly.io and the Heroku dynos get shut off."). It is never asked against the rules'
+evidence that the old decision stays.
+
 Vocabulary: the *choice* is what is picked ("Redis"), the *slot* what it is picked for
 ("the cache"), the *subject* the slot when one is named, else the category of the choice
 ("http client" for httpx), else the choice itself.
@@ -615,7 +621,8 @@ def ruled(
 ) -> bool | None:
     """The rules' verdict (see :func:`supersedes`), None when they find no evidence either way.
 
-    False is evidence that the old decision stays: the same words, or its choice kept.
+    False is evidence that the old decision stays: the same words, its choice kept, or a
+    choice of another kind (:func:`other_kinds`).
     """
     if not old_text or not new_text or words(old_text) == words(new_text):
         return False
@@ -749,10 +756,7 @@ def numbers(text: str) -> frozenset[str]:
     return frozenset(re.findall(r"(?<![\w/.])\d+(?:\.\d+)*", text))
 
 
-# What a pair model reads of two decisions. It weighs the rules' own evidence, so it finds a
-# replacement the rules' forms miss ("Deploy the API on Heroku." → "The API is moving to Fly.io
-# and the Heroku dynos get shut off."), trained on pairs written in fresh words
-# (``plait.devtools.pair_model``).
+# The pair model's weights, beside this module (trained by ``plait.devtools.pair_model``)
 PAIR_WEIGHTS = "supersede_pairs.json"
 # The old choice retired in passing, or the new one put in place from now on
 RETIRED = re.compile(
@@ -762,6 +766,8 @@ RETIRED = re.compile(
     r"migrat\w+|moving|moved|from here on|going forward|now|no longer|anymore)\b",
     re.IGNORECASE,
 )
+# Numbers said in words, for the model: wider than the rules' QUANTITY_WORDS, which it was
+# fitted beside and which stays as the rules were tuned
 NUMBER_WORDS = (
     r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
     r"thirty|forty|fifty|sixty|ninety|hundred|once|twice|daily|weekly|monthly|hourly|nightly|"
