@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -118,12 +118,6 @@ def fit(sets: Sequence[PairSet]) -> PairModel:
     )
 
 
-def probabilities(model: PairModel, features: np.ndarray) -> np.ndarray:
-    """The model's probabilities for rows of features (as :meth:`PairModel.probability`)."""
-    score = features @ np.array(model.weights) + model.bias
-    return np.asarray(1 / (1 + np.exp(-score)))
-
-
 @dataclass
 class Counts:
     """Reversals found, false ones (crossed pairs apart) and reversals missed."""
@@ -160,7 +154,8 @@ def verdicts(model: PairModel | None, pairs: Judged, threshold: float) -> np.nda
     """What supersession says of the pairs: the rules' verdict, the model's where they have none."""
     if model is None:
         return pairs.replaced
-    return pairs.replaced | (pairs.open & (probabilities(model, pairs.features) >= threshold))
+    sure = np.array([model.probability_of(row) >= threshold for row in pairs.features], dtype=bool)
+    return pairs.replaced | (pairs.open & sure)
 
 
 def held_out(sets: Sequence[PairSet]) -> tuple[dict[float, Counts], Counts]:
@@ -179,12 +174,12 @@ def held_out(sets: Sequence[PairSet]) -> tuple[dict[float, Counts], Counts]:
 def main() -> None:
     """Fit, choose the threshold, write the model, print its figures."""
     paths = sorted(FOLDER.glob("*_pairs.jsonl"))
-    training = [pair_set(p) for p in paths if p.name.removesuffix("_pairs.jsonl") not in JUDGES]
-    judges = [pair_set(p) for p in paths if p.name.removesuffix("_pairs.jsonl") in JUDGES]
+    every = [pair_set(path) for path in paths]
+    training = [s for s in every if s.name not in JUDGES]
+    judges = [s for s in every if s.name in JUDGES]
     by_threshold, rules = held_out(training)
     threshold = max(THRESHOLDS, key=lambda t: (by_threshold[t].score(), t))
-    fitted = fit(training)
-    model = PairModel(fitted.weights, fitted.bias, threshold)
+    model = replace(fit(training), threshold=threshold)
     TARGET.write_text(model.to_json(), encoding="utf-8")
     print(f"fitted on {len(training)} sets; threshold {threshold} (held-out F{BETA})")
     print(f"held out, the rules alone: {rules}")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, wraps
 from importlib import resources
@@ -831,9 +831,11 @@ class PairModel:
 
     def probability(self, old: str, new: str) -> float:
         """How likely ``new`` replaces ``old``, by the model."""
-        score = self.bias + sum(
-            w * x for w, x in zip(self.weights, pair_features(old, new), strict=True)
-        )
+        return self.probability_of(pair_features(old, new))
+
+    def probability_of(self, features: Sequence[float]) -> float:
+        """How likely a pair with these :func:`pair_features` is a replacement."""
+        score = self.bias + sum(w * x for w, x in zip(self.weights, features, strict=True))
         return 1.0 / (1.0 + math.exp(-score))
 
     def replaces(self, old: str, new: str) -> bool:

@@ -170,12 +170,12 @@ def test_snapshot_an_assistant_decision_without_evidence_keeps_the_users() -> No
 
 def test_snapshot_a_replacement_in_other_words_leaves_one_decision_and_others_stay() -> None:
     """Where no form of the rules speaks, the pair model's verdict is what the fold applies."""
-    settings_ = [
+    decisions = [
         ev(EventKind.DECISION, "The arm's joint controllers run at 500 Hz.", speaker="user"),
         ev(EventKind.DECISION, "Cache product pages in Varnish.", speaker="user"),
         ev(EventKind.DECISION, "Daily quests refresh every 24 hours.", speaker="user"),
     ]
-    snapshot = fold_snapshot(Snapshot(), settings_)
+    snapshot = fold_snapshot(Snapshot(), decisions)
     others = [
         ev(EventKind.DECISION, "Seller analytics get cached in Redis for an hour.", speaker="user"),
         ev(EventKind.DECISION, "Shop offers rotate every 8 hours.", speaker="user"),
