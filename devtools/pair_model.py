@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from plait.devtools.capture import DecisionPair, load_pairs
+from plait.devtools.logistic import fit_logistic
 from plait.state.supersede import PAIR_WEIGHTS, PairModel, pair_features, ruled, text_of
 
 FOLDER = Path(__file__).parents[1] / "datasets" / "capture"
@@ -103,17 +104,10 @@ def fit(sets: Sequence[PairSet]) -> PairModel:
     y = np.concatenate(
         [s.labels[s.own.open] for s in sets] + [np.zeros(int(s.crossed.open.sum())) for s in sets]
     )
-    mean, scale = x.mean(0), x.std(0) + 1e-6
-    z = (x - mean) / scale
-    weights, bias = np.zeros(x.shape[1]), 0.0
-    for _ in range(STEPS):
-        error = 1 / (1 + np.exp(-(z @ weights + bias))) - y
-        weights -= RATE * (z.T @ error / len(y) + L2 * weights)
-        bias -= RATE * float(error.mean())
-    raw = weights / scale
+    raw, bias = fit_logistic(x, y, l2=L2, steps=STEPS, rate=RATE)
     return PairModel(
         weights=tuple(round(float(w), 6) for w in raw),
-        bias=round(bias - float(raw @ mean), 6),
+        bias=round(bias, 6),
         threshold=0.5,
     )
 
