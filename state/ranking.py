@@ -26,6 +26,10 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
    scores are, which reciprocal rank fusion throws away (on LoCoMo RRF lost 0.06-0.12 r@10).
 5. **Neighbours.** A turn gains a share of the better fused score of the turns beside it in its
    session.
+6. **A second look at the order.** The best :data:`~plait.state.rerank.RERANK_POOL` turns are
+   reordered by what kind of turn holds an answer (:mod:`plait.state.rerank`): one that follows
+   a question, that is no question itself, that opens its session, of some length, in a session
+   the search reached early.
 
 Turns arrive in any order of sessions; within a session, in order. Adding a turn updates only
 the documents it changes (its own views, its previous turn's three-turn view, its session), so
@@ -45,6 +49,7 @@ from typing import NamedTuple
 import numpy as np
 
 from plait.state.dates import day_numbers, match_days, stamp_of, when_of
+from plait.state.rerank import RERANK_POOL, RerankModel, pool_features, rerank_model
 from plait.state.words import stem_words
 
 QueryVector = np.ndarray | None  # a query's embedding, when one was made
@@ -302,6 +307,10 @@ class TurnIndex:
             self.following[before] = position
         self._index_views(position)
         return position
+
+    def session_turns(self, position: int) -> list[int]:
+        """The turns of the conversation in the session of the turn at ``position``, in order."""
+        return self._session_turns[self.session_of[position]]
 
     def last_turn(self, session: str) -> str | None:
         """The id of the session's last turn of the conversation (its keys aside), or None."""
@@ -657,8 +666,9 @@ class RankedTurn(NamedTuple):
     """A turn found for a query: where it is, its score, and what the score is made of.
 
     ``parts``: ``words`` (the lexical views), ``vectors`` (the dense ones), ``time`` (the
-    period the query names), ``neighbours`` (the share of a neighbour's score); they add up to
-    the score.
+    period the query names), ``neighbours`` (the share of a neighbour's score), ``rerank``
+    (what the second look at the order adds, :mod:`plait.state.rerank`); they add up to the
+    score.
     """
 
     position: int
@@ -675,6 +685,7 @@ def rank_turns(
     limit: int = 50,
     weights: RankingWeights | None = None,
     now: datetime | None = None,
+    rerank: bool = True,
 ) -> list[RankedTurn]:
     """The turns for the query, best first, each with its score and its parts.
 
@@ -684,7 +695,8 @@ def rank_turns(
     :data:`LEXICAL_WEIGHTS`. ``first_stage_vector``: the query's first-stage vector, which
     ranks the turns the recall embedder has not reached yet. ``now``: when the query is asked
     (default: the clock, in its time zone), for the times it names relative to it
-    ("yesterday", "last week").
+    ("yesterday", "last week"). ``rerank``: whether the shipped model reorders the first
+    stage's :data:`~plait.state.rerank.RERANK_POOL` best turns (:func:`reranked`).
     """
     terms = words(query) if len(index) else []
     if not terms:
@@ -707,7 +719,7 @@ def rank_turns(
         fused, index.positions("previous"), index.positions("following"), weights.neighbour_share
     )
     spread = np.where(matched, spread, -np.inf)
-    return [
+    ranked = [
         RankedTurn(
             p,
             float(spread[p]),
@@ -718,9 +730,26 @@ def rank_turns(
                 "neighbours": float(spread[p] - fused[p]),
             },
         )
-        for p in top(spread, limit)
+        for p in top(spread, max(limit, RERANK_POOL))
         if np.isfinite(spread[p])
     ]
+    model = rerank_model() if rerank else None
+    return (reranked(index, ranked, model) if model else ranked)[:limit]
+
+
+def reranked(index: TurnIndex, ranked: list[RankedTurn], model: RerankModel) -> list[RankedTurn]:
+    """The first stage's turns in the model's order, each with its ``rerank`` part."""
+    if not ranked:
+        return ranked
+    features = pool_features(index, [turn.position for turn in ranked])
+    best = ranked[0].score if ranked[0].score > 0 else 1.0
+    lifts = model.lifts(features, best)
+    lifted = [
+        RankedTurn(turn.position, turn.score + float(lift), {**turn.parts, "rerank": float(lift)})
+        for turn, lift in zip(ranked, lifts, strict=True)
+    ]
+    order = sorted(range(len(lifted)), key=lambda i: (-lifted[i].score, i))
+    return [lifted[i] for i in order]
 
 
 __all__ = [
@@ -745,6 +774,7 @@ __all__ = [
     "part_views",
     "passages",
     "rank_turns",
+    "reranked",
     "scaled_by_max",
     "scaled_min_max",
     "spread_to_neighbours",

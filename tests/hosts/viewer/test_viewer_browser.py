@@ -306,8 +306,8 @@ def test_browser_recall_inspector_ranks_hits(page: Any, service: Service) -> Non
     page.get_by_role("heading", name="Long-term hits").wait_for()
     first = page.locator("table").first.locator("tbody tr").first
     assert "never commit to main" in first.inner_text()
-    # the score's parts: words, vectors, time, neighbours, adding up to it
-    cells = [float(c) for c in first.locator("td.num").all_inner_texts()[1:6]]
+    # the score's parts: words, vectors, time, neighbours, rerank, adding up to it
+    cells = [float(c) for c in first.locator("td.num").all_inner_texts()[1:7]]
     assert cells[1] > 0 and sum(cells[1:]) == pytest.approx(cells[0], abs=0.005)
     assert page.locator("img[src=x]").count() == 0
     shot(page, "recall")

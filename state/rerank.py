@@ -1,0 +1,150 @@
+"""A second look at the order of the turns a search found: what kind of turn holds an answer.
+
+The first stage (:func:`plait.state.ranking.rank_turns`) scores a turn by how well it matches
+the query. Which of the turns it finds first holds an answer also depends on the turn itself: a
+turn that follows a question is more often an answer than the question is; a longer turn says
+more, up to a point; a session's first turn brings its news; the turns of the sessions the
+search reaches first hold more of the answers. :class:`RerankModel`, a logistic regression over
+the first stage's score and :data:`RERANK_FEATURES` of each of the first :data:`RERANK_POOL`
+turns, reorders them.
+
+The model is linear in the first stage's score (as a share of the best one), so its order is
+the order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the
+lift is the ``rerank`` part of a ranked turn, and scores stay comparable between groups as the
+first stage's are. It runs in every search as numpy arithmetic (about 0.1 ms) over
+``plait/state/rerank_weights.json`` (fitted by ``python -m plait.devtools.rerank_model``, on
+LoCoMo conversations 1-5 only: ``docs/benchmarks.md``, "Recall").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from plait.state.ranking import TurnIndex
+
+RERANK_WEIGHTS = "rerank_weights.json"
+# the turns reordered: the first stage's best (more gave the same order of the first ten on
+# LoCoMo 1-5: 20, 30, 50 and 100 all within 0.003 recall@10)
+RERANK_POOL = 50
+# what the model reads of a turn beside the first stage's score, in this order; chosen by forward
+# selection on LoCoMo 1-5, with and without long turns added, leaving one conversation out, among
+# 18 candidates (docs/benchmarks.md, "Recall")
+RERANK_FEATURES = (
+    "follows a question",
+    "follows a turn that ends in a question",
+    "is a question",
+    "opens its session",
+    "length (log of its words, at most 3)",
+    "its session's place among the pool's (log)",
+)
+SCORE_FEATURE = "first-stage score (share of the best)"
+LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
+
+
+def pool_features(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
+    """:data:`RERANK_FEATURES` of the pool's turns, one row each, in the first stage's order.
+
+    A session's place is the order in which the pool first reaches one of its turns (0 for the
+    best turn's). A fact kept as a key of its turn (no neighbours, not of the session's turns)
+    follows no question and opens no session.
+    """
+    places: dict[int, int] = {}
+    rows = []
+    for position in positions:
+        text = index.texts[position]
+        before = index.previous[position]
+        asked = index.texts[before] if before >= 0 else ""
+        place = places.setdefault(index.session_of[position], len(places))
+        rows.append(
+            (
+                float("?" in asked),
+                float(asked.rstrip().endswith("?")),
+                float("?" in text),
+                float(index.session_turns(position)[:1] == [position]),
+                min(math.log1p(index.views["turn"].lengths[position]), LENGTH_CAP),
+                math.log1p(place),
+            )
+        )
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
+
+
+@dataclass(frozen=True)
+class RerankModel:
+    """A logistic regression over the first stage's score share and :data:`RERANK_FEATURES`.
+
+    ``score_weight`` weighs the score as a share of the pool's best; ``weights`` and ``means``
+    are per feature (the means centre the lift, so an average turn is lifted by 0).
+    """
+
+    score_weight: float
+    weights: tuple[float, ...]
+    means: tuple[float, ...]
+    bias: float
+
+    def __post_init__(self) -> None:
+        if not self.score_weight > 0:
+            raise ValueError("a rerank model must rank a better first-stage score higher")
+        if len(self.weights) != len(RERANK_FEATURES) or len(self.means) != len(RERANK_FEATURES):
+            raise ValueError(f"a rerank model weighs {len(RERANK_FEATURES)} features")
+
+    def lifts(self, features: np.ndarray, best: float) -> np.ndarray:
+        """Per turn, what the model adds to its first-stage score, in that score's units.
+
+        ``features``: one row of :data:`RERANK_FEATURES` per turn; ``best``: the pool's best
+        first-stage score. The model's logit is ``score_weight * score / best + features'
+        part + bias``; ordering by it is ordering by ``score + lift``.
+        """
+        centred = features - np.asarray(self.means)
+        return (centred @ np.asarray(self.weights)) * (best / self.score_weight)
+
+    def to_json(self) -> str:
+        """The model as its shipped file holds it."""
+        fields = {
+            "score feature": SCORE_FEATURE,
+            "score weight": self.score_weight,
+            "features": RERANK_FEATURES,
+            "weights": self.weights,
+            "means": self.means,
+            "bias": self.bias,
+        }
+        return json.dumps(fields, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> RerankModel:
+        """Read a model file; its features must be today's."""
+        raw = json.loads(text)
+        if tuple(raw["features"]) != RERANK_FEATURES or raw["score feature"] != SCORE_FEATURE:
+            raise ValueError(f"{RERANK_WEIGHTS} was fitted on other features: retrain it")
+        return cls(
+            score_weight=float(raw["score weight"]),
+            weights=tuple(float(w) for w in raw["weights"]),
+            means=tuple(float(m) for m in raw["means"]),
+            bias=float(raw["bias"]),
+        )
+
+
+@cache
+def rerank_model() -> RerankModel | None:
+    """The rerank model that ships with plait, or None when its file is missing."""
+    source = resources.files("plait.state").joinpath(RERANK_WEIGHTS)
+    return RerankModel.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
+
+
+__all__ = [
+    "RERANK_FEATURES",
+    "RERANK_POOL",
+    "RERANK_WEIGHTS",
+    "SCORE_FEATURE",
+    "RerankModel",
+    "rerank_model",
+    "pool_features",
+]

@@ -1,0 +1,49 @@
+"""The rerank model's trainer: the pools it fits on are the search's, its order the search's."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+
+from plait.adapters.backends.memory_recall import InMemoryRecallIndex
+from plait.devtools.recall import Conversation, load_dataset
+from plait.devtools.rerank_model import Asked, asked, fit, indexed_turns, scored
+from plait.state.ranking import rank_turns, reranked
+from plait.state.rerank import RERANK_FEATURES, RERANK_POOL
+
+DEVLOG = Path(__file__).parents[2] / "datasets" / "devlog.json"
+
+
+def devlog_questions() -> tuple[list[Asked], Conversation]:
+    conversation = load_dataset(DEVLOG).conversations[0]
+    questions = asyncio.run(asked(0, conversation, None))  # words alone: no model to load
+    return questions, conversation
+
+
+def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> None:
+    questions, conversation = devlog_questions()
+    assert len(questions) == len(conversation.questions)
+    assert all(len(q.ids) <= RERANK_POOL for q in questions)
+    assert all(q.features.shape == (len(q.ids), len(RERANK_FEATURES)) for q in questions)
+    model = fit(questions)
+    assert model.score_weight > 0
+    index = InMemoryRecallIndex()
+    asyncio.run(index.add_turns(indexed_turns(conversation)))
+    group = index.group(conversation.id)
+    for question, ask in zip(conversation.questions, questions, strict=True):
+        pool = rank_turns(
+            group, question.text, limit=RERANK_POOL, now=question.asked_at, rerank=False
+        )
+        assert [group.ids[t.position] for t in pool] == ask.ids
+        searched = [group.ids[t.position] for t in reranked(group, pool, model)]
+        assert ask.ranked_by(model) == searched
+
+
+def test_the_fitted_model_ranks_its_own_questions_no_worse_than_the_first_stage() -> None:
+    questions, _ = devlog_questions()
+    before, after = scored(questions, None), scored(questions, fit(questions))
+    assert after[1] >= before[1] - 0.01  # NDCG@10 on the questions it was fitted on
+    positives = np.concatenate([q.labels() for q in questions])
+    assert 0 < positives.sum() < positives.size

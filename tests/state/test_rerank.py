@@ -1,0 +1,112 @@
+"""The second look at a search's order: a turn's features, the shipped model, the reordering."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from plait.state.ranking import TurnIndex, rank_turns, reranked
+from plait.state.rerank import (
+    RERANK_FEATURES,
+    RERANK_POOL,
+    RerankModel,
+    pool_features,
+    rerank_model,
+)
+
+
+def features_of(index: TurnIndex, positions: list[int]) -> list[dict[str, float]]:
+    rows = pool_features(index, positions)
+    return [dict(zip(RERANK_FEATURES, row, strict=True)) for row in rows]
+
+
+def test_a_turns_features_read_its_question_its_neighbour_and_its_place() -> None:
+    index = TurnIndex()
+    index.add("q", "s1", "Which queue did we pick for the exports?")
+    index.add("a", "s1", "RabbitMQ, see https://example.org/q?x=1 for why.")
+    index.add("b", "s1", "Ok.")
+    index.add("key", "s1", "Use RabbitMQ for the exports.", in_conversation=False)
+    index.add("other", "s2", "The exports run nightly.")
+    question, answer, after, key, other = features_of(index, [0, 1, 2, 3, 4])
+    assert question["opens its session"] == 1 and question["is a question"] == 1
+    assert question["follows a question"] == 0
+    assert answer["follows a question"] == answer["follows a turn that ends in a question"] == 1
+    assert answer["opens its session"] == 0
+    # a question mark inside a turn is a question of sorts; only one at the end asks outright
+    assert after["follows a question"] == 1 and after["follows a turn that ends in a question"] == 0
+    # a fact kept as a key of its turn is no turn of the conversation: it opens nothing
+    assert key["opens its session"] == 0 and key["follows a question"] == 0
+    assert question["length (log of its words, at most 3)"] == pytest.approx(np.log1p(3))
+    index.add("long", "s3", " ".join(f"word{n}" for n in range(40)))
+    assert features_of(index, [5])[0]["length (log of its words, at most 3)"] == 3.0  # capped
+    # sessions are placed in the order the pool reaches them: s1 first, then s2
+    assert question["its session's place among the pool's (log)"] == 0
+    assert other["its session's place among the pool's (log)"] == pytest.approx(np.log1p(1))
+    assert features_of(index, [4, 0])[1]["its session's place among the pool's (log)"] > 0
+
+
+def test_the_shipped_model_reads_todays_features_and_ranks_a_better_score_higher() -> None:
+    model = rerank_model()
+    assert model is not None
+    assert model.score_weight > 0
+    # a turn answering a question is more likely the answer than the question itself
+    assert model.weights[RERANK_FEATURES.index("follows a question")] > 0
+    assert model.weights[RERANK_FEATURES.index("is a question")] < 0
+    assert RerankModel.from_json(model.to_json()) == model
+
+
+def test_a_model_file_of_other_features_or_a_backwards_score_is_refused() -> None:
+    model = rerank_model()
+    assert model is not None
+    raw = json.loads(model.to_json())
+    with pytest.raises(ValueError, match="other features"):
+        RerankModel.from_json(json.dumps(raw | {"features": [*raw["features"][:-1], "colour"]}))
+    with pytest.raises(ValueError, match="better first-stage score"):
+        replace(model, score_weight=0.0)
+    with pytest.raises(ValueError, match="features"):
+        replace(model, weights=model.weights[:-1])
+
+
+def test_the_lift_orders_as_the_models_logit_does() -> None:
+    model = RerankModel(
+        score_weight=4.0, weights=(1.0, 0.5, -1.0, 0.0, 0.2, -0.5), means=(0.5,) * 6, bias=-2
+    )
+    rows = np.array([[0, 0, 1, 0, 1, 1], [1, 1, 0, 1, 3, 0], [0, 0, 0, 0, 1, 0.7]], dtype=float)
+    scores, best = np.array([3.0, 2.5, 2.9]), 3.0
+    lifted = scores + model.lifts(rows, best)
+    # the logit the model stands for: bias + score weight * share + weights . (features - means)
+    logits = model.bias + model.score_weight * scores / best
+    logits += (rows - np.asarray(model.means)) @ np.asarray(model.weights)
+    assert list(np.argsort(-lifted)) == list(np.argsort(-logits))
+    assert list(np.argsort(-lifted)) != list(np.argsort(-scores))  # the features did reorder
+
+
+def test_an_answer_with_the_questions_score_is_put_before_the_question() -> None:
+    index = TurnIndex()
+    index.add("q", "s1", "Should the exports use RabbitMQ or Kafka?")
+    index.add("a", "s1", "The exports use RabbitMQ; Kafka is too much for one consumer.")
+    first_stage = rank_turns(index, "exports RabbitMQ Kafka", rerank=False)
+    ranked = rank_turns(index, "exports RabbitMQ Kafka")
+    assert {t.position for t in ranked} == {t.position for t in first_stage}
+    assert ranked[0].position == 1
+    for turn in ranked:
+        assert turn.parts["rerank"] == pytest.approx(
+            turn.score - sum(v for k, v in turn.parts.items() if k != "rerank")
+        )
+
+
+def test_the_model_reorders_the_pool_and_the_limit_cuts_after_it() -> None:
+    index = TurnIndex()
+    for number in range(RERANK_POOL + 10):
+        index.add(f"t{number}", f"s{number}", f"Deploy note {number}: the deploy went fine?")
+    index.add("answer", "s-last", "What about the deploy?")
+    index.add("reply", "s-last", "The deploy uses blue-green now, with 2 slots and a smoke test.")
+    pool = rank_turns(index, "deploy", limit=RERANK_POOL, rerank=False)
+    model = rerank_model()
+    assert model is not None
+    assert [t.position for t in rank_turns(index, "deploy", limit=3)] == [
+        t.position for t in reranked(index, pool, model)[:3]
+    ]
