@@ -364,9 +364,9 @@ def test_committed_devlog_is_big_enough_and_consistent() -> None:
     assert categories >= {"decision", "bug", "preference", "rule", "file", "temporal", "multi-hop"}
 
 
-@pytest.mark.parametrize("name", ["codelog2", "codelog3", "codelog4"])
+@pytest.mark.parametrize("name", [f"codelog{n}" for n in range(2, 8)])
 def test_committed_coding_sets_hold_long_turns_and_questions_across_sessions(name: str) -> None:
-    """The three sets written blind for the rerank model's judging (docs/benchmarks.md)."""
+    """The six sets written blind to judge the rerank model (docs/benchmarks.md)."""
     dataset = load_dataset(DEVLOG.with_name(f"{name}.json"))
     conversation = dataset.conversations[0]
     turns = [turn for _, _, turn in conversation.turns()]
