@@ -31,7 +31,13 @@ from plait.devtools.recall import Conversation, load_dataset, ndcg_at_k, recall_
 from plait.state.base.settings import Settings
 from plait.state.ranking import rank_turns
 from plait.state.recall import IndexedTurn, TextEmbedder
-from plait.state.rerank import RERANK_POOL, RERANK_WEIGHTS, RerankModel, pool_features
+from plait.state.rerank import (
+    RERANK_POOL,
+    RERANK_WEIGHTS,
+    RerankModel,
+    best_of,
+    pool_features,
+)
 
 TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 CHOOSE_ON = 5  # the first five conversations
@@ -43,15 +49,17 @@ K = 10
 
 @dataclass(frozen=True)
 class Asked:
-    """One question's first-stage pool: its turns' ids, score shares, features, and evidence."""
+    """One question's first-stage pool: its turns' ids, scores and features, and its evidence."""
 
     conversation: int
     ids: list[str]
-    shares: np.ndarray
+    scores: np.ndarray
     features: np.ndarray
     evidence: list[str]
-    scores: np.ndarray
-    best: float
+
+    def shares(self) -> np.ndarray:
+        """Each turn's first-stage score as a share of the pool's best."""
+        return self.scores / best_of(self.scores)
 
     def labels(self) -> np.ndarray:
         """1 for a turn the question names as evidence."""
@@ -62,9 +70,7 @@ class Asked:
         """The pool's ids in the first stage's order, or in the model's."""
         if model is None:
             return self.ids
-        lifted = self.scores + model.lifts(self.features, self.best)
-        order = sorted(range(len(self.ids)), key=lambda i: (-lifted[i], i))
-        return [self.ids[i] for i in order]
+        return [self.ids[i] for i in model.reorder(self.scores, self.features)[1]]
 
 
 def indexed_turns(conversation: Conversation) -> list[IndexedTurn]:
@@ -106,17 +112,13 @@ async def asked(
             now=question.asked_at,
             rerank=False,
         )
-        best = pool[0].score if pool and pool[0].score > 0 else 1.0
-        scores = np.array([turn.score for turn in pool])
         found.append(
             Asked(
                 conversation=number,
                 ids=[group.ids[turn.position] for turn in pool],
-                shares=scores / best,
+                scores=np.array([turn.score for turn in pool]),
                 features=pool_features(group, [turn.position for turn in pool]),
                 evidence=list(question.evidence),
-                scores=scores,
-                best=best,
             )
         )
     return found
@@ -124,7 +126,7 @@ async def asked(
 
 def fit(questions: Sequence[Asked]) -> RerankModel:
     """The model fitted on these questions' pools."""
-    shares = np.concatenate([q.shares for q in questions])
+    shares = np.concatenate([q.shares() for q in questions])
     features = np.concatenate([q.features for q in questions])
     x = np.column_stack([shares, features])
     y = np.concatenate([q.labels() for q in questions])

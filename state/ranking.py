@@ -741,15 +741,16 @@ def reranked(index: TurnIndex, ranked: list[RankedTurn], model: RerankModel) -> 
     """The first stage's turns in the model's order, each with its ``rerank`` part."""
     if not ranked:
         return ranked
-    features = pool_features(index, [turn.position for turn in ranked])
-    best = ranked[0].score if ranked[0].score > 0 else 1.0
-    lifts = model.lifts(features, best)
-    lifted = [
-        RankedTurn(turn.position, turn.score + float(lift), {**turn.parts, "rerank": float(lift)})
-        for turn, lift in zip(ranked, lifts, strict=True)
+    scores = np.array([turn.score for turn in ranked])
+    lifts, order = model.reorder(scores, pool_features(index, [turn.position for turn in ranked]))
+    return [
+        RankedTurn(
+            ranked[i].position,
+            ranked[i].score + float(lifts[i]),
+            {**ranked[i].parts, "rerank": float(lifts[i])},
+        )
+        for i in order
     ]
-    order = sorted(range(len(lifted)), key=lambda i: (-lifted[i].score, i))
-    return [lifted[i] for i in order]
 
 
 __all__ = [

@@ -77,6 +77,11 @@ def pool_features(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
 
 
+def best_of(scores: np.ndarray) -> float:
+    """A pool's best first-stage score (its first), the unit of a score's share; 1 without one."""
+    return float(scores[0]) if scores.size and scores[0] > 0 else 1.0
+
+
 @dataclass(frozen=True)
 class RerankModel:
     """A logistic regression over the first stage's score share and :data:`RERANK_FEATURES`.
@@ -105,6 +110,15 @@ class RerankModel:
         """
         centred = features - np.asarray(self.means)
         return (centred @ np.asarray(self.weights)) * (best / self.score_weight)
+
+    def reorder(self, scores: np.ndarray, features: np.ndarray) -> tuple[np.ndarray, list[int]]:
+        """The lifts of a pool and its order by ``score + lift`` (ties: the first stage's order).
+
+        ``scores``: the first stage's, best first; ``features``: their :func:`pool_features`.
+        """
+        lifts = self.lifts(features, best_of(scores))
+        lifted = scores + lifts
+        return lifts, sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
 
     def to_json(self) -> str:
         """The model as its shipped file holds it."""
@@ -144,6 +158,7 @@ __all__ = [
     "RERANK_POOL",
     "RERANK_WEIGHTS",
     "SCORE_FEATURE",
+    "best_of",
     "RerankModel",
     "rerank_model",
     "pool_features",
