@@ -1,17 +1,22 @@
-"""Train the model that reorders a search's best turns (``plait/state/rerank_weights.json``).
+"""Train the models that reorder a search's best turns (``plait/state/rerank_weights.json``).
 
 ``uv run python -m plait.devtools.rerank_model locomo10.recall.json``: LoCoMo, converted with
 ``datasets/convert_locomo.py`` (not shipped: CC BY-NC). Each conversation's turns go into a
 recall index with the configured recall embedder's vectors (each text once, cached on disk), and
 each question is ranked by the first stage (:func:`plait.state.ranking.rank_turns` without the
-model). Of its :data:`~plait.state.rerank.RERANK_POOL` best turns, those the question names as
+models). Of its :data:`~plait.state.rerank.RERANK_POOL` best turns, those the question names as
 evidence are the positives: a logistic regression over the first stage's score (as a share of
 the best) and :data:`~plait.state.rerank.RERANK_FEATURES` is fitted to them.
 
-It is fitted on conversations 1-5 only (:data:`CHOOSE_ON`). Printed: recall@10 and NDCG@10 of
-the first stage and of the model, for each of those conversations held out once (a model fitted
-on the other four) and for conversations 6-10 (the model fitted on 1-5), which judge it. The
-same command with ``--dataset`` of another set (REALTALK, devlog) judges the shipped model there.
+Two models are fitted, one per kind of conversation (:class:`~plait.state.rerank.Reranker`):
+
+- between people, on LoCoMo conversations 1-5 only (:data:`CHOOSE_ON`), judged on 6-10;
+- with an agent, on plait's coding sets (:data:`AGENT_SETS`: ``datasets/devlog.json`` and
+  ``codelog2`` to ``codelog7``, a user's turns being prompts).
+
+Printed: recall@10 and NDCG@10 of the first stage and of the model, for each of the sets it is
+fitted on held out once (a model fitted on the others), and for LoCoMo 6-10. ``--judge`` judges
+the shipped models on a dataset (each turn by the model of its kind of conversation).
 """
 
 from __future__ import annotations
@@ -27,20 +32,33 @@ import numpy as np
 from plait.adapters.backends.embedders import choice_for, open_embedder
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.devtools.logistic import fit_logistic
-from plait.devtools.recall import Conversation, load_dataset, ndcg_at_k, recall_at_k
+from plait.devtools.recall import (
+    DEFAULT_KIND,
+    KIND_BY_SPEAKER,
+    Conversation,
+    load_dataset,
+    ndcg_at_k,
+    recall_at_k,
+)
 from plait.state.base.settings import Settings
 from plait.state.ranking import rank_turns
 from plait.state.recall import IndexedTurn, TextEmbedder
 from plait.state.rerank import (
     RERANK_POOL,
     RERANK_WEIGHTS,
+    Reranker,
     RerankModel,
     best_of,
     pool_features,
+    with_agent_rows,
 )
 
 TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
-CHOOSE_ON = 5  # the first five conversations
+DATASETS = Path(__file__).parents[1] / "datasets"
+CHOOSE_ON = 5  # LoCoMo's first five conversations
+# the coding sets the model of a user with an agent is fitted on (all read already: the blind
+# sets that judged it are not among them, docs/benchmarks.md)
+AGENT_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 8)))
 L2 = 1e-3
 STEPS = 2000
 RATE = 0.5
@@ -49,12 +67,17 @@ K = 10
 
 @dataclass(frozen=True)
 class Asked:
-    """One question's first-stage pool: its turns' ids, scores and features, and its evidence."""
+    """One question's first-stage pool: its turns' ids, scores, features and kinds, its evidence.
+
+    ``conversation``: which conversation (or set) it is of, for leaving one out; ``agent``: per
+    turn, whether its session is one with an agent.
+    """
 
     conversation: int
     ids: list[str]
     scores: np.ndarray
     features: np.ndarray
+    agent: np.ndarray
     evidence: list[str]
 
     def shares(self) -> np.ndarray:
@@ -66,15 +89,18 @@ class Asked:
         wanted = set(self.evidence)
         return np.array([turn_id in wanted for turn_id in self.ids], dtype=float)
 
-    def ranked_by(self, model: RerankModel | None) -> list[str]:
-        """The pool's ids in the first stage's order, or in the model's."""
-        if model is None:
+    def ranked_by(self, models: Reranker | None) -> list[str]:
+        """The pool's ids in the first stage's order, or in the models'."""
+        if models is None:
             return self.ids
-        return [self.ids[i] for i in model.reorder(self.scores, self.features)[1]]
+        return [self.ids[i] for i in models.reorder(self.scores, self.features, self.agent)[1]]
 
 
 def indexed_turns(conversation: Conversation) -> list[IndexedTurn]:
-    """The conversation's turns as the recall index keeps them, one group per conversation."""
+    """The conversation's turns as the recall index keeps them, one group per conversation.
+
+    A user's turn is a prompt, as the recall bench records it; anyone else's a discovery.
+    """
     return [
         IndexedTurn(
             id=turn.id,
@@ -82,7 +108,7 @@ def indexed_turns(conversation: Conversation) -> list[IndexedTurn]:
             session=session.id,
             seq=position,
             said_at=session.started_at,
-            kind="discovery",
+            kind=KIND_BY_SPEAKER.get(turn.speaker.lower(), DEFAULT_KIND).value,
             key="",
             text=turn.text,
         )
@@ -112,12 +138,14 @@ async def asked(
             now=question.asked_at,
             rerank=False,
         )
+        positions = [turn.position for turn in pool]
         found.append(
             Asked(
                 conversation=number,
-                ids=[group.ids[turn.position] for turn in pool],
+                ids=[group.ids[position] for position in positions],
                 scores=np.array([turn.score for turn in pool]),
-                features=pool_features(group, [turn.position for turn in pool]),
+                features=pool_features(group, positions),
+                agent=with_agent_rows(group, positions),
                 evidence=list(question.evidence),
             )
         )
@@ -140,63 +168,75 @@ def fit(questions: Sequence[Asked]) -> RerankModel:
     )
 
 
-def scored(questions: Sequence[Asked], model: RerankModel | None) -> tuple[float, float]:
-    """Mean recall@10 and NDCG@10 of the questions, ranked by the first stage or the model."""
+def alone(model: RerankModel) -> Reranker:
+    """One model for every kind of conversation (to judge it on pools of its own kind)."""
+    return Reranker(between_people=model, with_an_agent=model)
+
+
+def scored(questions: Sequence[Asked], models: Reranker | None) -> tuple[float, float]:
+    """Mean recall@10 and NDCG@10 of the questions, ranked by the first stage or the models."""
     if not questions:
         return 0.0, 0.0
-    ranked = [(q.ranked_by(model), q.evidence) for q in questions]
+    ranked = [(q.ranked_by(models), q.evidence) for q in questions]
     recall = sum(recall_at_k(ids, evidence, K) for ids, evidence in ranked) / len(ranked)
     ndcg = sum(ndcg_at_k(ids, evidence) for ids, evidence in ranked) / len(ranked)
     return recall, ndcg
 
 
-def line(label: str, questions: Sequence[Asked], model: RerankModel | None) -> str:
-    """One printed row: the first stage's figures and the model's."""
-    before, after = scored(questions, None), scored(questions, model)
+def line(label: str, questions: Sequence[Asked], models: Reranker | None) -> str:
+    """One printed row: the first stage's figures and the models'."""
+    before, after = scored(questions, None), scored(questions, models)
     return (
         f"{label} ({len(questions)} questions): recall@10 {before[0]:.3f} -> {after[0]:.3f}, "
         f"NDCG@10 {before[1]:.3f} -> {after[1]:.3f}"
     )
 
 
+def fitted_leaving_each_out(questions: Sequence[Asked], names: Sequence[str]) -> RerankModel:
+    """Print each set (or conversation) held out once, then fit on them all."""
+    for number, name in enumerate(names):
+        model = fit([q for q in questions if q.conversation != number])
+        held_out = [q for q in questions if q.conversation == number]
+        print(line(f"{name} held out", held_out, alone(model)))
+    model = fit(questions)
+    print(line(f"{', '.join(names)}: fitted on", questions, alone(model)))
+    return model
+
+
+async def questions_of(
+    conversations: Sequence[Conversation], embedder: TextEmbedder | None
+) -> list[Asked]:
+    """Every question of these conversations, each numbered by its conversation."""
+    return [
+        q
+        for number, conversation in enumerate(conversations)
+        for q in await asked(number, conversation, embedder)
+    ]
+
+
 async def main() -> None:
-    """Fit on conversations 1-5 and write the model, or (``--judge``) judge the shipped one."""
+    """Fit both models and write them, or (``--judge``) judge the shipped ones."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dataset", type=Path, help="LoCoMo as convert_locomo.py writes it")
     parser.add_argument(
-        "--judge", action="store_true", help="only judge the shipped model on this dataset"
+        "--judge", action="store_true", help="only judge the shipped models on this dataset"
     )
     args = parser.parse_args()
     embedder = open_embedder(choice_for(Settings()))
     dataset = load_dataset(args.dataset)
-    questions = [
-        q
-        for number, conversation in enumerate(dataset.conversations)
-        for q in await asked(number, conversation, embedder)
-    ]
+    questions = await questions_of(dataset.conversations, embedder)
     if args.judge:
-        print(line(args.dataset.name, questions, RerankModel.from_json(TARGET.read_text())))
+        print(line(args.dataset.name, questions, Reranker.from_json(TARGET.read_text())))
         return
     chosen = [q for q in questions if q.conversation < CHOOSE_ON]
-    for number in range(CHOOSE_ON):
-        model = fit([q for q in chosen if q.conversation != number])
-        print(
-            line(
-                f"conversation {number + 1} held out",
-                [q for q in chosen if q.conversation == number],
-                model,
-            )
-        )
-    model = fit(chosen)
-    print(line(f"conversations 1-{CHOOSE_ON}, fitted on", chosen, model))
-    print(
-        line(
-            f"conversations {CHOOSE_ON + 1}-, judging",
-            [q for q in questions if q.conversation >= CHOOSE_ON],
-            model,
-        )
-    )
-    TARGET.write_text(model.to_json(), encoding="utf-8")
+    names = [f"LoCoMo conversation {n + 1}" for n in range(CHOOSE_ON)]
+    people = fitted_leaving_each_out(chosen, names)
+    judged = [q for q in questions if q.conversation >= CHOOSE_ON]
+    print(line(f"LoCoMo conversations {CHOOSE_ON + 1}-, judging", judged, alone(people)))
+    coding = [load_dataset(DATASETS / f"{name}.json").conversations[0] for name in AGENT_SETS]
+    agent = fitted_leaving_each_out(await questions_of(coding, embedder), AGENT_SETS)
+    models = Reranker(between_people=people, with_an_agent=agent)
+    TARGET.write_text(models.to_json(), encoding="utf-8")
     print(f"wrote {TARGET}")
 
 

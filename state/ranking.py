@@ -27,9 +27,10 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
 5. **Neighbours.** A turn gains a share of the better fused score of the turns beside it in its
    session.
 6. **A second look at the order.** The best :data:`~plait.state.rerank.RERANK_POOL` turns are
-   reordered by what kind of turn holds an answer (:mod:`plait.state.rerank`): one that follows
-   a question, that is no question itself, that opens its session, of some length, in a session
-   the search reached early.
+   reordered by what kind of turn holds an answer (:mod:`plait.state.rerank`), as a model fitted
+   on that kind of conversation (people chatting, or a user prompting an agent) weighs it: one
+   that follows a question, that is no question itself, that opens its session, of some length,
+   in a session the search reached early.
 
 Turns arrive in any order of sessions; within a session, in order. Adding a turn updates only
 the documents it changes (its own views, its previous turn's three-turn view, its session), so
@@ -49,7 +50,13 @@ from typing import NamedTuple
 import numpy as np
 
 from plait.state.dates import day_numbers, match_days, stamp_of, when_of
-from plait.state.rerank import RERANK_POOL, RerankModel, pool_features, rerank_model
+from plait.state.rerank import (
+    RERANK_POOL,
+    Reranker,
+    pool_features,
+    rerank_model,
+    with_agent_rows,
+)
 from plait.state.words import stem_words
 
 QueryVector = np.ndarray | None  # a query's embedding, when one was made
@@ -233,6 +240,8 @@ class TurnIndex:
     _sessions: dict[str, int] = field(default_factory=dict)
     _last_of_session: list[int] = field(default_factory=list)
     _session_turns: list[list[int]] = field(default_factory=list)
+    # per session: whether a user prompts an agent in it (a turn of it was a user's prompt)
+    _with_agent: list[bool] = field(default_factory=list)
     _position: dict[str, int] = field(default_factory=dict)
     _stamps: list[float] = field(default_factory=list)
     _stamp_array: np.ndarray | None = None
@@ -275,18 +284,21 @@ class TurnIndex:
         when: datetime | None = None,
         *,
         in_conversation: bool = True,
+        prompt: bool = False,
     ) -> int:
         """Append a turn after the last one of its session; its position (existing: unchanged).
 
         ``in_conversation=False``: a key of a turn of the session (a fact read out of it), not
         a turn of its own: it shares its session's score but is no one's neighbour, and adds
-        nothing to the session's words (its turn has them).
+        nothing to the session's words (its turn has them). ``prompt``: the turn is a user's
+        prompt to an agent, which makes its session one with an agent (:meth:`with_agent`).
         """
         known = self._position.get(turn_id)
         if known is not None:
             return known
         position = len(self.ids)
         number = self._session_number(session)
+        self._with_agent[number] = self._with_agent[number] or prompt
         before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
         self.texts.append(text)
@@ -312,6 +324,10 @@ class TurnIndex:
         """The turns of the conversation in the session of the turn at ``position``, in order."""
         return self._session_turns[self.session_of[position]]
 
+    def with_agent(self, position: int) -> bool:
+        """Whether the turn at ``position`` is of a session in which a user prompts an agent."""
+        return self._with_agent[self.session_of[position]]
+
     def last_turn(self, session: str) -> str | None:
         """The id of the session's last turn of the conversation (its keys aside), or None."""
         number = self._sessions.get(session)
@@ -324,6 +340,7 @@ class TurnIndex:
             number = self._sessions[session] = len(self._last_of_session)
             self._last_of_session.append(NO_TURN)
             self._session_turns.append([])
+            self._with_agent.append(False)
         return number
 
     def view_text(self, position: int, view: str) -> str:
@@ -695,7 +712,7 @@ def rank_turns(
     :data:`LEXICAL_WEIGHTS`. ``first_stage_vector``: the query's first-stage vector, which
     ranks the turns the recall embedder has not reached yet. ``now``: when the query is asked
     (default: the clock, in its time zone), for the times it names relative to it
-    ("yesterday", "last week"). ``rerank``: whether the shipped model reorders the first
+    ("yesterday", "last week"). ``rerank``: whether the shipped models reorder the first
     stage's :data:`~plait.state.rerank.RERANK_POOL` best turns (:func:`reranked`).
     """
     terms = words(query) if len(index) else []
@@ -737,12 +754,15 @@ def rank_turns(
     return (reranked(index, ranked, model) if model else ranked)[:limit]
 
 
-def reranked(index: TurnIndex, ranked: list[RankedTurn], model: RerankModel) -> list[RankedTurn]:
-    """The first stage's turns in the model's order, each with its ``rerank`` part."""
+def reranked(index: TurnIndex, ranked: list[RankedTurn], model: Reranker) -> list[RankedTurn]:
+    """The first stage's turns in the models' order, each with its ``rerank`` part."""
     if not ranked:
         return ranked
     scores = np.array([turn.score for turn in ranked])
-    lifts, order = model.reorder(scores, pool_features(index, [turn.position for turn in ranked]))
+    positions = [turn.position for turn in ranked]
+    lifts, order = model.reorder(
+        scores, pool_features(index, positions), with_agent_rows(index, positions)
+    )
     return [
         RankedTurn(
             ranked[i].position,

@@ -1,19 +1,25 @@
 """A second look at the order of the turns a search found: what kind of turn holds an answer.
 
 The first stage (:func:`plait.state.ranking.rank_turns`) scores a turn by how well it matches
-the query. Which of the turns it finds first holds an answer also depends on the turn itself: a
-turn that follows a question is more often an answer than the question is; a longer turn says
-more, up to a point; a session's first turn brings its news; the turns of the sessions the
-search reaches first hold more of the answers. :class:`RerankModel`, a logistic regression over
-the first stage's score and :data:`RERANK_FEATURES` of each of the first :data:`RERANK_POOL`
-turns, reorders them.
+the query. Which of the turns it finds first holds an answer also depends on the turn itself: in
+a chat between people a turn that follows a question is more often an answer than the question
+is; a longer turn says more, up to a point; the turns of the sessions the search reaches first
+hold more of the answers. A :class:`RerankModel`, a logistic regression over the first stage's
+score and :data:`RERANK_FEATURES` of each of the first :data:`RERANK_POOL` turns, reorders them.
 
-The model is linear in the first stage's score (as a share of the best one), so its order is
-the order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the
-lift is the ``rerank`` part of a ranked turn, and scores stay comparable between groups as the
-first stage's are. It runs in every search as numpy arithmetic (about 0.1 ms) over
-``plait/state/rerank_weights.json`` (fitted by ``python -m plait.devtools.rerank_model``, on
-LoCoMo conversations 1-5 only: ``docs/benchmarks.md``, "Recall").
+What those features mean depends on the kind of conversation, so there is a model for each
+(:class:`Reranker`): people talking with each other (no turn of the session is a user's prompt;
+fitted on LoCoMo conversations 1-5), and a user prompting an agent (a session with a user's
+prompt; fitted on plait's coding sets, ``datasets/devlog.json`` and ``codelog2`` to ``codelog7``).
+In a coding session a session's first turn is seldom the answer, and a user's question is no
+likelier to be one than in a chat.
+
+A model is linear in the first stage's score (as a share of the best one), so its order is the
+order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the lift
+is the ``rerank`` part of a ranked turn, and scores stay comparable between groups as the first
+stage's are. It runs in every search as numpy arithmetic (about 0.1 ms) over
+``plait/state/rerank_weights.json`` (fitted by ``python -m plait.devtools.rerank_model``:
+``docs/benchmarks.md``, "Recall").
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,6 +53,10 @@ RERANK_FEATURES = (
     "its session's place among the pool's (log)",
 )
 SCORE_FEATURE = "first-stage score (share of the best)"
+# the kinds of conversation, each with its model, as the shipped file names them
+BETWEEN_PEOPLE = "between people"
+WITH_AN_AGENT = "with an agent"
+CONVERSATION_KINDS = (BETWEEN_PEOPLE, WITH_AN_AGENT)
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
 
 
@@ -77,9 +87,20 @@ def pool_features(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
 
 
+def with_agent_rows(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
+    """Per pool turn, whether its session is one in which a user prompts an agent."""
+    return np.array([index.with_agent(position) for position in positions], dtype=bool)
+
+
 def best_of(scores: np.ndarray) -> float:
     """A pool's best first-stage score (its first), the unit of a score's share; 1 without one."""
     return float(scores[0]) if scores.size and scores[0] > 0 else 1.0
+
+
+def order_by_lift(scores: np.ndarray, lifts: np.ndarray) -> list[int]:
+    """A pool's order by ``score + lift`` (ties: the first stage's order)."""
+    lifted = scores + lifts
+    return sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
 
 
 @dataclass(frozen=True)
@@ -111,33 +132,18 @@ class RerankModel:
         centred = features - np.asarray(self.means)
         return (centred @ np.asarray(self.weights)) * (best / self.score_weight)
 
-    def reorder(self, scores: np.ndarray, features: np.ndarray) -> tuple[np.ndarray, list[int]]:
-        """The lifts of a pool and its order by ``score + lift`` (ties: the first stage's order).
-
-        ``scores``: the first stage's, best first; ``features``: their :func:`pool_features`.
-        """
-        lifts = self.lifts(features, best_of(scores))
-        lifted = scores + lifts
-        return lifts, sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
-
-    def to_json(self) -> str:
-        """The model as its shipped file holds it."""
-        fields = {
-            "score feature": SCORE_FEATURE,
+    def fields(self) -> dict[str, Any]:
+        """The model as its part of the shipped file holds it."""
+        return {
             "score weight": self.score_weight,
-            "features": RERANK_FEATURES,
             "weights": self.weights,
             "means": self.means,
             "bias": self.bias,
         }
-        return json.dumps(fields, indent=1) + "\n"
 
     @classmethod
-    def from_json(cls, text: str) -> RerankModel:
-        """Read a model file; its features must be today's."""
-        raw = json.loads(text)
-        if tuple(raw["features"]) != RERANK_FEATURES or raw["score feature"] != SCORE_FEATURE:
-            raise ValueError(f"{RERANK_WEIGHTS} was fitted on other features: retrain it")
+    def from_fields(cls, raw: dict[str, Any]) -> RerankModel:
+        """A model from its part of the shipped file."""
         return cls(
             score_weight=float(raw["score weight"]),
             weights=tuple(float(w) for w in raw["weights"]),
@@ -146,20 +152,71 @@ class RerankModel:
         )
 
 
+@dataclass(frozen=True)
+class Reranker:
+    """A :class:`RerankModel` for each kind of conversation (:data:`CONVERSATION_KINDS`)."""
+
+    between_people: RerankModel
+    with_an_agent: RerankModel
+
+    def lifts(self, features: np.ndarray, agent: np.ndarray, best: float) -> np.ndarray:
+        """Per turn, its lift by the model of its kind of conversation (``agent``: with one)."""
+        people = self.between_people.lifts(features, best)
+        return np.where(agent, self.with_an_agent.lifts(features, best), people)
+
+    def reorder(
+        self, scores: np.ndarray, features: np.ndarray, agent: np.ndarray
+    ) -> tuple[np.ndarray, list[int]]:
+        """The lifts of a pool and its order by ``score + lift``.
+
+        ``scores``: the first stage's, best first; ``features``: their :func:`pool_features`;
+        ``agent``: their :func:`with_agent_rows`.
+        """
+        lifts = self.lifts(features, agent, best_of(scores))
+        return lifts, order_by_lift(scores, lifts)
+
+    def to_json(self) -> str:
+        """The models as the shipped file holds them."""
+        fields = {
+            "score feature": SCORE_FEATURE,
+            "features": RERANK_FEATURES,
+            BETWEEN_PEOPLE: self.between_people.fields(),
+            WITH_AN_AGENT: self.with_an_agent.fields(),
+        }
+        return json.dumps(fields, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Reranker:
+        """Read a models file; its features must be today's."""
+        raw = json.loads(text)
+        if tuple(raw["features"]) != RERANK_FEATURES or raw["score feature"] != SCORE_FEATURE:
+            raise ValueError(f"{RERANK_WEIGHTS} was fitted on other features: retrain it")
+        return cls(
+            between_people=RerankModel.from_fields(raw[BETWEEN_PEOPLE]),
+            with_an_agent=RerankModel.from_fields(raw[WITH_AN_AGENT]),
+        )
+
+
 @cache
-def rerank_model() -> RerankModel | None:
-    """The rerank model that ships with plait, or None when its file is missing."""
+def rerank_model() -> Reranker | None:
+    """The rerank models that ship with plait, or None when their file is missing."""
     source = resources.files("plait.state").joinpath(RERANK_WEIGHTS)
-    return RerankModel.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
+    return Reranker.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
 
 
 __all__ = [
+    "BETWEEN_PEOPLE",
+    "CONVERSATION_KINDS",
     "RERANK_FEATURES",
     "RERANK_POOL",
     "RERANK_WEIGHTS",
     "SCORE_FEATURE",
+    "WITH_AN_AGENT",
     "best_of",
+    "order_by_lift",
     "RerankModel",
+    "Reranker",
     "rerank_model",
     "pool_features",
+    "with_agent_rows",
 ]

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
+from plait.state.events import EventKind
 from plait.state.ranking import QueryVector, TurnIndex, embedded_views, rank_turns
 from plait.state.recall import (
     KEYED_KINDS,
@@ -152,7 +153,14 @@ class InMemoryRecallIndex:
         if last is not None and read_from(turn, last):
             self._said_in[turn.id] = last.id
         in_conversation = turn.id not in self._said_in
-        index.add(turn.id, turn.session, turn.text, turn.said_at, in_conversation=in_conversation)
+        index.add(
+            turn.id,
+            turn.session,
+            turn.text,
+            turn.said_at,
+            in_conversation=in_conversation,
+            prompt=turn.kind == EventKind.PROMPT.value,
+        )
         self._turns[turn.id] = turn
         self.supersede(turn)
         if self.vector_model is not None and embed:

@@ -9,7 +9,7 @@ import numpy as np
 
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.devtools.recall import Conversation, load_dataset
-from plait.devtools.rerank_model import Asked, asked, fit, indexed_turns, scored
+from plait.devtools.rerank_model import Asked, alone, asked, fit, indexed_turns, scored
 from plait.state.ranking import rank_turns, reranked
 from plait.state.rerank import RERANK_FEATURES, RERANK_POOL
 
@@ -27,8 +27,11 @@ def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> N
     assert len(questions) == len(conversation.questions)
     assert all(len(q.ids) <= RERANK_POOL for q in questions)
     assert all(q.features.shape == (len(q.ids), len(RERANK_FEATURES)) for q in questions)
+    # devlog is a user's sessions with an agent: every pool turn is of that kind
+    assert all(q.agent.all() for q in questions)
     model = fit(questions)
     assert model.score_weight > 0
+    models = alone(model)
     index = InMemoryRecallIndex()
     asyncio.run(index.add_turns(indexed_turns(conversation)))
     group = index.group(conversation.id)
@@ -37,13 +40,13 @@ def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> N
             group, question.text, limit=RERANK_POOL, now=question.asked_at, rerank=False
         )
         assert [group.ids[t.position] for t in pool] == ask.ids
-        searched = [group.ids[t.position] for t in reranked(group, pool, model)]
-        assert ask.ranked_by(model) == searched
+        searched = [group.ids[t.position] for t in reranked(group, pool, models)]
+        assert ask.ranked_by(models) == searched
 
 
 def test_the_fitted_model_ranks_its_own_questions_no_worse_than_the_first_stage() -> None:
     questions, _ = devlog_questions()
-    before, after = scored(questions, None), scored(questions, fit(questions))
+    before, after = scored(questions, None), scored(questions, alone(fit(questions)))
     assert after[1] >= before[1] - 0.01  # NDCG@10 on the questions it was fitted on
     positives = np.concatenate([q.labels() for q in questions])
     assert 0 < positives.sum() < positives.size

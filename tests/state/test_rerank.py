@@ -12,9 +12,11 @@ from plait.state.ranking import TurnIndex, rank_turns, reranked
 from plait.state.rerank import (
     RERANK_FEATURES,
     RERANK_POOL,
+    Reranker,
     RerankModel,
     pool_features,
     rerank_model,
+    with_agent_rows,
 )
 
 
@@ -48,26 +50,48 @@ def test_a_turns_features_read_its_question_its_neighbour_and_its_place() -> Non
     assert features_of(index, [4, 0])[1]["its session's place among the pool's (log)"] > 0
 
 
-def test_the_shipped_model_reads_todays_features_and_ranks_a_better_score_higher() -> None:
-    model = rerank_model()
-    assert model is not None
-    assert model.score_weight > 0
-    # a turn answering a question is more likely the answer than the question itself
-    assert model.weights[RERANK_FEATURES.index("follows a question")] > 0
-    assert model.weights[RERANK_FEATURES.index("is a question")] < 0
-    assert RerankModel.from_json(model.to_json()) == model
+def test_the_shipped_models_read_todays_features_and_rank_a_better_score_higher() -> None:
+    models = rerank_model()
+    assert models is not None
+    people, agent = models.between_people, models.with_an_agent
+    assert people.score_weight > 0 and agent.score_weight > 0
+    # in a chat, a turn answering a question is more likely the answer than the question itself
+    assert people.weights[RERANK_FEATURES.index("follows a question")] > 0
+    assert people.weights[RERANK_FEATURES.index("is a question")] < 0
+    # with an agent, a session's first turn is no likelier the answer: they were fitted apart
+    opens = RERANK_FEATURES.index("opens its session")
+    assert people.weights[opens] > 0 > agent.weights[opens]
+    assert Reranker.from_json(models.to_json()) == models
 
 
 def test_a_model_file_of_other_features_or_a_backwards_score_is_refused() -> None:
-    model = rerank_model()
-    assert model is not None
-    raw = json.loads(model.to_json())
+    models = rerank_model()
+    assert models is not None
+    raw = json.loads(models.to_json())
     with pytest.raises(ValueError, match="other features"):
-        RerankModel.from_json(json.dumps(raw | {"features": [*raw["features"][:-1], "colour"]}))
+        Reranker.from_json(json.dumps(raw | {"features": [*raw["features"][:-1], "colour"]}))
+    model = models.with_an_agent
     with pytest.raises(ValueError, match="better first-stage score"):
         replace(model, score_weight=0.0)
     with pytest.raises(ValueError, match="features"):
         replace(model, weights=model.weights[:-1])
+
+
+def test_a_session_with_a_users_prompt_is_ranked_by_the_model_with_an_agent() -> None:
+    index = TurnIndex()
+    index.add("chat", "s1", "Did you see the deploy?")
+    index.add("reply", "s1", "The deploy went out at noon.")
+    index.add("prompt", "s2", "Why did the deploy fail?", prompt=True)
+    index.add("answer", "s2", "The deploy failed on a missing secret.")
+    index.add("fact", "s2", "The deploy needs the secret.", in_conversation=False)
+    assert list(with_agent_rows(index, [0, 1, 2, 3, 4])) == [False, False, True, True, True]
+    people = RerankModel(score_weight=1.0, weights=(1.0,) * 6, means=(0.0,) * 6, bias=0.0)
+    agent = replace(people, weights=(-1.0,) * 6)
+    rows = pool_features(index, [0, 1, 2, 3])
+    agent_rows = with_agent_rows(index, [0, 1, 2, 3])
+    lifts = Reranker(between_people=people, with_an_agent=agent).lifts(rows, agent_rows, 2.0)
+    assert list(lifts[:2]) == list(people.lifts(rows[:2], 2.0))
+    assert list(lifts[2:]) == list(agent.lifts(rows[2:], 2.0))
 
 
 def test_the_lift_orders_as_the_models_logit_does() -> None:
