@@ -199,7 +199,7 @@ def fitted_leaving_each_out(questions: Sequence[Asked], names: Sequence[str]) ->
         held_out = [q for q in questions if q.conversation == number]
         print(line(f"{name} held out", held_out, alone(model)))
     model = fit(questions)
-    print(line(f"{', '.join(names)}: fitted on", questions, alone(model)))
+    print(line(f"{names[0]} to {names[-1]}, fitted on", questions, alone(model)))
     return model
 
 
