@@ -11,8 +11,11 @@ the best) and :data:`~plait.state.rerank.RERANK_FEATURES` is fitted to them.
 Two models are fitted, one per kind of conversation (:class:`~plait.state.rerank.Reranker`):
 
 - between people, on LoCoMo conversations 1-5 only (:data:`CHOOSE_ON`), judged on 6-10;
-- with an agent, on plait's coding sets (:data:`AGENT_SETS`: ``datasets/devlog.json`` and
-  ``codelog2`` to ``codelog7``, a user's turns being prompts).
+- with an agent, on plait's own sets (:data:`AGENT_SETS`: coding sessions, ``datasets/devlog.json``
+  and ``codelog2`` to ``codelog9``, and chats with an assistant, ``chatlog1`` and ``chatlog2``; a
+  user's turns are prompts there).
+
+Each model reads its own features (:data:`PEOPLE_FEATURES`, :data:`AGENT_FEATURES`).
 
 Printed: recall@10 and NDCG@10 of the first stage and of the model, for each of the sets it is
 fitted on held out once (a model fitted on the others), and for LoCoMo 6-10. ``--judge`` judges
@@ -44,6 +47,7 @@ from plait.state.base.settings import Settings
 from plait.state.ranking import rank_turns
 from plait.state.recall import IndexedTurn, TextEmbedder
 from plait.state.rerank import (
+    RERANK_FEATURES,
     RERANK_POOL,
     RERANK_WEIGHTS,
     Reranker,
@@ -56,9 +60,19 @@ from plait.state.rerank import (
 TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 DATASETS = Path(__file__).parents[1] / "datasets"
 CHOOSE_ON = 5  # LoCoMo's first five conversations
-# the coding sets the model of a user with an agent is fitted on (all read already: the blind
-# sets that judged it are not among them, docs/benchmarks.md)
-AGENT_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 8)))
+# the sets the model of a user with an agent is fitted on: coding sessions and chats with an
+# assistant, all read already (the blind sets that judged it are not among them,
+# docs/benchmarks.md)
+AGENT_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 10)), "chatlog1", "chatlog2")
+# what each model reads beside the score: chosen by leaving one set out, among the features
+# tried (docs/benchmarks.md, "Recall")
+PEOPLE_FEATURES = RERANK_FEATURES[:6]
+AGENT_FEATURES = (
+    "length (log of its words, at most 3)",
+    "its session's place among the pool's (log)",
+    "is a user's prompt",
+    "its own vector's cosine with the query",
+)
 L2 = 1e-3
 STEPS = 2000
 RATE = 0.5
@@ -144,7 +158,7 @@ async def asked(
                 conversation=number,
                 ids=[group.ids[position] for position in positions],
                 scores=np.array([turn.score for turn in pool]),
-                features=pool_features(group, positions),
+                features=pool_features(group, positions, vector),
                 agent=with_agent_rows(group, positions),
                 evidence=list(question.evidence),
             )
@@ -152,15 +166,22 @@ async def asked(
     return found
 
 
-def fit(questions: Sequence[Asked]) -> RerankModel:
-    """The model fitted on these questions' pools."""
+def fit(questions: Sequence[Asked], names: Sequence[str]) -> RerankModel:
+    """The model over these features (``names``) fitted on these questions' pools.
+
+    A feature without a value (a turn's own cosine, words alone) counts as its mean.
+    """
     shares = np.concatenate([q.shares() for q in questions])
-    features = np.concatenate([q.features for q in questions])
+    columns = [RERANK_FEATURES.index(name) for name in names]
+    features = np.concatenate([q.features[:, columns] for q in questions])
+    known = (~np.isnan(features)).sum(axis=0)
+    means = np.nansum(features, axis=0) / np.maximum(known, 1)  # 0 for a feature never known
+    features = np.where(np.isnan(features), means, features)
     x = np.column_stack([shares, features])
     y = np.concatenate([q.labels() for q in questions])
     raw, bias = fit_logistic(x, y, l2=L2, steps=STEPS, rate=RATE)
-    means = features.mean(0)
     return RerankModel(
+        features=tuple(names),
         score_weight=round(float(raw[0]), 6),
         weights=tuple(round(float(w), 6) for w in raw[1:]),
         means=tuple(round(float(m), 6) for m in means),
@@ -192,13 +213,15 @@ def line(label: str, questions: Sequence[Asked], models: Reranker | None) -> str
     )
 
 
-def fitted_leaving_each_out(questions: Sequence[Asked], names: Sequence[str]) -> RerankModel:
+def fitted_leaving_each_out(
+    questions: Sequence[Asked], names: Sequence[str], features: Sequence[str]
+) -> RerankModel:
     """Print each set (or conversation) held out once, then fit on them all."""
     for number, name in enumerate(names):
-        model = fit([q for q in questions if q.conversation != number])
+        model = fit([q for q in questions if q.conversation != number], features)
         held_out = [q for q in questions if q.conversation == number]
         print(line(f"{name} held out", held_out, alone(model)))
-    model = fit(questions)
+    model = fit(questions, features)
     print(line(f"{names[0]} to {names[-1]}, fitted on", questions, alone(model)))
     return model
 
@@ -230,11 +253,12 @@ async def main() -> None:
         return
     chosen = [q for q in questions if q.conversation < CHOOSE_ON]
     names = [f"LoCoMo conversation {n + 1}" for n in range(CHOOSE_ON)]
-    people = fitted_leaving_each_out(chosen, names)
+    people = fitted_leaving_each_out(chosen, names, PEOPLE_FEATURES)
     judged = [q for q in questions if q.conversation >= CHOOSE_ON]
     print(line(f"LoCoMo conversations {CHOOSE_ON + 1}-, judging", judged, alone(people)))
     coding = [load_dataset(DATASETS / f"{name}.json").conversations[0] for name in AGENT_SETS]
-    agent = fitted_leaving_each_out(await questions_of(coding, embedder), AGENT_SETS)
+    agent_questions = await questions_of(coding, embedder)
+    agent = fitted_leaving_each_out(agent_questions, AGENT_SETS, AGENT_FEATURES)
     models = Reranker(between_people=people, with_an_agent=agent)
     TARGET.write_text(models.to_json(), encoding="utf-8")
     print(f"wrote {TARGET}")

@@ -242,6 +242,8 @@ class TurnIndex:
     _session_turns: list[list[int]] = field(default_factory=list)
     # per session: whether a user prompts an agent in it (a turn of it was a user's prompt)
     _with_agent: list[bool] = field(default_factory=list)
+    # per turn: whether it is a user's prompt
+    _prompts: list[bool] = field(default_factory=list)
     _position: dict[str, int] = field(default_factory=dict)
     _stamps: list[float] = field(default_factory=list)
     _stamp_array: np.ndarray | None = None
@@ -299,6 +301,7 @@ class TurnIndex:
         position = len(self.ids)
         number = self._session_number(session)
         self._with_agent[number] = self._with_agent[number] or prompt
+        self._prompts.append(prompt)
         before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
         self.texts.append(text)
@@ -323,6 +326,10 @@ class TurnIndex:
     def session_turns(self, position: int) -> list[int]:
         """The turns of the conversation in the session of the turn at ``position``, in order."""
         return self._session_turns[self.session_of[position]]
+
+    def is_prompt(self, position: int) -> bool:
+        """Whether the turn at ``position`` is a user's prompt."""
+        return self._prompts[position]
 
     def with_agent(self, position: int) -> bool:
         """Whether the turn at ``position`` is of a session in which a user prompts an agent."""
@@ -520,6 +527,20 @@ class TurnVectors:
                 for scores in out.values():
                     scores[position] = np.fmax(scores[position], best)
         return out
+
+    def own_cosines(self, positions: Sequence[int], query_vector: np.ndarray) -> np.ndarray:
+        """Per turn at ``positions``, its own vector's cosine with the query; NaN without one.
+
+        A long turn's own vector is its passages' normalised mean (:meth:`set`).
+        """
+        found = np.full(len(positions), np.nan)
+        if self.rows is None or self.rows.shape[1] != query_vector.shape[0]:
+            return found
+        chosen = np.asarray(positions, dtype=np.int64)
+        inside = chosen < self.rows.shape[0]
+        inside[inside] = self._present[chosen[inside]]
+        found[inside] = self.rows[chosen[inside]] @ query_vector
+        return found
 
     def present(self, count: int) -> np.ndarray:
         """Per turn of the first ``count``, whether it has a vector."""
@@ -751,18 +772,22 @@ def rank_turns(
         if np.isfinite(spread[p])
     ]
     model = rerank_model() if rerank else None
-    return (reranked(index, ranked, model) if model else ranked)[:limit]
+    return (reranked(index, ranked, model, query_vector) if model else ranked)[:limit]
 
 
-def reranked(index: TurnIndex, ranked: list[RankedTurn], model: Reranker) -> list[RankedTurn]:
-    """The first stage's turns in the models' order, each with its ``rerank`` part."""
+def reranked(
+    index: TurnIndex, ranked: list[RankedTurn], model: Reranker, query_vector: QueryVector = None
+) -> list[RankedTurn]:
+    """The first stage's turns in the models' order, each with its ``rerank`` part.
+
+    ``query_vector``: the query's recall-embedder vector, for a turn's own cosine.
+    """
     if not ranked:
         return ranked
     scores = np.array([turn.score for turn in ranked])
     positions = [turn.position for turn in ranked]
-    lifts, order = model.reorder(
-        scores, pool_features(index, positions), with_agent_rows(index, positions)
-    )
+    features = pool_features(index, positions, query_vector)
+    lifts, order = model.reorder(scores, features, with_agent_rows(index, positions))
     return [
         RankedTurn(
             ranked[i].position,

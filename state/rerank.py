@@ -51,6 +51,8 @@ RERANK_FEATURES = (
     "opens its session",
     "length (log of its words, at most 3)",
     "its session's place among the pool's (log)",
+    "is a user's prompt",
+    "its own vector's cosine with the query",
 )
 SCORE_FEATURE = "first-stage score (share of the best)"
 # the kinds of conversation, each with its model, as the shipped file names them
@@ -60,12 +62,15 @@ CONVERSATION_KINDS = (BETWEEN_PEOPLE, WITH_AN_AGENT)
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
 
 
-def pool_features(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
+def pool_features(
+    index: TurnIndex, positions: Sequence[int], query_vector: np.ndarray | None = None
+) -> np.ndarray:
     """:data:`RERANK_FEATURES` of the pool's turns, one row each, in the first stage's order.
 
     A session's place is the order in which the pool first reaches one of its turns (0 for the
     best turn's). A fact kept as a key of its turn (no neighbours, not of the session's turns)
-    follows no question and opens no session.
+    follows no question and opens no session. A turn's own cosine is NaN without the query's
+    vector or its own (recall embedder's) vector.
     """
     places: dict[int, int] = {}
     rows = []
@@ -82,9 +87,14 @@ def pool_features(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
                 float(index.session_turns(position)[:1] == [position]),
                 min(math.log1p(index.views["turn"].lengths[position]), LENGTH_CAP),
                 math.log1p(place),
+                float(index.is_prompt(position)),
+                math.nan,
             )
         )
-    return np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
+    features = np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
+    if query_vector is not None and len(rows):
+        features[:, -1] = index.vectors.own_cosines(positions, query_vector)
+    return features
 
 
 def with_agent_rows(index: TurnIndex, positions: Sequence[int]) -> np.ndarray:
@@ -105,12 +115,14 @@ def order_by_lift(scores: np.ndarray, lifts: np.ndarray) -> list[int]:
 
 @dataclass(frozen=True)
 class RerankModel:
-    """A logistic regression over the first stage's score share and :data:`RERANK_FEATURES`.
+    """A logistic regression over the first stage's score share and some :data:`RERANK_FEATURES`.
 
-    ``score_weight`` weighs the score as a share of the pool's best; ``weights`` and ``means``
-    are per feature (the means centre the lift, so an average turn is lifted by 0).
+    ``features``: the names of those it reads; ``score_weight`` weighs the score as a share of
+    the pool's best; ``weights`` and ``means`` are per feature read (the means centre the lift,
+    so an average turn is lifted by 0, and a turn without a value, NaN, by nothing for it).
     """
 
+    features: tuple[str, ...]
     score_weight: float
     weights: tuple[float, ...]
     means: tuple[float, ...]
@@ -119,22 +131,27 @@ class RerankModel:
     def __post_init__(self) -> None:
         if not self.score_weight > 0:
             raise ValueError("a rerank model must rank a better first-stage score higher")
-        if len(self.weights) != len(RERANK_FEATURES) or len(self.means) != len(RERANK_FEATURES):
-            raise ValueError(f"a rerank model weighs {len(RERANK_FEATURES)} features")
+        unknown = [name for name in self.features if name not in RERANK_FEATURES]
+        if unknown:
+            raise ValueError(f"a rerank model reads other features ({unknown}): retrain it")
+        if len(self.weights) != len(self.features) or len(self.means) != len(self.features):
+            raise ValueError(f"a rerank model weighs its {len(self.features)} features")
 
     def lifts(self, features: np.ndarray, best: float) -> np.ndarray:
         """Per turn, what the model adds to its first-stage score, in that score's units.
 
-        ``features``: one row of :data:`RERANK_FEATURES` per turn; ``best``: the pool's best
-        first-stage score. The model's logit is ``score_weight * score / best + features'
-        part + bias``; ordering by it is ordering by ``score + lift``.
+        ``features``: one row of :data:`RERANK_FEATURES` per turn (:func:`pool_features`);
+        ``best``: the pool's best first-stage score. The model's logit is ``score_weight *
+        score / best + features' part + bias``; ordering by it is ordering by ``score + lift``.
         """
-        centred = features - np.asarray(self.means)
+        columns = [RERANK_FEATURES.index(name) for name in self.features]
+        centred = np.nan_to_num(features[:, columns] - np.asarray(self.means))
         return (centred @ np.asarray(self.weights)) * (best / self.score_weight)
 
     def fields(self) -> dict[str, Any]:
         """The model as its part of the shipped file holds it."""
         return {
+            "features": self.features,
             "score weight": self.score_weight,
             "weights": self.weights,
             "means": self.means,
@@ -145,6 +162,7 @@ class RerankModel:
     def from_fields(cls, raw: dict[str, Any]) -> RerankModel:
         """A model from its part of the shipped file."""
         return cls(
+            features=tuple(str(name) for name in raw["features"]),
             score_weight=float(raw["score weight"]),
             weights=tuple(float(w) for w in raw["weights"]),
             means=tuple(float(m) for m in raw["means"]),
@@ -179,7 +197,6 @@ class Reranker:
         """The models as the shipped file holds them."""
         fields = {
             "score feature": SCORE_FEATURE,
-            "features": RERANK_FEATURES,
             BETWEEN_PEOPLE: self.between_people.fields(),
             WITH_AN_AGENT: self.with_an_agent.fields(),
         }
@@ -189,8 +206,8 @@ class Reranker:
     def from_json(cls, text: str) -> Reranker:
         """Read a models file; its features must be today's."""
         raw = json.loads(text)
-        if tuple(raw["features"]) != RERANK_FEATURES or raw["score feature"] != SCORE_FEATURE:
-            raise ValueError(f"{RERANK_WEIGHTS} was fitted on other features: retrain it")
+        if raw["score feature"] != SCORE_FEATURE:
+            raise ValueError(f"{RERANK_WEIGHTS} was fitted on another score: retrain it")
         return cls(
             between_people=RerankModel.from_fields(raw[BETWEEN_PEOPLE]),
             with_an_agent=RerankModel.from_fields(raw[WITH_AN_AGENT]),

@@ -9,7 +9,15 @@ import numpy as np
 
 from plait.adapters.backends.memory_recall import InMemoryRecallIndex
 from plait.devtools.recall import Conversation, load_dataset
-from plait.devtools.rerank_model import Asked, alone, asked, fit, indexed_turns, scored
+from plait.devtools.rerank_model import (
+    AGENT_FEATURES,
+    Asked,
+    alone,
+    asked,
+    fit,
+    indexed_turns,
+    scored,
+)
 from plait.state.ranking import rank_turns, reranked
 from plait.state.rerank import RERANK_FEATURES, RERANK_POOL
 
@@ -29,7 +37,7 @@ def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> N
     assert all(q.features.shape == (len(q.ids), len(RERANK_FEATURES)) for q in questions)
     # devlog is a user's sessions with an agent: every pool turn is of that kind
     assert all(q.agent.all() for q in questions)
-    model = fit(questions)
+    model = fit(questions, AGENT_FEATURES)
     assert model.score_weight > 0
     models = alone(model)
     index = InMemoryRecallIndex()
@@ -46,7 +54,10 @@ def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> N
 
 def test_the_fitted_model_ranks_its_own_questions_no_worse_than_the_first_stage() -> None:
     questions, _ = devlog_questions()
-    before, after = scored(questions, None), scored(questions, alone(fit(questions)))
+    before, after = (
+        scored(questions, None),
+        scored(questions, alone(fit(questions, AGENT_FEATURES))),
+    )
     assert after[1] >= before[1] - 0.01  # NDCG@10 on the questions it was fitted on
     positives = np.concatenate([q.labels() for q in questions])
     assert 0 < positives.sum() < positives.size

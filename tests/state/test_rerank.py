@@ -12,6 +12,7 @@ from plait.state.ranking import TurnIndex, rank_turns, reranked
 from plait.state.rerank import (
     RERANK_FEATURES,
     RERANK_POOL,
+    WITH_AN_AGENT,
     Reranker,
     RerankModel,
     pool_features,
@@ -20,9 +21,16 @@ from plait.state.rerank import (
 )
 
 
-def features_of(index: TurnIndex, positions: list[int]) -> list[dict[str, float]]:
-    rows = pool_features(index, positions)
+def features_of(
+    index: TurnIndex, positions: list[int], query: np.ndarray | None = None
+) -> list[dict[str, float]]:
+    rows = pool_features(index, positions, query)
     return [dict(zip(RERANK_FEATURES, row, strict=True)) for row in rows]
+
+
+def unit(*values: float) -> np.ndarray:
+    vector = np.array(values, dtype=np.float32)
+    return vector / np.linalg.norm(vector)
 
 
 def test_a_turns_features_read_its_question_its_neighbour_and_its_place() -> None:
@@ -50,17 +58,35 @@ def test_a_turns_features_read_its_question_its_neighbour_and_its_place() -> Non
     assert features_of(index, [4, 0])[1]["its session's place among the pool's (log)"] > 0
 
 
+def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
+    index = TurnIndex()
+    index.add("prompt", "s1", "Why does the export time out?", prompt=True)
+    index.add("reply", "s1", "The export waits on a lock.")
+    index.add("later", "s1", "Fixed: the lock is gone.")
+    index.vectors.set(0, "turn", unit(1, 0))
+    index.vectors.set(1, "turn", unit(1, 1))
+    prompt, reply, later = features_of(index, [0, 1, 2], unit(1, 0))
+    assert prompt["is a user's prompt"] == 1 and reply["is a user's prompt"] == 0
+    own = "its own vector's cosine with the query"
+    assert prompt[own] == pytest.approx(1.0) and reply[own] == pytest.approx(np.sqrt(0.5))
+    # no vector of its own, or no query vector: no value, which lifts the turn by nothing
+    assert np.isnan(later[own])
+    assert all(np.isnan(row[own]) for row in features_of(index, [0, 1]))
+
+
 def test_the_shipped_models_read_todays_features_and_rank_a_better_score_higher() -> None:
     models = rerank_model()
     assert models is not None
     people, agent = models.between_people, models.with_an_agent
     assert people.score_weight > 0 and agent.score_weight > 0
+    said = dict(zip(people.features, people.weights, strict=True))
     # in a chat, a turn answering a question is more likely the answer than the question itself
-    assert people.weights[RERANK_FEATURES.index("follows a question")] > 0
-    assert people.weights[RERANK_FEATURES.index("is a question")] < 0
-    # with an agent, a session's first turn is no likelier the answer: they were fitted apart
-    opens = RERANK_FEATURES.index("opens its session")
-    assert people.weights[opens] > 0 > agent.weights[opens]
+    assert said["follows a question"] > 0 > said["is a question"]
+    # with an agent, what the user said and a turn that matches the query alone count
+    weighs = dict(zip(agent.features, agent.weights, strict=True))
+    assert weighs["is a user's prompt"] > 0
+    assert weighs["its own vector's cosine with the query"] > 0
+    assert "follows a question" not in weighs  # fitted apart, on features of their own
     assert Reranker.from_json(models.to_json()) == models
 
 
@@ -68,8 +94,12 @@ def test_a_model_file_of_other_features_or_a_backwards_score_is_refused() -> Non
     models = rerank_model()
     assert models is not None
     raw = json.loads(models.to_json())
+    agent = raw[WITH_AN_AGENT]
+    colour = agent | {"features": [*agent["features"][:-1], "colour"]}
     with pytest.raises(ValueError, match="other features"):
-        Reranker.from_json(json.dumps(raw | {"features": [*raw["features"][:-1], "colour"]}))
+        Reranker.from_json(json.dumps(raw | {WITH_AN_AGENT: colour}))
+    with pytest.raises(ValueError, match="another score"):
+        Reranker.from_json(json.dumps(raw | {"score feature": "rank"}))
     model = models.with_an_agent
     with pytest.raises(ValueError, match="better first-stage score"):
         replace(model, score_weight=0.0)
@@ -85,25 +115,37 @@ def test_a_session_with_a_users_prompt_is_ranked_by_the_model_with_an_agent() ->
     index.add("answer", "s2", "The deploy failed on a missing secret.")
     index.add("fact", "s2", "The deploy needs the secret.", in_conversation=False)
     assert list(with_agent_rows(index, [0, 1, 2, 3, 4])) == [False, False, True, True, True]
-    people = RerankModel(score_weight=1.0, weights=(1.0,) * 6, means=(0.0,) * 6, bias=0.0)
+    people = RerankModel(
+        features=RERANK_FEATURES[:6],
+        score_weight=1.0,
+        weights=(1.0,) * 6,
+        means=(0.0,) * 6,
+        bias=0.0,
+    )
     agent = replace(people, weights=(-1.0,) * 6)
     rows = pool_features(index, [0, 1, 2, 3])
     agent_rows = with_agent_rows(index, [0, 1, 2, 3])
     lifts = Reranker(between_people=people, with_an_agent=agent).lifts(rows, agent_rows, 2.0)
-    assert list(lifts[:2]) == list(people.lifts(rows[:2], 2.0))
-    assert list(lifts[2:]) == list(agent.lifts(rows[2:], 2.0))
+    assert list(lifts[:2]) == pytest.approx(list(people.lifts(rows[:2], 2.0)))
+    assert list(lifts[2:]) == pytest.approx(list(agent.lifts(rows[2:], 2.0)))
 
 
 def test_the_lift_orders_as_the_models_logit_does() -> None:
     model = RerankModel(
-        score_weight=4.0, weights=(1.0, 0.5, -1.0, 0.0, 0.2, -0.5), means=(0.5,) * 6, bias=-2
+        features=RERANK_FEATURES[:6],
+        score_weight=4.0,
+        weights=(1.0, 0.5, -1.0, 0.0, 0.2, -0.5),
+        means=(0.5,) * 6,
+        bias=-2,
     )
-    rows = np.array([[0, 0, 1, 0, 1, 1], [1, 1, 0, 1, 3, 0], [0, 0, 0, 0, 1, 0.7]], dtype=float)
+    read = np.array([[0, 0, 1, 0, 1, 1], [1, 1, 0, 1, 3, 0], [0, 0, 0, 0, 1, 0.7]], dtype=float)
+    # the features it does not read change nothing
+    rows = np.column_stack([read, np.full((3, len(RERANK_FEATURES) - 6), 9.0)])
     scores, best = np.array([3.0, 2.5, 2.9]), 3.0
     lifted = scores + model.lifts(rows, best)
     # the logit the model stands for: bias + score weight * share + weights . (features - means)
     logits = model.bias + model.score_weight * scores / best
-    logits += (rows - np.asarray(model.means)) @ np.asarray(model.weights)
+    logits += (read - np.asarray(model.means)) @ np.asarray(model.weights)
     assert list(np.argsort(-lifted)) == list(np.argsort(-logits))
     assert list(np.argsort(-lifted)) != list(np.argsort(-scores))  # the features did reorder
 
