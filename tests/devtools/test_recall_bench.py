@@ -364,9 +364,11 @@ def test_committed_devlog_is_big_enough_and_consistent() -> None:
     assert categories >= {"decision", "bug", "preference", "rule", "file", "temporal", "multi-hop"}
 
 
-@pytest.mark.parametrize("name", [f"codelog{n}" for n in range(2, 8)])
+@pytest.mark.parametrize(
+    "name", [*(f"codelog{n}" for n in range(2, 12)), *(f"chatlog{n}" for n in range(1, 5))]
+)
 def test_committed_coding_sets_hold_long_turns_and_questions_across_sessions(name: str) -> None:
-    """The six sets written blind to judge the rerank model (docs/benchmarks.md)."""
+    """The sets written blind to judge the rerank models (docs/benchmarks.md)."""
     dataset = load_dataset(DEVLOG.with_name(f"{name}.json"))
     conversation = dataset.conversations[0]
     turns = [turn for _, _, turn in conversation.turns()]
