@@ -12,7 +12,7 @@ Two models are fitted, one per kind of conversation (:class:`~plait.state.rerank
 
 - between people, on LoCoMo conversations 1-5 only (:data:`CHOOSE_ON`), judged on 6-10;
 - with an agent, on plait's own sets (:data:`AGENT_SETS`: coding sessions, ``datasets/devlog.json``
-  and ``codelog2`` to ``codelog9``, and chats with an assistant, ``chatlog1`` and ``chatlog2``; a
+  and ``codelog2`` to ``codelog11``, and chats with an assistant, ``chatlog1`` to ``chatlog4``; a
   user's turns are prompts there).
 
 Each model reads its own features (:data:`PEOPLE_FEATURES`, :data:`AGENT_FEATURES`).
@@ -63,7 +63,11 @@ CHOOSE_ON = 5  # LoCoMo's first five conversations
 # the sets the model of a user with an agent is fitted on: coding sessions and chats with an
 # assistant, all read already (the blind sets that judged it are not among them,
 # docs/benchmarks.md)
-AGENT_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 10)), "chatlog1", "chatlog2")
+AGENT_SETS = (
+    "devlog",
+    *(f"codelog{n}" for n in range(2, 12)),
+    *(f"chatlog{n}" for n in range(1, 5)),
+)
 # what each model reads beside the score: chosen by leaving one set out, among the features
 # tried (docs/benchmarks.md, "Recall")
 PEOPLE_FEATURES = RERANK_FEATURES[:6]
@@ -72,6 +76,7 @@ AGENT_FEATURES = (
     "its session's place among the pool's (log)",
     "is a user's prompt",
     "its own vector's cosine with the query",
+    "is a user's prompt, the query asking what the agent said",
 )
 L2 = 1e-3
 STEPS = 2000
@@ -158,7 +163,7 @@ async def asked(
                 conversation=number,
                 ids=[group.ids[position] for position in positions],
                 scores=np.array([turn.score for turn in pool]),
-                features=pool_features(group, positions, vector),
+                features=pool_features(group, positions, vector, question.text),
                 agent=with_agent_rows(group, positions),
                 evidence=list(question.evidence),
             )

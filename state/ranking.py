@@ -772,21 +772,26 @@ def rank_turns(
         if np.isfinite(spread[p])
     ]
     model = rerank_model() if rerank else None
-    return (reranked(index, ranked, model, query_vector) if model else ranked)[:limit]
+    return (reranked(index, ranked, model, query, query_vector) if model else ranked)[:limit]
 
 
 def reranked(
-    index: TurnIndex, ranked: list[RankedTurn], model: Reranker, query_vector: QueryVector = None
+    index: TurnIndex,
+    ranked: list[RankedTurn],
+    model: Reranker,
+    query: str = "",
+    query_vector: QueryVector = None,
 ) -> list[RankedTurn]:
     """The first stage's turns in the models' order, each with its ``rerank`` part.
 
-    ``query_vector``: the query's recall-embedder vector, for a turn's own cosine.
+    ``query`` and its recall-embedder vector (``query_vector``) are read by the features that
+    depend on them (:func:`~plait.state.rerank.pool_features`).
     """
     if not ranked:
         return ranked
     scores = np.array([turn.score for turn in ranked])
     positions = [turn.position for turn in ranked]
-    features = pool_features(index, positions, query_vector)
+    features = pool_features(index, positions, query_vector, query)
     lifts, order = model.reorder(scores, features, with_agent_rows(index, positions))
     return [
         RankedTurn(

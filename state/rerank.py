@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -53,6 +54,7 @@ RERANK_FEATURES = (
     "its session's place among the pool's (log)",
     "is a user's prompt",
     "its own vector's cosine with the query",
+    "is a user's prompt, the query asking what the agent said",
 )
 SCORE_FEATURE = "first-stage score (share of the best)"
 # the kinds of conversation, each with its model, as the shipped file names them
@@ -60,10 +62,22 @@ BETWEEN_PEOPLE = "between people"
 WITH_AN_AGENT = "with an agent"
 CONVERSATION_KINDS = (BETWEEN_PEOPLE, WITH_AN_AGENT)
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
+# a query about what the agent said ("which hotel did you suggest?", "what was your fix?"): its
+# answer is the agent's turn, not the user's prompt
+ASKS_THE_AGENT = re.compile(
+    r"\b(did|do|would|were|had|have)\s+you\b"
+    r"|\byou\s+(\w+\s+){0,2}(said|say|suggest\w*|recommend\w*|told|tell|advis\w*|mention\w*|gave"
+    r"|give|pick\w*|point\w*|put|think|thought|propos\w*|found|find|wrote|write|came up)\b"
+    r"|\byour\s+(fix|advice|suggestion|recommendation|idea|plan|answer|take)\b",
+    re.IGNORECASE,
+)
 
 
 def pool_features(
-    index: TurnIndex, positions: Sequence[int], query_vector: np.ndarray | None = None
+    index: TurnIndex,
+    positions: Sequence[int],
+    query_vector: np.ndarray | None = None,
+    query: str = "",
 ) -> np.ndarray:
     """:data:`RERANK_FEATURES` of the pool's turns, one row each, in the first stage's order.
 
@@ -72,6 +86,7 @@ def pool_features(
     follows no question and opens no session. A turn's own cosine is NaN without the query's
     vector or its own (recall embedder's) vector.
     """
+    asks_the_agent = bool(ASKS_THE_AGENT.search(query))
     places: dict[int, int] = {}
     rows = []
     for position in positions:
@@ -89,11 +104,13 @@ def pool_features(
                 math.log1p(place),
                 float(index.is_prompt(position)),
                 math.nan,
+                float(index.is_prompt(position) and asks_the_agent),
             )
         )
     features = np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
     if query_vector is not None and len(rows):
-        features[:, -1] = index.vectors.own_cosines(positions, query_vector)
+        own = RERANK_FEATURES.index("its own vector's cosine with the query")
+        features[:, own] = index.vectors.own_cosines(positions, query_vector)
     return features
 
 
@@ -222,6 +239,7 @@ def rerank_model() -> Reranker | None:
 
 
 __all__ = [
+    "ASKS_THE_AGENT",
     "BETWEEN_PEOPLE",
     "CONVERSATION_KINDS",
     "RERANK_FEATURES",

@@ -48,7 +48,7 @@ def test_the_trainer_orders_a_pool_as_the_search_does_with_the_same_model() -> N
             group, question.text, limit=RERANK_POOL, now=question.asked_at, rerank=False
         )
         assert [group.ids[t.position] for t in pool] == ask.ids
-        searched = [group.ids[t.position] for t in reranked(group, pool, models)]
+        searched = [group.ids[t.position] for t in reranked(group, pool, models, question.text)]
         assert ask.ranked_by(models) == searched
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from plait.state.ranking import TurnIndex, rank_turns, reranked
 from plait.state.rerank import (
+    ASKS_THE_AGENT,
     RERANK_FEATURES,
     RERANK_POOL,
     WITH_AN_AGENT,
@@ -22,9 +23,9 @@ from plait.state.rerank import (
 
 
 def features_of(
-    index: TurnIndex, positions: list[int], query: np.ndarray | None = None
+    index: TurnIndex, positions: list[int], vector: np.ndarray | None = None, query: str = ""
 ) -> list[dict[str, float]]:
-    rows = pool_features(index, positions, query)
+    rows = pool_features(index, positions, vector, query)
     return [dict(zip(RERANK_FEATURES, row, strict=True)) for row in rows]
 
 
@@ -72,6 +73,27 @@ def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
     # no vector of its own, or no query vector: no value, which lifts the turn by nothing
     assert np.isnan(later[own])
     assert all(np.isnan(row[own]) for row in features_of(index, [0, 1]))
+    # a query about what the agent said marks the user's prompts, whose answer it is not
+    asked = "is a user's prompt, the query asking what the agent said"
+    assert prompt[asked] == 0
+    prompt, reply = features_of(index, [0, 1], None, "What did you say held the export up?")
+    assert prompt[asked] == 1 and reply[asked] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("Which hotel did you suggest in Lisbon?", True),
+        ("What pace did you tell me to hold?", True),
+        ("What was your fix for the cracked buns?", True),
+        ("How long you said the drive was?", True),
+        ("What is my dog's name?", False),
+        ("Which queue did we pick for the exports?", False),
+        ("Can you remind me what I bought first?", False),
+    ],
+)
+def test_a_query_about_what_the_agent_said_is_told_apart(query: str, asks: bool) -> None:
+    assert bool(ASKS_THE_AGENT.search(query)) is asks
 
 
 def test_the_shipped_models_read_todays_features_and_rank_a_better_score_higher() -> None:
