@@ -7,12 +7,15 @@ is; a longer turn says more, up to a point; the turns of the sessions the search
 hold more of the answers. A :class:`RerankModel`, a logistic regression over the first stage's
 score and :data:`RERANK_FEATURES` of each of the first :data:`RERANK_POOL` turns, reorders them.
 
-What those features mean depends on the kind of conversation, so there is a model for each
-(:class:`Reranker`): people talking with each other (no turn of the session is a user's prompt;
-fitted on LoCoMo conversations 1-5), and a user prompting an agent (a session with a user's
-prompt; fitted on plait's coding sets, ``datasets/devlog.json`` and ``codelog2`` to ``codelog7``).
-In a coding session a session's first turn is seldom the answer, and a user's question is no
-likelier to be one than in a chat.
+What holds an answer depends on the kind of conversation, so there is a model for each, over
+features of its own (:class:`Reranker`). Between people (no turn of the session is a user's
+prompt; fitted on LoCoMo conversations 1-5) it reads the questions around a turn, whether it
+opens its session, its length and its session's place. With an agent (a session with a user's
+prompt; fitted on plait's coding sessions and chats with an assistant, ``datasets/devlog.json``,
+``codelog2`` to ``codelog11``, ``chatlog1`` to ``chatlog4``) a user's prompt holds the facts more
+often than the agent's long replies, unless the query asks what the agent said
+(:data:`ASKS_THE_AGENT`), and a turn's own vector says more than its window's; it reads those,
+its length and its session's place.
 
 A model is linear in the first stage's score (as a share of the best one), so its order is the
 order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the lift
@@ -60,7 +63,6 @@ SCORE_FEATURE = "first-stage score (share of the best)"
 # the kinds of conversation, each with its model, as the shipped file names them
 BETWEEN_PEOPLE = "between people"
 WITH_AN_AGENT = "with an agent"
-CONVERSATION_KINDS = (BETWEEN_PEOPLE, WITH_AN_AGENT)
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
 # a query about what the agent said ("which hotel did you suggest?", "what was your fix?"): its
 # answer is the agent's turn, not the user's prompt
@@ -124,12 +126,6 @@ def best_of(scores: np.ndarray) -> float:
     return float(scores[0]) if scores.size and scores[0] > 0 else 1.0
 
 
-def order_by_lift(scores: np.ndarray, lifts: np.ndarray) -> list[int]:
-    """A pool's order by ``score + lift`` (ties: the first stage's order)."""
-    lifted = scores + lifts
-    return sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
-
-
 @dataclass(frozen=True)
 class RerankModel:
     """A logistic regression over the first stage's score share and some :data:`RERANK_FEATURES`.
@@ -189,7 +185,7 @@ class RerankModel:
 
 @dataclass(frozen=True)
 class Reranker:
-    """A :class:`RerankModel` for each kind of conversation (:data:`CONVERSATION_KINDS`)."""
+    """A :class:`RerankModel` for each kind of conversation: between people, with an agent."""
 
     between_people: RerankModel
     with_an_agent: RerankModel
@@ -202,13 +198,14 @@ class Reranker:
     def reorder(
         self, scores: np.ndarray, features: np.ndarray, agent: np.ndarray
     ) -> tuple[np.ndarray, list[int]]:
-        """The lifts of a pool and its order by ``score + lift``.
+        """The lifts of a pool and its order by ``score + lift`` (ties: the first stage's order).
 
         ``scores``: the first stage's, best first; ``features``: their :func:`pool_features`;
         ``agent``: their :func:`with_agent_rows`.
         """
         lifts = self.lifts(features, agent, best_of(scores))
-        return lifts, order_by_lift(scores, lifts)
+        lifted = scores + lifts
+        return lifts, sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
 
     def to_json(self) -> str:
         """The models as the shipped file holds them."""
@@ -241,14 +238,12 @@ def rerank_model() -> Reranker | None:
 __all__ = [
     "ASKS_THE_AGENT",
     "BETWEEN_PEOPLE",
-    "CONVERSATION_KINDS",
     "RERANK_FEATURES",
     "RERANK_POOL",
     "RERANK_WEIGHTS",
     "SCORE_FEATURE",
     "WITH_AN_AGENT",
     "best_of",
-    "order_by_lift",
     "RerankModel",
     "Reranker",
     "rerank_model",
