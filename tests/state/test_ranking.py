@@ -313,3 +313,28 @@ def test_rank_turns_returns_nothing_when_no_turn_speaks_of_the_query() -> None:
     assert rank_turns(index, "zebra", query_vector=np.ones(4, np.float32)) == []
     assert rank_turns(index, "the of and") == []
     assert [r.position for r in rank_turns(index, "storage")] == [0]
+
+
+def test_a_long_turns_best_passage_speaks_for_it_and_a_new_passage_is_read() -> None:
+    def unit(*values: float) -> np.ndarray:
+        vector = np.array(values, dtype=np.float32)
+        return vector / np.linalg.norm(vector)
+
+    index = TurnIndex()
+    for number in range(3):
+        index.add(f"t{number}", "s1", f"turn {number}")
+    index.vectors.set(0, "turn", unit(0, 1))
+    index.vectors.set(1, "part:0", unit(0, 1))
+    index.vectors.set(1, "part:1", unit(1, 1))
+    index.vectors.set(2, "turn", unit(0, 1))
+    query = unit(1, 0)
+    before, after = index.positions("previous"), index.positions("following")
+    scores = index.vectors.cosines(query, before, after, len(index))
+    # turn 1's windows score its best passage's cosine, as every view does
+    for view in scores.values():
+        assert view[1] == pytest.approx(np.sqrt(0.5), abs=1e-6)
+    # a passage kept after a search is read by the next one
+    index.vectors.set(1, "part:2", unit(1, 0))
+    scores = index.vectors.cosines(query, before, after, len(index))
+    assert all(view[1] == pytest.approx(1.0, abs=1e-6) for view in scores.values())
+    assert all(view[0] < 1.0 and view[2] < 1.0 for view in scores.values())
