@@ -28,9 +28,10 @@ group and call :func:`rank_turns`. The ranking, measured on LoCoMo and devlog
    session.
 6. **A second look at the order.** The best :data:`~plait.state.rerank.RERANK_POOL` turns are
    reordered by what kind of turn holds an answer (:mod:`plait.state.rerank`), as a model fitted
-   on that kind of conversation (people chatting, or a user prompting an agent) weighs it: one
-   that follows a question, that is no question itself, that opens its session, of some length,
-   in a session the search reached early.
+   on that kind of conversation weighs it. Between people: one that follows a question, that is
+   no question itself, that opens its session, of some length, in a session the search reached
+   early. With an agent: a user's prompt (unless the query asks what the agent said), one whose
+   own vector is close to the query's, of some length, in a session reached early.
 
 Turns arrive in any order of sessions; within a session, in order. Adding a turn updates only
 the documents it changes (its own views, its previous turn's three-turn view, its session), so
