@@ -1,7 +1,8 @@
 """Train the models that reorder a search's best turns (``plait/state/rerank_weights.json``).
 
 ``uv run python -m plait.devtools.rerank_model locomo10.recall.json``: LoCoMo, converted with
-``datasets/convert_locomo.py`` (not shipped: CC BY-NC). Each conversation's turns go into a
+``datasets/convert_locomo.py`` (not shipped: CC BY-NC); without it, only the model with an agent
+is fitted and the shipped one between people is kept. Each conversation's turns go into a
 recall index with the configured recall embedder's vectors (each text once, cached on disk), and
 each question is ranked by the first stage (:func:`plait.state.ranking.rank_turns` without the
 models). Of its :data:`~plait.state.rerank.RERANK_POOL` best turns, those the question names as
@@ -12,7 +13,7 @@ Two models are fitted, one per kind of conversation (:class:`~plait.state.rerank
 
 - between people, on LoCoMo conversations 1-5 only (:data:`CHOOSE_ON`), judged on 6-10;
 - with an agent, on plait's own sets (:data:`AGENT_SETS`: coding sessions, ``datasets/devlog.json``
-  and ``codelog2`` to ``codelog11``, and chats with an assistant, ``chatlog1`` to ``chatlog4``; a
+  and ``codelog2`` to ``codelog13``, and chats with an assistant, ``chatlog1`` to ``chatlog8``; a
   user's turns are prompts there).
 
 Each model reads its own features (:data:`PEOPLE_FEATURES`, :data:`AGENT_FEATURES`).
@@ -61,12 +62,12 @@ TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 DATASETS = Path(__file__).parents[1] / "datasets"
 CHOOSE_ON = 5  # LoCoMo's first five conversations
 # the sets the model of a user with an agent is fitted on: coding sessions and chats with an
-# assistant, all read already (the blind sets that judged it are not among them,
-# docs/benchmarks.md)
+# assistant, all read already (the blind sets that judge it, codelog14 to codelog16 and chatlog9
+# to chatlog12, are not among them: docs/benchmarks.md)
 AGENT_SETS = (
     "devlog",
-    *(f"codelog{n}" for n in range(2, 12)),
-    *(f"chatlog{n}" for n in range(1, 5)),
+    *(f"codelog{n}" for n in range(2, 14)),
+    *(f"chatlog{n}" for n in range(1, 9)),
 )
 # what each model reads beside the score: chosen by leaving one set out, among the features
 # tried (docs/benchmarks.md, "Recall")
@@ -243,24 +244,35 @@ async def questions_of(
 
 
 async def main() -> None:
-    """Fit both models and write them, or (``--judge``) judge the shipped ones."""
+    """Fit the models and write them, or (``--judge``) judge the shipped ones."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset", type=Path, help="LoCoMo as convert_locomo.py writes it")
+    parser.add_argument(
+        "dataset",
+        type=Path,
+        nargs="?",
+        help="LoCoMo as convert_locomo.py writes it (without it the model between people is kept)",
+    )
     parser.add_argument(
         "--judge", action="store_true", help="only judge the shipped models on this dataset"
     )
     args = parser.parse_args()
+    if args.judge and args.dataset is None:
+        parser.error("--judge needs a dataset")
     embedder = open_embedder(choice_for(Settings()))
-    dataset = load_dataset(args.dataset)
-    questions = await questions_of(dataset.conversations, embedder)
-    if args.judge:
-        print(line(args.dataset.name, questions, Reranker.from_json(TARGET.read_text())))
-        return
-    chosen = [q for q in questions if q.conversation < CHOOSE_ON]
-    names = [f"LoCoMo conversation {n + 1}" for n in range(CHOOSE_ON)]
-    people = fitted_leaving_each_out(chosen, names, PEOPLE_FEATURES)
-    judged = [q for q in questions if q.conversation >= CHOOSE_ON]
-    print(line(f"LoCoMo conversations {CHOOSE_ON + 1}-, judging", judged, alone(people)))
+    shipped = Reranker.from_json(TARGET.read_text())
+    if args.dataset is None:
+        people = shipped.between_people
+    else:
+        dataset = load_dataset(args.dataset)
+        questions = await questions_of(dataset.conversations, embedder)
+        if args.judge:
+            print(line(args.dataset.name, questions, shipped))
+            return
+        chosen = [q for q in questions if q.conversation < CHOOSE_ON]
+        names = [f"LoCoMo conversation {n + 1}" for n in range(CHOOSE_ON)]
+        people = fitted_leaving_each_out(chosen, names, PEOPLE_FEATURES)
+        judged = [q for q in questions if q.conversation >= CHOOSE_ON]
+        print(line(f"LoCoMo conversations {CHOOSE_ON + 1}-, judging", judged, alone(people)))
     coding = [load_dataset(DATASETS / f"{name}.json").conversations[0] for name in AGENT_SETS]
     agent_questions = await questions_of(coding, embedder)
     agent = fitted_leaving_each_out(agent_questions, AGENT_SETS, AGENT_FEATURES)

