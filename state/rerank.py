@@ -12,7 +12,7 @@ features of its own (:class:`Reranker`). Between people (no turn of the session 
 prompt; fitted on LoCoMo conversations 1-5) it reads the questions around a turn, whether it
 opens its session, its length and its session's place. With an agent (a session with a user's
 prompt; fitted on plait's coding sessions and chats with an assistant, ``datasets/devlog.json``,
-``codelog2`` to ``codelog11``, ``chatlog1`` to ``chatlog4``) a user's prompt holds the facts more
+``codelog2`` to ``codelog13``, ``chatlog1`` to ``chatlog8``) a user's prompt holds the facts more
 often than the agent's long replies, unless the query asks what the agent said
 (:data:`ASKS_THE_AGENT`), and a turn's own vector says more than its window's; it reads those,
 its length and its session's place.
