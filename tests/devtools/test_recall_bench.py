@@ -365,7 +365,7 @@ def test_committed_devlog_is_big_enough_and_consistent() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [*(f"codelog{n}" for n in range(2, 17)), *(f"chatlog{n}" for n in range(1, 13))]
+    "name", [*(f"codelog{n}" for n in range(2, 18)), *(f"chatlog{n}" for n in range(1, 15))]
 )
 def test_committed_coding_sets_hold_long_turns_and_questions_across_sessions(name: str) -> None:
     """The sets written blind to judge the rerank models (docs/benchmarks.md)."""
