@@ -512,11 +512,11 @@ class TurnVectors:
         """Per dense view, the cosine per turn; NaN for a turn without a vector.
 
         :data:`OWN_VIEW` is the turn's own vector's; the windows' (:data:`DENSE_VIEWS`) are
-        made from their turns'. Each turn is embedded once; a window's vector is the normalised sum of its turns'
-        vectors, so its cosine is the sum of theirs over the sum's length (one product of the
-        query with the turns' vectors, whatever the views). A long turn's best passage speaks
-        for it in every view where it scores higher. ``before``/``after``: each turn's
-        neighbours as arrays (:meth:`TurnIndex.positions`); ``count``: how many turns.
+        made from their turns'. Each turn is embedded once; a window's vector is the normalised
+        sum of its turns' vectors, so its cosine is the sum of theirs over the sum's length (one
+        product of the query with the turns' vectors, whatever the views). A long turn's best
+        passage speaks for it in every view where it scores higher. ``before``/``after``: each
+        turn's neighbours as arrays (:meth:`TurnIndex.positions`); ``count``: how many turns.
         """
         if self.rows is None or self.rows.shape[1] != query_vector.shape[0]:
             return {}  # no vectors, or vectors of another model: not comparable
@@ -705,8 +705,11 @@ def fused_parts(
 def dense_view(
     scores: np.ndarray, words_alone: np.ndarray, first_stage_only: np.ndarray | None
 ) -> np.ndarray:
-    """One dense view's cosines scaled onto [0, 1], a turn without a vector (NaN) taking
-    ``words_alone``, a turn in ``first_stage_only`` a blend of both (:func:`fused_parts`)."""
+    """One dense view's cosines scaled onto [0, 1].
+
+    A turn without a vector (NaN) takes ``words_alone``, a turn in ``first_stage_only`` a blend
+    of both (:func:`fused_parts`).
+    """
     missing = np.isnan(scores)
     floor = np.nanmin(scores) if (~missing).any() else 0.0
     scaled = scaled_min_max(np.where(missing, floor, scores))
