@@ -26,9 +26,8 @@ from plait.adapters.hosts.opencode.replay import SessionReplay
 from plait.devtools.demo_session import play
 from plait.devtools.llm_server import CountingLLMServer, Usage
 from plait.memory import Memory
-from plait.nodes.drain import is_chatter
 from plait.state.base.settings import Settings
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, SessionEvent
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -77,6 +76,10 @@ async def play_and_drain(settings: Settings, project: Path) -> tuple[list[Sessio
         return events, memory.background.written_total
 
 
+# What the drain before #15 left out of the graph: the assistant's replies and raw tool output
+CHATTER_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+
+
 async def one_episode_per_event(settings: Settings, events: list[SessionEvent]) -> int:
     """Write each non-chatter event as its own episode (the drain before #15); episodes."""
     knowledge = await open_knowledge_graph(settings, str(settings.falkordb.url))
@@ -84,7 +87,7 @@ async def one_episode_per_event(settings: Settings, events: list[SessionEvent]) 
     written = 0
     try:
         for event in events:
-            if not is_chatter(event):
+            if event.kind not in CHATTER_KINDS:
                 written += await knowledge.write_episodes(group, [event])
     finally:
         await knowledge.aclose()

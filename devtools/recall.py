@@ -76,7 +76,9 @@ PROGRESS_EVERY = 1000  # turns drained, or conversations asked, between progress
 SYSTEMS = ("plait", "bm25", "bm25-stemmed", "dense")
 UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 KIND_BY_SPEAKER = {"user": EventKind.PROMPT}
-DEFAULT_KIND = EventKind.DISCOVERY  # MESSAGE would be dropped by the drain as chatter
+# Anyone else's turn is a discovery, which the knowledge graph gets too (as LoCoMo's speakers'
+# turns must be); a real assistant's reply is a message, indexed the same way but kept out of it
+DEFAULT_KIND = EventKind.DISCOVERY
 
 # bm25s sets its own logger to DEBUG on import; its index-building notes are not ours to print.
 logging.getLogger("bm25s").setLevel(logging.WARNING)

@@ -5,8 +5,8 @@ Refining gives the statements the capture rules passed over a second look
 of the model's reply, said in fresh words is recorded, and the next hook folds it into the
 envelope.
 
-Every claimed event that is not chatter goes into the recall index at once (a local write,
-milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
+Every claimed event but raw tool output goes into the recall index at once, the assistant's
+replies included (a local write, milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
 knowledge graph, grouped: one episode per root session and batch, which is what an LLM
 extractor is paid per.
 """
@@ -29,7 +29,7 @@ from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
 from plait.state.events import SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
-from plait.state.recall import KEYED_KINDS, UNINDEXED_KINDS, TextEmbedder, queued_turns
+from plait.state.recall import KEYED_KINDS, TextEmbedder, queued_turns
 
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
@@ -38,11 +38,6 @@ BACKOFF_CAP_SECONDS = 30.0
 # written when it went down this often (its batch's once, then twice alone) is set aside as a
 # dead letter without being written again, so it cannot take the hot tier down at every run.
 STRIKES_TO_SET_ASIDE = 3
-
-
-def is_chatter(event: SessionEvent) -> bool:
-    """Assistant chatter and raw tool output stay out of the knowledge graph and the index."""
-    return event.kind in UNINDEXED_KINDS
 
 
 def without_repeated_events(batch: list[QueueEntry]) -> list[QueueEntry]:
@@ -394,7 +389,6 @@ def route_after_write_episodes(
 
 
 __all__ = [
-    "is_chatter",
     "ack_batch",
     "backoff_seconds",
     "build_episodes",

@@ -22,8 +22,8 @@ from plait.state.base.redact import REDACTED, redact
 
 SUMMARY_MAX_CHARS = 200
 BODY_MAX_BYTES = 4096
-# What a turn said, kept whole for the recall index up to this: a prompt, a finding, a decision.
-# Assistant chatter and raw tool output (never indexed, the bulk of a log) keep BODY_MAX_BYTES.
+# What a turn said, kept whole for the recall index up to this: a prompt, a reply, a finding, a
+# decision. Raw tool output (never indexed, the bulk of a log) keeps BODY_MAX_BYTES.
 LONG_BODY_MAX_BYTES = 32 * 1024
 REFS_MAX = 32
 KEYWORDS_MAX = 16
@@ -58,7 +58,7 @@ class EventKind(StrEnum):
 
 
 # Assistant text and raw tool output: the bulk of a session's log, never searched whole.
-SHORT_BODY_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+SHORT_BODY_KINDS = frozenset({EventKind.TOOL_RESULT})
 
 
 # The kinds an agent may ask to remember in so many words (the remember/recall tools).
@@ -261,7 +261,7 @@ def cap_summary(text: str) -> str:
 
 
 def body_max_bytes(kind: object) -> int:
-    """How much body an event of ``kind`` keeps: assistant text and tool output less."""
+    """How much body an event of ``kind`` keeps: tool output less."""
     return BODY_MAX_BYTES if kind in SHORT_BODY_KINDS else LONG_BODY_MAX_BYTES
 
 

@@ -5,8 +5,9 @@ recall@10 on LoCoMo against BM25's 0.496), so plait keeps an index of its own: t
 each event it claims (redacted) before it writes to Graphiti, a background pass embeds what has
 no vector yet, and a search ranks turns with :func:`plait.state.ranking.rank_turns`. A turn's id
 is its event's episode uuid (:func:`plait.state.ports.episode_uuid`), so a hit maps to the
-event, and to the Graphiti episode of an event written alone. Facts are keys of their turn:
-a decision, rule, preference or task capture read out of a prompt is indexed outside the
+event, and to the Graphiti episode of an event written alone. The assistant's finished replies
+are turns too (not raw tool output). Facts are keys of their turn:
+a decision, rule, preference or task capture read out of a prompt or a reply is indexed outside the
 conversation (no turn's neighbour, sharing its session's score), and its hit names the prompt
 (:attr:`TurnHit.said_in`, :func:`read_from`).
 
@@ -27,15 +28,17 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from plait.state.base.redact import redact
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import FORGOTTEN, EventKind, SessionEvent
 from plait.state.groups import user_group_id
 from plait.state.ports import QueueEntry, episode_uuid
 from plait.state.ranking import QueryVector
 
 # Kinds whose newer event with the same key replaces the older one (a reversed decision).
 KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENCE})
-# Never indexed: what the assistant says in passing and raw tool output (as for the graph).
-UNINDEXED_KINDS = frozenset({EventKind.MESSAGE, EventKind.TOOL_RESULT})
+# Never indexed: raw tool output (a failure in it is indexed as its error). The assistant's
+# finished replies are (what it suggested, found or explained is asked about later), though, like
+# raw output, they stay out of the knowledge graph (plait.nodes.lasting).
+UNINDEXED_KINDS = frozenset({EventKind.TOOL_RESULT})
 # Facts as keys: what capture reads out of a turn (its decisions, rules, tasks…) is indexed as a
 # key of that turn, not as a turn of the conversation (see :func:`read_from`).
 FACT_KINDS = frozenset(
@@ -48,8 +51,10 @@ FACT_KINDS = frozenset(
         EventKind.TASK_COMPLETE,
     )
 )
-# The turns facts are read from and that the index keeps: a user's prompt, a subagent's work.
-SOURCE_KINDS = frozenset({EventKind.PROMPT.value, EventKind.DISCOVERY.value})
+# The turns facts are read from: a user's prompt, the assistant's reply, a subagent's work.
+SOURCE_KINDS = frozenset(
+    {EventKind.PROMPT.value, EventKind.MESSAGE.value, EventKind.DISCOVERY.value}
+)
 # What capture adds to a statement whose words lost what it is about ("… (for the cache)"):
 # the same words as plait.nodes.capture.statement_summary writes
 SUBJECT_ADDED = re.compile(r"\s*\(for the [^()]*\)$")
@@ -174,9 +179,12 @@ def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
     """Whether ``fact`` is a statement capture read out of ``source`` (its words are in it).
 
     A fact keeps its sentence's words (capture adds "(for the X)" when they lost their subject,
-    and a long one ends in "…"), so its text, spaces and case aside, lies inside its turn's.
+    and a long one ends in "…"), so its text, spaces and case aside, lies inside its turn's. A
+    finding (a discovery) read out of the assistant's reply is a key of it too; a discovery
+    anywhere else (a subagent's work) is a turn of its own.
     """
-    if fact.kind not in FACT_KINDS or source.kind not in SOURCE_KINDS:
+    finding = fact.kind == EventKind.DISCOVERY.value and source.kind == EventKind.MESSAGE.value
+    if (fact.kind not in FACT_KINDS and not finding) or source.kind not in SOURCE_KINDS:
         return False
     core = SUBJECT_ADDED.sub("", fact.text).rstrip("…").strip()
     if len(core) < FACT_MIN_CHARS:
@@ -185,8 +193,14 @@ def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
 
 
 def is_indexed(event: SessionEvent) -> bool:
-    """Whether an event goes into the recall index (everything but chatter and raw output)."""
-    return event.kind not in UNINDEXED_KINDS and bool(event.summary or event.body)
+    """Whether an event goes into the recall index.
+
+    Anything that says something but raw tool output, and never what a forgotten event leaves
+    in its session's log.
+    """
+    if event.kind in UNINDEXED_KINDS or (event.summary == FORGOTTEN and not event.body):
+        return False
+    return bool(event.summary or event.body)
 
 
 @runtime_checkable

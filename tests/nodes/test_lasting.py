@@ -8,7 +8,7 @@ from plait.nodes.drain import without_repeated_events, without_superseded
 from plait.nodes.lasting import is_lasting, is_transient_failure, select_hits
 from plait.nodes.memory_search import place_facts
 from plait.nodes.statements import shared_turn
-from plait.state.events import EventKind, SessionEvent
+from plait.state.events import FORGOTTEN, EventKind, SessionEvent
 from plait.state.ports import MemoryHit, QueueEntry
 from plait.state.recall import queued_turns
 from plait.state.snapshot import Snapshot
@@ -85,15 +85,18 @@ def test_a_batch_sends_the_graph_only_what_holds_now() -> None:
     assert [c.event.summary for c in kept] == ["Use Redis for the cache", "Never commit to main"]
 
 
-def test_the_recall_index_gets_everything_but_chatter_and_preferences_go_to_the_user() -> None:
+def test_the_recall_index_gets_all_but_raw_output_and_preferences_go_to_the_user() -> None:
     batch = [
         entry(1, EventKind.PROMPT, "What did we just change?"),
-        entry(2, EventKind.MESSAGE, "Sure, done."),
+        entry(2, EventKind.MESSAGE, "The retry now backs off exponentially, capped at 30 s."),
         entry(3, EventKind.PREFERENCE, "I prefer small pull requests"),
+        entry(4, EventKind.TOOL_RESULT, "collected 143 items; 143 passed"),
+        entry(5, EventKind.MESSAGE, FORGOTTEN),  # what a forgotten event leaves behind
     ]
     turns = queued_turns(batch, "plait", "ada")
     assert [(t.kind, t.group_id) for t in turns] == [
         ("prompt", "g"),
+        ("message", "g"),
         ("preference", "plait-user-ada"),
     ]
     member = batch[2].model_copy(

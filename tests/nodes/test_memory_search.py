@@ -12,7 +12,7 @@ from plait.nodes.memory_search import index_queued, search_memory
 from plait.state.base.settings import Settings
 from plait.state.context import PlaitContext
 from plait.state.events import EventKind, SessionEvent
-from plait.state.intents import SessionRef, UserTurn
+from plait.state.intents import AssistantText, SessionRef, UserTurn
 from plait.state.ports import QueueEntry, episode_uuid
 
 GROUP = "plait-search-0000aaaa"
@@ -73,3 +73,33 @@ async def test_a_decision_found_by_search_names_the_prompt_it_was_read_from(
     assert by_uuid[fact].kind == "decision"
     assert by_uuid[fact].episodes == (fact, prompt)  # a hit on the fact points to its turn
     assert by_uuid[prompt].episodes == (prompt,)
+
+
+async def test_what_the_assistant_said_is_found_and_its_decision_names_the_reply(
+    tmp_path: Path,
+) -> None:
+    """A finished reply is a turn of the index: "which fix did you suggest?" finds it."""
+    store = InMemoryHotStore()
+    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
+    context = PlaitContext.over(
+        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
+    )
+    session = SessionRef(session_id="s", root_session_id="s")
+    asked = capture([UserTurn(text="Why do the invoice exports time out?")], session).events
+    reply = (
+        "The root cause was a separate query per invoice row for its customer. I switched "
+        "the invoice query to select_related, so it runs one join."
+    )
+    answered = capture([AssistantText(text=reply)], session).events
+    assert answered[0].kind is EventKind.MESSAGE
+    stored = await store.append_events("s", [*asked, *answered], enqueue_group=GROUP)
+    message = next(e for e in stored if e.kind is EventKind.MESSAGE)
+    hits = await search_memory(
+        context, "what fix did you make for the slow invoice exports", [GROUP], 5
+    )
+    assert episode_uuid(GROUP, message) in {hit.uuid for hit in hits}
+    facts = [e for e in stored[len(asked) :] if e.kind is not EventKind.MESSAGE]
+    assert {fact.kind for fact in facts} == {EventKind.DISCOVERY, EventKind.DECISION}
+    for fact in facts:  # what capture read out of the reply points to it
+        hit = next(h for h in hits if h.uuid == episode_uuid(GROUP, fact))
+        assert hit.episodes == (hit.uuid, episode_uuid(GROUP, message))

@@ -94,8 +94,10 @@ def test_event_huge_text_is_capped_and_redacted() -> None:
     event = event_with(text)
     assert len(event.body.encode()) <= body_max_bytes(event.kind) <= LONG_BODY_MAX_BYTES
     assert "abcdefghijkl12345678" not in event.body
-    chatter = event_with(text, kind=EventKind.MESSAGE)  # assistant text keeps less
-    assert len(chatter.body.encode()) <= BODY_MAX_BYTES
+    output = event_with(text, kind=EventKind.TOOL_RESULT)  # raw tool output keeps less
+    assert len(output.body.encode()) <= BODY_MAX_BYTES
+    reply = event_with(text, kind=EventKind.MESSAGE)  # a reply is searchable: kept longer
+    assert BODY_MAX_BYTES < len(reply.body.encode()) <= LONG_BODY_MAX_BYTES
 
 
 PIECES = [*"abcXYZ019 =:-_/.@\n\t\"'<>", "password=", "token: ", "<private>", "</private>", "sk-"]
