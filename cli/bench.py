@@ -231,6 +231,15 @@ def bench_recall_command(
             "turn the recall index says it was read from.",
         ),
     ] = False,
+    through_capture: Annotated[
+        bool,
+        typer.Option(
+            "--through-capture",
+            help="Record each turn as a real session does, through plait's capture path: a "
+            "user's turn is a prompt, anyone else's the assistant's finished reply, each "
+            "followed by what capture reads out of it; every event of a turn counts for it.",
+        ),
+    ] = False,
     json_output: cli.JsonOption = False,
 ) -> None:
     """recall@k and NDCG@10 of long-term memory against BM25 and dense baselines, per category.
@@ -257,6 +266,7 @@ def bench_recall_command(
                 progress=lambda line: typer.echo(f"plait bench recall: {line}", err=True),
                 embedded_share=embedded,
                 facts=facts,
+                through_capture=through_capture,
             )
         )
     except DatasetError as error:

@@ -13,7 +13,11 @@ only if it carries its source episodes (an ``episodes`` attribute), otherwise it
 the ranking and counted in ``unmapped_hits``. With ``facts``, each turn is followed by the facts
 plait's capture path reads out of it (its decisions, rules, preferences and tasks), recorded as
 the hooks record them; the bench does not map them to their turn: a fact's hit counts only
-through the turn the recall index says it was read from. Baselines rank the same turns for the same
+through the turn the recall index says it was read from. With ``through_capture``, each turn is
+recorded as a real session records it instead: a user's turn through plait's capture path as a
+prompt, anyone else's as the assistant's finished reply (a message, which the recall index
+keeps and the knowledge graph does not), each followed by what capture reads out of it; every
+event of a turn counts for that turn. Baselines rank the same turns for the same
 questions (:data:`SYSTEMS`): BM25 (``bm25s``) without and with stemming, and plain dense
 retrieval with the recall embedder (each turn's own vector, when an embedder is configured).
 
@@ -456,6 +460,7 @@ class RecallReport:
     total_hits: int
     unmapped_hits: int
     facts: int = 0
+    through_capture: bool = False
     systems: tuple[str, ...] = SYSTEMS
     results: list[QuestionResult] = field(default_factory=list)
 
@@ -491,6 +496,7 @@ class RecallReport:
             "total_hits": self.total_hits,
             "unmapped_hits": self.unmapped_hits,
             "facts": self.facts,
+            "through_capture": self.through_capture,
             "overall": {s: scores_dict(self.overall(s)) for s in self.systems},
             "by_category": {
                 name: {s: scores_dict(self.by_category(s)[name]) for s in self.systems}
@@ -550,7 +556,8 @@ def render_report(report: RecallReport) -> str:
         f"through the drain ({report.dead_lettered} dead-lettered), search depth {report.depth}; "
         f"recall embedder {report.embedder}, {report.vectors} vectors"
         f"{embedded_part(report.embedded_share)}"
-        f"{f'; {report.facts} facts read out of the turns by capture' if report.facts else ''}.",
+        f"{f'; {report.facts} facts read out of the turns by capture' if report.facts else ''}"
+        f"{'; every turn recorded through the capture path' if report.through_capture else ''}.",
         f"Hits that mapped to no turn (facts or entities without source episodes): "
         f"{report.unmapped_hits} of {report.total_hits}.",
         "",
@@ -607,13 +614,32 @@ def facts_of_turn(root: str, turn: Turn, said_at: datetime) -> list[SessionEvent
     ]
 
 
+def captured_events(root: str, said_at: datetime, turn: Turn) -> list[SessionEvent]:
+    """A turn as a real session records it: what plait's capture path makes of it.
+
+    A user's turn is their prompt (and the facts capture reads out of it), anyone else's the
+    assistant's finished reply (a message, and the decisions and findings read out of it).
+    """
+    user = turn.speaker.lower() == "user"
+    intent = UserTurn(text=turn.text) if user else AssistantText(text=turn.text)
+    found = capture([intent], SessionRef(session_id=root, root_session_id=root)).events
+    return [event.model_copy(update={"time": said_at}) for event in found]
+
+
 async def record_conversation(
-    store: HotStore, run_id: str, conversation: Conversation, *, facts: bool = False
+    store: HotStore,
+    run_id: str,
+    conversation: Conversation,
+    *,
+    facts: bool = False,
+    through_capture: bool = False,
 ) -> tuple[dict[str, str], int]:
     """Append and queue every turn, one session at a time; episode uuid → turn id, and facts.
 
     With ``facts`` each turn is followed by what capture reads out of it; those are not mapped
-    to a turn here (the recall index says which turn a fact was read from).
+    to a turn here (the recall index says which turn a fact was read from). With
+    ``through_capture`` each turn is recorded as :func:`captured_events` makes it, and every
+    event of it maps to the turn (a turn capture makes nothing of, an "ok", is not recorded).
     """
     group = group_for(run_id, conversation)
     turn_by_episode: dict[str, str] = {}
@@ -624,6 +650,12 @@ async def record_conversation(
         turn_ids: list[str | None] = []
         for position, turn in enumerate(session.turns):
             event = event_for_turn(root, session, position, turn)
+            if through_capture:
+                found = captured_events(root, event.time, turn)
+                events += found
+                turn_ids += [turn.id] * len(found)
+                recorded_facts += sum(e.kind.value in FACT_KINDS for e in found)
+                continue
             read = facts_of_turn(root, turn, event.time) if facts else []
             events += [event, *read]
             turn_ids += [turn.id, *[None] * len(read)]
@@ -683,6 +715,7 @@ async def bench_conversations(
     progress: Callable[[str], None] | None = None,
     embedded_share: float = 1.0,
     facts: bool = False,
+    through_capture: bool = False,
 ) -> RecallReport:
     """Ingest every conversation through the drain, embed, then ask every question of both.
 
@@ -690,6 +723,8 @@ async def bench_conversations(
     how much of each conversation the recall embedder reaches before the questions (see
     :func:`embed_oldest`); the rest is ranked as while the background catches up. ``facts``:
     each turn is followed by the facts capture reads out of it (:func:`facts_of_turn`).
+    ``through_capture``: each turn is recorded as a real session records it
+    (:func:`captured_events`).
     """
     say = progress or (lambda line: None)
     run_id = secrets.token_hex(4)
@@ -698,12 +733,15 @@ async def bench_conversations(
     turn_by_episode: dict[str, str] = {}
     fact_count = 0
     for conversation in dataset.conversations:
-        mapped, read = await record_conversation(store, run_id, conversation, facts=facts)
+        mapped, read = await record_conversation(
+            store, run_id, conversation, facts=facts, through_capture=through_capture
+        )
         turn_by_episode |= mapped
         fact_count += read
     say(
-        f"recorded {len(turn_by_episode)} turns of {len(dataset.conversations)} conversations"
-        f"{f' and {fact_count} facts read out of them' if facts else ''}"
+        f"recorded {len(set(turn_by_episode.values()))} turns of "
+        f"{len(dataset.conversations)} conversations"
+        f"{f' and {fact_count} facts read out of them' if facts or through_capture else ''}"
     )
     recall, embedder = open_recall(settings)
     background = Background(
@@ -738,12 +776,13 @@ async def bench_conversations(
             embedded_share=embedded_share,
             ks=tuple(sorted(set(ks))),
             depth=depth,
-            turns=len(turn_by_episode),
+            turns=len(set(turn_by_episode.values())),
             episodes_written=drained.written,
             dead_lettered=drained.dead_lettered,
             total_hits=0,
             unmapped_hits=0,
             facts=fact_count,
+            through_capture=through_capture,
             systems=SYSTEMS if embedder is not None else SYSTEMS[:-1],
         )
         count = len(dataset.conversations)
@@ -855,6 +894,7 @@ async def run_recall_bench(
     progress: Callable[[str], None] | None = None,
     embedded_share: float = 1.0,
     facts: bool = False,
+    through_capture: bool = False,
 ) -> RecallReport:
     """Measure recall@k and NDCG@10 of plait's long-term memory against BM25 on a dataset.
 
@@ -874,6 +914,8 @@ async def run_recall_bench(
             0: none, every turn ranked by its first-stage vector or its words).
         facts: follow each turn with the facts plait's capture reads out of it, as the hooks
             record them (facts as keys of their turn).
+        through_capture: record each turn as a real session records it, through plait's
+            capture path (a user's turn a prompt, anyone else's the assistant's reply).
     """
     dataset = load_dataset(dataset_path)
     directory = Path(data_dir) if data_dir is not None else None
@@ -890,6 +932,7 @@ async def run_recall_bench(
             progress=progress,
             embedded_share=embedded_share,
             facts=facts,
+            through_capture=through_capture,
         )
 
 
@@ -914,6 +957,7 @@ __all__ = [
     "dialog_ids",
     "embed_oldest",
     "event_for_turn",
+    "captured_events",
     "facts_of_turn",
     "graphiti_knowledge",
     "in_memory_knowledge",

@@ -197,10 +197,12 @@ class RecordingGraph(InMemoryKnowledgeGraph):
     """The in-memory graph, remembering which events the drain wrote."""
 
     written: list[str]
+    kinds: list[str]
 
     async def write_episodes(self, group_id: str, events: Any) -> int:
-        """Record the turn ids, then store."""
+        """Record the turn ids and the kinds, then store."""
         self.written = [*getattr(self, "written", []), *(e.key for e in events)]
+        self.kinds = [*getattr(self, "kinds", []), *(e.kind.value for e in events)]
         return await super().write_episodes(group_id, events)
 
 
@@ -213,7 +215,13 @@ class SilentGraph(InMemoryKnowledgeGraph):
 
 
 async def tiny_run(
-    tmp_path: Path, redis_url: str, tmp_data_dir: Path, factory: Any, *, facts: bool = False
+    tmp_path: Path,
+    redis_url: str,
+    tmp_data_dir: Path,
+    factory: Any,
+    *,
+    facts: bool = False,
+    through_capture: bool = False,
 ) -> RecallReport:
     """The bench on the tiny dataset, words alone, with the given knowledge graph factory."""
     path = tmp_path / "tiny.json"
@@ -225,7 +233,28 @@ async def tiny_run(
         redis_url=redis_url,
         settings=Settings.load(tmp_data_dir, data_dir=tmp_data_dir, recall={"embedder": "none"}),
         facts=facts,
+        through_capture=through_capture,
     )
+
+
+async def test_run_recall_bench_through_capture_finds_the_assistants_reply(
+    tmp_path: Path, redis_url: str, tmp_data_dir: Path
+) -> None:
+    graphs: list[RecordingGraph] = []
+
+    async def factory(settings: Settings, falkordb_url: str) -> KnowledgeGraph:
+        graphs.append(RecordingGraph())
+        return graphs[-1]
+
+    report = await tiny_run(tmp_path, redis_url, tmp_data_dir, factory, through_capture=True)
+
+    assert report.through_capture and report.turns == 5 and report.facts >= 3
+    # the replies are messages: searchable in the recall index, never written to the graph
+    assert graphs[0].kinds and not {"prompt", "message"} & set(graphs[0].kinds)
+    by_id = {r.question_id: r for r in report.results}
+    assert by_id["q1"].recall("plait", 5) == 1.0  # the prompt and the assistant's reply
+    assert by_id["q2"].ranked["plait"][0] == "c1:s1:t3"
+    assert report.unmapped_hits == 0  # every event of a turn counts for it
 
 
 async def test_run_recall_bench_with_facts_counts_a_facts_hit_for_its_turn(
