@@ -33,16 +33,19 @@ class CountingStore(InMemoryHotStore):
         return entries
 
 
+def searched(store: InMemoryHotStore, tmp_path: Path) -> PlaitContext:
+    """A context whose search indexes ``store``'s queue into an in-memory recall index."""
+    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
+    return PlaitContext.over(store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex())
+
+
 def decision(text: str) -> SessionEvent:
     return SessionEvent(root_session_id="s", session_id="s", kind=EventKind.DECISION, summary=text)
 
 
 async def test_each_search_reads_only_what_was_queued_since_the_last(tmp_path: Path) -> None:
     store = CountingStore()
-    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
-    context = PlaitContext.over(
-        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
-    )
+    context = searched(store, tmp_path)
     await store.append_events(
         "s", [decision("Use uv"), decision("Ship on Fridays")], enqueue_group=GROUP
     )
@@ -58,10 +61,7 @@ async def test_a_decision_found_by_search_names_the_prompt_it_was_read_from(
     tmp_path: Path,
 ) -> None:
     store = InMemoryHotStore()
-    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
-    context = PlaitContext.over(
-        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
-    )
+    context = searched(store, tmp_path)
     said = "Let's keep the export cache in Redis. Never log the API tokens."
     session = SessionRef(session_id="s", root_session_id="s")
     events = capture([UserTurn(text=said)], session).events
@@ -80,10 +80,7 @@ async def test_what_the_assistant_said_is_found_and_its_decision_names_the_reply
 ) -> None:
     """A finished reply is a turn of the index: "which fix did you suggest?" finds it."""
     store = InMemoryHotStore()
-    settings = Settings.load(tmp_path, data_dir=tmp_path / "data")
-    context = PlaitContext.over(
-        store, settings=settings, group_id=GROUP, recall=InMemoryRecallIndex()
-    )
+    context = searched(store, tmp_path)
     session = SessionRef(session_id="s", root_session_id="s")
     asked = capture([UserTurn(text="Why do the invoice exports time out?")], session).events
     reply = (
