@@ -6,9 +6,9 @@ of the model's reply, said in fresh words is recorded, and the next hook folds i
 envelope.
 
 Every claimed event but raw tool output goes into the recall index at once, the assistant's
-replies included (a local write, milliseconds); only lasting knowledge (:func:`plait.nodes.lasting.is_lasting`) goes on to the
-knowledge graph, grouped: one episode per root session and batch, which is what an LLM
-extractor is paid per.
+replies included (a local write, milliseconds); only lasting knowledge
+(:func:`plait.nodes.lasting.is_lasting`) goes on to the knowledge graph, grouped: one episode
+per root session and batch, which is what an LLM extractor is paid per.
 """
 
 from __future__ import annotations
