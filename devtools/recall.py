@@ -598,32 +598,27 @@ def event_for_turn(root: str, session: BenchSession, position: int, turn: Turn) 
     )
 
 
+def captured_events(
+    root: str, said_at: datetime, text: str, *, assistant: bool
+) -> list[SessionEvent]:
+    """What plait's capture path makes of a text, dated when it was said.
+
+    ``assistant``: the text is the assistant's finished reply (a message, and the decisions
+    and findings read out of it); otherwise a user's prompt (and the facts read out of it).
+    """
+    intent = AssistantText(text=text) if assistant else UserTurn(text=text)
+    found = capture([intent], SessionRef(session_id=root, root_session_id=root)).events
+    return [event.model_copy(update={"time": said_at}) for event in found]
+
+
 def facts_of_turn(root: str, turn: Turn, said_at: datetime) -> list[SessionEvent]:
     """The facts capture reads out of a turn, dated when the turn was said.
 
     An assistant's turn is read as its reply, anyone else's as a user's prompt.
     """
-    text = turn.text
     assistant = turn.speaker.lower() == "assistant"
-    intent = AssistantText(text=text) if assistant else UserTurn(text=text)
-    found = capture([intent], SessionRef(session_id=root, root_session_id=root)).events
-    return [
-        event.model_copy(update={"time": said_at})
-        for event in found
-        if event.kind.value in FACT_KINDS
-    ]
-
-
-def captured_events(root: str, said_at: datetime, turn: Turn) -> list[SessionEvent]:
-    """A turn as a real session records it: what plait's capture path makes of it.
-
-    A user's turn is their prompt (and the facts capture reads out of it), anyone else's the
-    assistant's finished reply (a message, and the decisions and findings read out of it).
-    """
-    user = turn.speaker.lower() == "user"
-    intent = UserTurn(text=turn.text) if user else AssistantText(text=turn.text)
-    found = capture([intent], SessionRef(session_id=root, root_session_id=root)).events
-    return [event.model_copy(update={"time": said_at}) for event in found]
+    found = captured_events(root, said_at, turn.text, assistant=assistant)
+    return [event for event in found if event.kind.value in FACT_KINDS]
 
 
 async def record_conversation(
@@ -638,8 +633,9 @@ async def record_conversation(
 
     With ``facts`` each turn is followed by what capture reads out of it; those are not mapped
     to a turn here (the recall index says which turn a fact was read from). With
-    ``through_capture`` each turn is recorded as :func:`captured_events` makes it, and every
-    event of it maps to the turn (a turn capture makes nothing of, an "ok", is not recorded).
+    ``through_capture`` each turn is recorded as :func:`captured_events` makes it (a user's turn
+    a prompt, anyone else's the assistant's reply), and every event of it maps to the turn (a
+    turn capture makes nothing of, an "ok", is not recorded).
     """
     group = group_for(run_id, conversation)
     turn_by_episode: dict[str, str] = {}
@@ -650,8 +646,9 @@ async def record_conversation(
         turn_ids: list[str | None] = []
         for position, turn in enumerate(session.turns):
             event = event_for_turn(root, session, position, turn)
-            if through_capture:
-                found = captured_events(root, event.time, turn)
+            if through_capture:  # as a real session records it: a user's prompt, or a reply
+                reply = turn.speaker.lower() != "user"
+                found = captured_events(root, event.time, turn.text, assistant=reply)
                 events += found
                 turn_ids += [turn.id] * len(found)
                 recorded_facts += sum(e.kind.value in FACT_KINDS for e in found)
