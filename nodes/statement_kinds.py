@@ -3,8 +3,8 @@
 The capture rules (:mod:`plait.nodes.statements`) know the phrasings they were written on; a
 decision said in fresh words ("We're settling on gRPC between the services") is a statement of
 no kind to them. Off the hot path, where the bundled embedder runs anyway, the drain embeds each
-statement of a user's prompt that the rules gave no kind and a linear classifier over its vector
-says whether it is a decision or a preference. Only what it is sure of
+statement of a user's prompt that the rules gave no kind and a small network over its vector
+(one hidden layer) says whether it is a decision or a preference. Only what it is sure of
 (:attr:`StatementKinds.threshold`) becomes an event, made as the rules make theirs, so the fold
 and the envelope treat it the same way.
 
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -69,19 +70,26 @@ SUGGESTION = re.compile(r"(?:how about|why don't we|shall we)\b", re.IGNORECASE)
 
 @dataclass(frozen=True, eq=False)
 class StatementKinds:
-    """A softmax classifier over standardised statement vectors of one embedding model."""
+    """A small network over standardised statement vectors of one embedding model.
+
+    ``layers``: each a (weights, bias) pair, a ReLU between two of them and a softmax over the
+    last one's scores (one layer is a softmax regression).
+    """
 
     model: str
     classes: tuple[str, ...]
     mean: np.ndarray
     scale: np.ndarray
-    weights: np.ndarray
-    bias: np.ndarray
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
     threshold: float
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
         """One row per vector: each class's probability."""
-        scores = ((vectors - self.mean) / self.scale) @ self.weights + self.bias
+        scores = (vectors - self.mean) / self.scale
+        for number, (weights, bias) in enumerate(self.layers):
+            if number:
+                scores = np.maximum(scores, 0.0)
+            scores = scores @ weights + bias
         scores -= scores.max(axis=1, keepdims=True)
         raised = np.exp(scores)
         return np.asarray(raised / raised.sum(axis=1, keepdims=True))
@@ -108,10 +116,12 @@ class StatementKinds:
                 "model": self.model,
                 "classes": list(self.classes),
                 "threshold": self.threshold,
-                "mean": self.mean.round(6).tolist(),
-                "scale": self.scale.round(6).tolist(),
-                "weights": self.weights.round(6).tolist(),
-                "bias": self.bias.round(6).tolist(),
+                "mean": rounded(self.mean, 6),
+                "scale": rounded(self.scale, 6),
+                "layers": [
+                    {"weights": rounded(weights, 5), "bias": rounded(bias, 5)}
+                    for weights, bias in self.layers
+                ],
             }
         )
 
@@ -124,10 +134,20 @@ class StatementKinds:
             classes=tuple(data["classes"]),
             mean=np.asarray(data["mean"], dtype=np.float32),
             scale=np.asarray(data["scale"], dtype=np.float32),
-            weights=np.asarray(data["weights"], dtype=np.float32),
-            bias=np.asarray(data["bias"], dtype=np.float32),
+            layers=tuple(
+                (
+                    np.asarray(layer["weights"], dtype=np.float32),
+                    np.asarray(layer["bias"], dtype=np.float32),
+                )
+                for layer in data["layers"]
+            ),
             threshold=float(data["threshold"]),
         )
+
+
+def rounded(values: np.ndarray, decimals: int) -> list[Any]:
+    """Values as short JSON numbers (a float32's own digits would be written out in full)."""
+    return np.asarray(values, dtype=np.float64).round(decimals).tolist()
 
 
 @cache

@@ -29,6 +29,7 @@ from plait.devtools.capture import (
 from plait.devtools.statement_model import (
     CHOOSE_ON,
     CLASSES,
+    HIDDEN,
     THRESHOLDS,
     TRAIN,
     f1,
@@ -217,6 +218,9 @@ def test_the_classifier_learns_from_labelled_statements() -> None:
     vectors = centres[classes] + rng.normal(size=(len(classes), 16)) * 0.3
     kinds = fit(vectors.astype(np.float32), classes, "toy")
     assert (kinds.probabilities(vectors).argmax(axis=1) == classes).mean() > 0.95
+    assert [weights.shape for weights, _ in kinds.layers] == [(16, HIDDEN), (HIDDEN, len(CLASSES))]
+    with pytest.raises(ValueError, match="no statement of a class to learn: task"):
+        fit(vectors[classes < 4].astype(np.float32), classes[classes < 4], "toy")
 
 
 def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
@@ -245,7 +249,7 @@ def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
 def test_the_blind_sets_are_never_fitted_on_and_the_threshold_chosen_on_unread_sets() -> None:
     """The sets that judge the classifier stay out of its training; the threshold is chosen on
     training sets the rules were never widened on, each of which it is also fitted on."""
-    blind = {f"fresh{n}.jsonl" for n in (13, 19, 20, 21, 22, 23)}
+    blind = {f"fresh{n}.jsonl" for n in (13, 19, 20, 21, 22, 23, 24)}
     assert all((DATASETS / name).is_file() for name in (*TRAIN, *blind))
     assert not blind & set(TRAIN)
     assert set(CHOOSE_ON) <= set(TRAIN) and all(name.startswith("train") for name in CHOOSE_ON)

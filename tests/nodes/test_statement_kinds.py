@@ -76,8 +76,11 @@ def test_two_choices_in_one_sentence_it_finds_are_two_decisions() -> None:
         classes=("none", "decision", "preference", "rule", "task"),
         mean=np.zeros(dimensions, np.float32),
         scale=np.ones(dimensions, np.float32),
-        weights=np.zeros((dimensions, 5), np.float32),
-        bias=np.array([0, 9, 0, 0, 0], np.float32),  # a decision, whatever the vector
+        layers=(
+            (np.zeros((dimensions, 2), np.float32), np.zeros(2, np.float32)),
+            # a decision, whatever the vector
+            (np.zeros((2, 5), np.float32), np.array([0, 9, 0, 0, 0], np.float32)),
+        ),
         threshold=0.9,
     )
     said = "Firebase Auth for login, Firestore for user profiles"
