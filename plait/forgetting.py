@@ -22,7 +22,7 @@ from plait.dispatch import thread_config
 from plait.nodes.hooks import envelope_for, project_cache_key, session_cache_key
 from plait.state.base.errors import BackendUnavailable, UsageError
 from plait.state.base.standby import drop_answers
-from plait.state.events import FORGOTTEN, SessionEvent
+from plait.state.events import SessionEvent, is_forgotten
 from plait.state.groups import project_key
 from plait.state.snapshot import fold_snapshot
 
@@ -57,7 +57,7 @@ class Selection:
 
     def picks(self, event: SessionEvent, root: str) -> bool:
         """Whether ``event`` (of the root session ``root``) is selected."""
-        if event.summary == FORGOTTEN and not event.body:
+        if is_forgotten(event):
             return False
         if self.session is not None and self.session not in (root, event.session_id):
             return False
@@ -140,7 +140,7 @@ async def refold(memory: Memory, root: str) -> None:
     The record of what its model calls received goes (it held what was forgotten).
     """
     store = memory.backends.store
-    remaining = [e for e in await store.read_events(root) if e.summary != FORGOTTEN or e.body]
+    remaining = [e for e in await store.read_events(root) if not is_forgotten(e)]
     graph = memory.dispatch.graph
     await graph.aupdate_state(thread_config(root), {"snapshot": fold_snapshot(None, remaining)})
     await store.forget_received(root)

@@ -57,7 +57,7 @@ class EventKind(StrEnum):
     MESSAGE = "message"
 
 
-# Assistant text and raw tool output: the bulk of a session's log, never searched whole.
+# Raw tool output: the bulk of a session's log, never searched whole.
 SHORT_BODY_KINDS = frozenset({EventKind.TOOL_RESULT})
 
 
@@ -346,9 +346,15 @@ def forgotten(event: SessionEvent) -> SessionEvent:
     )
 
 
+def is_forgotten(event: SessionEvent) -> bool:
+    """Whether ``event`` is what a session log keeps of a forgotten event (:func:`forgotten`)."""
+    return event.summary == FORGOTTEN and not event.body
+
+
 __all__ = [
     "FORGOTTEN",
     "forgotten",
+    "is_forgotten",
     "BODY_MAX_BYTES",
     "LONG_BODY_MAX_BYTES",
     "body_max_bytes",

@@ -6,9 +6,9 @@ each event it claims (redacted) before it writes to Graphiti, a background pass 
 no vector yet, and a search ranks turns with :func:`plait.state.ranking.rank_turns`. A turn's id
 is its event's episode uuid (:func:`plait.state.ports.episode_uuid`), so a hit maps to the
 event, and to the Graphiti episode of an event written alone. The assistant's finished replies
-are turns too (not raw tool output). Facts are keys of their turn:
-a decision, rule, preference or task capture read out of a prompt or a reply is indexed outside the
-conversation (no turn's neighbour, sharing its session's score), and its hit names the prompt
+are turns too (not raw tool output). Facts are keys of their turn: a decision, rule, preference
+or task capture read out of a prompt or a reply is indexed outside the conversation (no turn's
+neighbour, sharing its session's score), and its hit names the turn it was read from
 (:attr:`TurnHit.said_in`, :func:`read_from`).
 
 This module holds the values that cross the port and the port itself; the SQLite index
@@ -28,7 +28,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from plait.state.base.redact import redact
-from plait.state.events import FORGOTTEN, EventKind, SessionEvent
+from plait.state.events import EventKind, SessionEvent, is_forgotten
 from plait.state.groups import user_group_id
 from plait.state.ports import QueueEntry, episode_uuid
 from plait.state.ranking import QueryVector
@@ -198,7 +198,7 @@ def is_indexed(event: SessionEvent) -> bool:
     Anything that says something but raw tool output, and never what a forgotten event leaves
     in its session's log.
     """
-    if event.kind in UNINDEXED_KINDS or (event.summary == FORGOTTEN and not event.body):
+    if event.kind in UNINDEXED_KINDS or is_forgotten(event):
         return False
     return bool(event.summary or event.body)
 
