@@ -77,7 +77,7 @@ AGENT_FEATURES = (
     "its session's place among the pool's (log)",
     "is a user's prompt",
     "its own vector's cosine with the query",
-    "is a user's prompt, the query asking what the agent said",
+    "is a user's prompt, the query asking what the agent said or found",
 )
 L2 = 1e-3
 STEPS = 2000

@@ -74,7 +74,7 @@ def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
     assert np.isnan(later[own])
     assert all(np.isnan(row[own]) for row in features_of(index, [0, 1]))
     # a query about what the agent said marks the user's prompts, whose answer it is not
-    asked = "is a user's prompt, the query asking what the agent said"
+    asked = "is a user's prompt, the query asking what the agent said or found"
     assert prompt[asked] == 0
     prompt, reply = features_of(index, [0, 1], None, "What did you say held the export up?")
     assert prompt[asked] == 1 and reply[asked] == 0
@@ -90,6 +90,11 @@ def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
         ("What is my dog's name?", False),
         ("Which queue did we pick for the exports?", False),
         ("Can you remind me what I bought first?", False),
+        ("Why did the staging worker keep getting killed?", True),
+        ("What made CI fail on the migration that added the rollup?", True),
+        ("How did we get past the permissionDenied errors?", True),
+        ("The deploy once failed on a checksum. What caused it?", True),
+        ("What did we decide about the export format?", False),
     ],
 )
 def test_a_query_about_what_the_agent_said_is_told_apart(query: str, asks: bool) -> None:
@@ -198,3 +203,29 @@ def test_the_model_reorders_the_pool_and_the_limit_cuts_after_it() -> None:
     assert [t.position for t in rank_turns(index, "deploy", limit=3)] == [
         t.position for t in reranked(index, pool, model)[:3]
     ]
+
+
+def test_a_question_about_a_bugs_cause_lifts_the_agents_finding_not_the_users_report() -> None:
+    index = TurnIndex()
+    index.add(
+        "report",
+        "s1",
+        "The PDF worker keeps dying with a segfault while it generates the invoice PDF.",
+        prompt=True,
+    )
+    index.add(
+        "finding",
+        "s1",
+        "The worker died because the PDF renderer loaded every invoice page into memory at once.",
+    )
+
+    def lifts(query: str) -> tuple[float, float]:
+        by_position = {t.position: t.parts["rerank"] for t in rank_turns(index, query)}
+        return by_position[0], by_position[1]
+
+    # asked what the user reported, the user's prompt is lifted above the agent's reply
+    report, finding = lifts("Which PDF worker segfault did I report?")
+    assert report > finding
+    # asked for a cause, the prompt's lift is gone: the answer is the agent's finding
+    report, finding = lifts("Why did the PDF worker die while it generated the invoice PDF?")
+    assert report <= finding
