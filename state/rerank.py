@@ -14,8 +14,8 @@ opens its session, its length and its session's place. With an agent (a session 
 prompt; fitted on plait's coding sessions and chats with an assistant, ``datasets/devlog.json``,
 ``codelog2`` to ``codelog13``, ``chatlog1`` to ``chatlog8``) a user's prompt holds the facts more
 often than the agent's long replies, unless the query asks what the agent said or found, a
-cause or a fix (:data:`ASKS_THE_AGENT`), and a turn's own vector says more than its window's;
-it reads those, its length and its session's place.
+cause, a fix or where code lives (:data:`ASKS_THE_AGENT`), and a turn's own vector says more
+than its window's; it reads those, its length and its session's place.
 
 A model is linear in the first stage's score (as a share of the best one), so its order is the
 order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the lift
@@ -65,9 +65,10 @@ BETWEEN_PEOPLE = "between people"
 WITH_AN_AGENT = "with an agent"
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
 # a query about what the agent said ("which hotel did you suggest?", "what was your fix?") or
-# found, a cause or a fix ("why did the worker die?", "what made CI fail?", "how did we get past
-# the 403s?"): its answer is the agent's turn, not the user's prompt (in plait's coding sessions
-# 120 of the 133 turns that answer a question about a bug are the agent's)
+# found: a cause or a fix ("why did the worker die?", "what made CI fail?", "how did we get past
+# the 403s?"), where code lives ("which file sends email?", "where is the retry defined?"). Its
+# answer is the agent's turn, not the user's prompt: in plait's coding sessions 140 of the 162
+# turns that answer a question about a bug are the agent's, 67 of 71 about a file
 ASKS_THE_AGENT = re.compile(
     r"\b(did|do|would|were|had|have)\s+you\b"
     r"|\byou\s+(\w+\s+){0,2}(said|say|suggest\w*|recommend\w*|told|tell|advis\w*|mention\w*|gave"
@@ -75,7 +76,12 @@ ASKS_THE_AGENT = re.compile(
     r"|\byour\s+(fix|advice|suggestion|recommendation|idea|plan|answer|take)\b"
     r"|^\W*(why|how come)\b|\bwhat\s+(made|caused|broke|fixed|was\s+(behind|causing|wrong)"
     r"|went\s+wrong|left)\b|\broot\s+cause|\bhow\s+did\s+we\s+(get\s+past|fix|get\s+it)\b"
-    r"|\bhow\s+was\s+(that|it)\s+fixed\b",
+    r"|\bhow\s+was\s+(that|it)\s+fixed\b"
+    r"|\bwhich\s+(files?|workflow|module|script|directory|folder|class|function|endpoint|table"
+    r"|migration|config)\b|\bwhat\s+(file|path)\b|\bpath\s+of\b"
+    r"|^\W*where('s|\s+is|\s+are|\s+does|\s+do)\b.*\b(defined|implemented|declared|kept|stored"
+    r"|configured|set|handled|lives?|called|registered|written|generated|built|deployed"
+    r"|comes?\s+from|code|file|module|script|tests?)\b",
     re.IGNORECASE,
 )
 

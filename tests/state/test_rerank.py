@@ -95,6 +95,10 @@ def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
         ("How did we get past the permissionDenied errors?", True),
         ("The deploy once failed on a checksum. What caused it?", True),
         ("What did we decide about the export format?", False),
+        ("Which file sends the reminder emails now?", True),
+        ("Where is the retry policy for alert sends defined?", True),
+        ("What is the path of the CI workflow?", True),
+        ("Where is our wedding going to be held?", False),
     ],
 )
 def test_a_query_about_what_the_agent_said_is_told_apart(query: str, asks: bool) -> None:
