@@ -62,8 +62,8 @@ TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 DATASETS = Path(__file__).parents[1] / "datasets"
 CHOOSE_ON = 5  # LoCoMo's first five conversations
 # the sets the model of a user with an agent is fitted on: coding sessions and chats with an
-# assistant, all read already (the blind sets that judge it, codelog14 to codelog16 and chatlog9
-# to chatlog12, are not among them: docs/benchmarks.md)
+# assistant, all read already (the blind sets that judge it, codelog14 to codelog17 and chatlog9
+# to chatlog14, are not among them: docs/benchmarks.md)
 AGENT_SETS = (
     "devlog",
     *(f"codelog{n}" for n in range(2, 14)),
