@@ -1,9 +1,9 @@
 """Nodes of the drain graph: claim → redact → refine → index → build episodes → write → ack.
 
 Refining gives the statements the capture rules passed over a second look
-(:mod:`plait.nodes.statement_kinds`): a decision or preference of a user's prompt, or a decision
-of the model's reply, said in fresh words is recorded, and the next hook folds it into the
-envelope.
+(:mod:`plait.nodes.statement_kinds`): a decision, preference or standing rule of a user's
+prompt, or a decision of the model's reply, said in fresh words is recorded, and the next hook
+folds it into the envelope.
 
 Every claimed event but raw tool output goes into the recall index at once, the assistant's
 replies included (a local write, milliseconds); only lasting knowledge
