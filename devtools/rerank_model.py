@@ -9,18 +9,22 @@ models). Of its :data:`~plait.state.rerank.RERANK_POOL` best turns, those the qu
 evidence are the positives: a logistic regression over the first stage's score (as a share of
 the best) and :data:`~plait.state.rerank.RERANK_FEATURES` is fitted to them.
 
-Two models are fitted, one per kind of conversation (:class:`~plait.state.rerank.Reranker`):
+A model is fitted for each kind of conversation (:class:`~plait.state.rerank.Reranker`):
 
 - between people, on LoCoMo conversations 1-5 only (:data:`CHOOSE_ON`), judged on 6-10;
-- with an agent, on plait's own sets (:data:`AGENT_SETS`: coding sessions, ``datasets/devlog.json``
-  and ``codelog2`` to ``codelog13``, and chats with an assistant, ``chatlog1`` to ``chatlog8``; a
-  user's turns are prompts there).
+- with an agent, on plait's own sets (:data:`AGENT_SETS`; a user's turns are prompts there): one
+  on coding sessions (:data:`CODING_SETS`, ``datasets/devlog.json`` and ``codelog2`` to
+  ``codelog13``), one on chats with an assistant (:data:`CHAT_SETS`, ``chatlog1`` to
+  ``chatlog8``) and one on both, for a group whose kind is not known.
 
-Each model reads its own features (:data:`PEOPLE_FEATURES`, :data:`AGENT_FEATURES`).
+Each model reads its own features (:data:`PEOPLE_FEATURES`, :data:`AGENT_FEATURES`). The sorter
+that tells a group's kind (:class:`~plait.state.rerank.KindSorter`) is a logistic regression over
+the turns' vectors of the same sets, coding sessions against chats.
 
 Printed: recall@10 and NDCG@10 of the first stage and of the model, for each of the sets it is
-fitted on held out once (a model fitted on the others), and for LoCoMo 6-10. ``--judge`` judges
-the shipped models on a dataset (each turn by the model of its kind of conversation).
+fitted on held out once (a model fitted on the others) and for them all held out, for LoCoMo
+6-10, and each agent set's logit by a sorter fitted on the others. ``--judge`` judges the shipped
+models on a dataset (each turn by the model of its kind of conversation, and of its group's kind).
 """
 
 from __future__ import annotations
@@ -45,15 +49,19 @@ from plait.devtools.recall import (
     recall_at_k,
 )
 from plait.state.base.settings import Settings
-from plait.state.ranking import rank_turns
+from plait.state.ranking import TurnIndex, rank_turns
 from plait.state.recall import IndexedTurn, TextEmbedder
 from plait.state.rerank import (
+    CHAT,
+    CODING,
     RERANK_FEATURES,
     RERANK_POOL,
     RERANK_WEIGHTS,
+    KindSorter,
     Reranker,
     RerankModel,
     best_of,
+    conversation_kind,
     pool_features,
     with_agent_rows,
 )
@@ -61,14 +69,12 @@ from plait.state.rerank import (
 TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 DATASETS = Path(__file__).parents[1] / "datasets"
 CHOOSE_ON = 5  # LoCoMo's first five conversations
-# the sets the model of a user with an agent is fitted on: coding sessions and chats with an
-# assistant, all read already (the blind sets that judge it, codelog14 to codelog17 and chatlog9
-# to chatlog14, are not among them: docs/benchmarks.md)
-AGENT_SETS = (
-    "devlog",
-    *(f"codelog{n}" for n in range(2, 14)),
-    *(f"chatlog{n}" for n in range(1, 9)),
-)
+# the sets the models of a user with an agent are fitted on: coding sessions and chats with an
+# assistant, all read already (the blind sets that judge them, codelog14 to codelog19 and
+# chatlog9 to chatlog15, are not among them: docs/benchmarks.md)
+CODING_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 14)))
+CHAT_SETS = tuple(f"chatlog{n}" for n in range(1, 9))
+AGENT_SETS = (*CODING_SETS, *CHAT_SETS)
 # what each model reads beside the score: chosen by leaving one set out, among the features
 # tried (docs/benchmarks.md, "Recall")
 PEOPLE_FEATURES = RERANK_FEATURES[:6]
@@ -83,6 +89,12 @@ L2 = 1e-3
 STEPS = 2000
 RATE = 0.5
 K = 10
+# the sorter: its penalty, and the group logit beyond which it tells a kind, from how many turns.
+# Leaving each set out, every set's logit was 3.0 or more from 0 (coding 3.6 to 7.7, chats -3.0
+# to -5.7) and over its first 20 turns all but one's 2.5 or more (chatlog2's -1.9)
+SORTER_L2 = 1e-2
+SORTER_MARGIN = 2.0
+SORTER_FEWEST = 20
 
 
 @dataclass(frozen=True)
@@ -90,7 +102,8 @@ class Asked:
     """One question's first-stage pool: its turns' ids, scores, features and kinds, its evidence.
 
     ``conversation``: which conversation (or set) it is of, for leaving one out; ``agent``: per
-    turn, whether its session is one with an agent.
+    turn, whether its session is one with an agent; ``kind``: its group's
+    (:func:`~plait.state.rerank.conversation_kind`).
     """
 
     conversation: int
@@ -99,6 +112,7 @@ class Asked:
     features: np.ndarray
     agent: np.ndarray
     evidence: list[str]
+    kind: str | None = None
 
     def shares(self) -> np.ndarray:
         """Each turn's first-stage score as a share of the pool's best."""
@@ -113,7 +127,8 @@ class Asked:
         """The pool's ids in the first stage's order, or in the models'."""
         if models is None:
             return self.ids
-        return [self.ids[i] for i in models.reorder(self.scores, self.features, self.agent)[1]]
+        order = models.reorder(self.scores, self.features, self.agent, self.kind)[1]
+        return [self.ids[i] for i in order]
 
 
 def indexed_turns(conversation: Conversation) -> list[IndexedTurn]:
@@ -137,9 +152,15 @@ def indexed_turns(conversation: Conversation) -> list[IndexedTurn]:
 
 
 async def asked(
-    number: int, conversation: Conversation, embedder: TextEmbedder | None
-) -> list[Asked]:
-    """Every question of a conversation, ranked by the first stage over its turns."""
+    number: int,
+    conversation: Conversation,
+    embedder: TextEmbedder | None,
+    sorter: KindSorter | None = None,
+) -> tuple[TurnIndex, list[Asked]]:
+    """A conversation's group, and each of its questions ranked by the first stage over it.
+
+    ``sorter`` tells the group's kind (:func:`~plait.state.rerank.conversation_kind`).
+    """
     turns = indexed_turns(conversation)
     index = InMemoryRecallIndex(vector_model=embedder.name if embedder else None)
     await index.add_turns(turns)
@@ -147,6 +168,7 @@ async def asked(
         jobs = await index.pending_embeddings(10**9)
         await index.store_vectors(jobs, await embedder.embed_passages([j.text for j in jobs]))
     group = index.group(conversation.id)
+    kind = conversation_kind(group, sorter)
     found = []
     for question in conversation.questions:
         vector = await embedder.embed_query(question.text) if embedder else None
@@ -167,9 +189,10 @@ async def asked(
                 features=pool_features(group, positions, vector, question.text),
                 agent=with_agent_rows(group, positions),
                 evidence=list(question.evidence),
+                kind=kind,
             )
         )
-    return found
+    return group, found
 
 
 def fit(questions: Sequence[Asked], names: Sequence[str]) -> RerankModel:
@@ -200,47 +223,160 @@ def alone(model: RerankModel) -> Reranker:
     return Reranker(between_people=model, with_an_agent=model)
 
 
-def scored(questions: Sequence[Asked], models: Reranker | None) -> tuple[float, float]:
-    """Mean recall@10 and NDCG@10 of the questions, ranked by the first stage or the models."""
-    if not questions:
+def figures(ranked: Sequence[tuple[list[str], list[str]]]) -> tuple[float, float]:
+    """Mean recall@10 and NDCG@10 of ranked ids, each with its question's evidence."""
+    if not ranked:
         return 0.0, 0.0
-    ranked = [(q.ranked_by(models), q.evidence) for q in questions]
     recall = sum(recall_at_k(ids, evidence, K) for ids, evidence in ranked) / len(ranked)
     ndcg = sum(ndcg_at_k(ids, evidence) for ids, evidence in ranked) / len(ranked)
     return recall, ndcg
 
 
-def line(label: str, questions: Sequence[Asked], models: Reranker | None) -> str:
-    """One printed row: the first stage's figures and the models'."""
-    before, after = scored(questions, None), scored(questions, models)
+def scored(questions: Sequence[Asked], models: Reranker | None) -> tuple[float, float]:
+    """Mean recall@10 and NDCG@10 of the questions, ranked by the first stage or the models."""
+    return figures([(q.ranked_by(models), q.evidence) for q in questions])
+
+
+def compared(
+    label: str, count: int, before: tuple[float, float], after: tuple[float, float]
+) -> str:
+    """One printed row: figures before and after."""
     return (
-        f"{label} ({len(questions)} questions): recall@10 {before[0]:.3f} -> {after[0]:.3f}, "
+        f"{label} ({count} questions): recall@10 {before[0]:.3f} -> {after[0]:.3f}, "
         f"NDCG@10 {before[1]:.3f} -> {after[1]:.3f}"
     )
 
 
+def line(label: str, questions: Sequence[Asked], models: Reranker | None) -> str:
+    """One printed row: the first stage's figures and the models'."""
+    return compared(label, len(questions), scored(questions, None), scored(questions, models))
+
+
 def fitted_leaving_each_out(
     questions: Sequence[Asked], names: Sequence[str], features: Sequence[str]
-) -> RerankModel:
-    """Print each set (or conversation) held out once, then fit on them all."""
-    for number, name in enumerate(names):
-        model = fit([q for q in questions if q.conversation != number], features)
+) -> tuple[RerankModel, dict[int, RerankModel]]:
+    """Print each set (or conversation) held out once, then fit on them all.
+
+    ``names``: every set's, by its number (``Asked.conversation``). Returned: the model fitted on
+    all, and per set the one fitted without it.
+    """
+    numbers = sorted({q.conversation for q in questions})
+    held: dict[int, RerankModel] = {}
+    for number in numbers:
+        held[number] = fit([q for q in questions if q.conversation != number], features)
         held_out = [q for q in questions if q.conversation == number]
-        print(line(f"{name} held out", held_out, alone(model)))
+        print(line(f"{names[number]} held out", held_out, alone(held[number])))
+    ranked = [(q.ranked_by(alone(held[q.conversation])), q.evidence) for q in questions]
+    first = names[numbers[0]]
+    last = names[numbers[-1]]
+    print(
+        compared(
+            f"{first} to {last}, each held out",
+            len(questions),
+            scored(questions, None),
+            figures(ranked),
+        )
+    )
     model = fit(questions, features)
-    print(line(f"{names[0]} to {names[-1]}, fitted on", questions, alone(model)))
-    return model
+    print(line(f"{first} to {last}, fitted on", questions, alone(model)))
+    return model, held
+
+
+def turn_vectors(group: TurnIndex) -> np.ndarray:
+    """The recall embedder's vector of each of a group's turns that has one, one row each."""
+    rows = group.vectors.rows
+    if rows is None:
+        return np.zeros((0, 0), dtype=np.float32)
+    present = group.vectors.present(len(group))
+    return rows[: len(group)][present[: rows.shape[0]]]
+
+
+def fit_sorter(groups: Sequence[TurnIndex], coding: Sequence[bool], embedder: str) -> KindSorter:
+    """The sorter fitted on these groups' turn vectors: a coding group's 1, a chat's 0."""
+    vectors = [turn_vectors(group) for group in groups]
+    x = np.concatenate(vectors)
+    y = np.concatenate([np.full(len(v), float(c)) for v, c in zip(vectors, coding, strict=True)])
+    raw, bias = fit_logistic(x, y, l2=SORTER_L2, steps=STEPS, rate=RATE)
+    return KindSorter(
+        embedder=embedder,
+        weights=tuple(round(float(w), 6) for w in raw),
+        bias=round(bias, 6),
+        margin=SORTER_MARGIN,
+        fewest=SORTER_FEWEST,
+    )
+
+
+def sorted_leaving_each_out(
+    groups: Sequence[TurnIndex], names: Sequence[str], coding: Sequence[bool], embedder: str
+) -> tuple[KindSorter, list[str | None]]:
+    """Print each group's logit by a sorter fitted on the others; the sorter on all, and kinds.
+
+    Returned beside the sorter: each group's kind told by the one fitted without it.
+    """
+    kinds = []
+    for number, (group, name) in enumerate(zip(groups, names, strict=True)):
+        others = [i for i in range(len(groups)) if i != number]
+        sorter = fit_sorter([groups[i] for i in others], [coding[i] for i in others], embedder)
+        mean, count = group.vectors.mean_row()
+        kind = conversation_kind(group, sorter)
+        logit = sorter.logit(mean) if mean is not None else float("nan")
+        print(f"{name} held out: {count} turn vectors, logit {logit:.2f}, told {kind}")
+        kinds.append(kind)
+    return fit_sorter(groups, coding, embedder), kinds
 
 
 async def questions_of(
-    conversations: Sequence[Conversation], embedder: TextEmbedder | None
+    conversations: Sequence[Conversation],
+    embedder: TextEmbedder | None,
+    sorter: KindSorter | None = None,
 ) -> list[Asked]:
     """Every question of these conversations, each numbered by its conversation."""
     return [
         q
         for number, conversation in enumerate(conversations)
-        for q in await asked(number, conversation, embedder)
+        for q in (await asked(number, conversation, embedder, sorter))[1]
     ]
+
+
+async def agent_models(
+    embedder: TextEmbedder | None,
+) -> tuple[RerankModel, RerankModel, RerankModel, KindSorter | None]:
+    """The models with an agent (on both kinds, coding, chats) and the sorter, each printed."""
+    conversations = [
+        load_dataset(DATASETS / f"{name}.json").conversations[0] for name in AGENT_SETS
+    ]
+    pooled = [await asked(n, c, embedder) for n, c in enumerate(conversations)]
+    coding = [name in CODING_SETS for name in AGENT_SETS]
+    sorter: KindSorter | None = None
+    kinds: list[str | None] = [None] * len(pooled)
+    if embedder is not None:
+        groups = [group for group, _ in pooled]
+        sorter, kinds = sorted_leaving_each_out(groups, AGENT_SETS, coding, embedder.name)
+    questions = [q for _, found in pooled for q in found]
+    both, shared = fitted_leaving_each_out(questions, AGENT_SETS, AGENT_FEATURES)
+    kinded = [q for q in questions if coding[q.conversation]]
+    coding_model, coding_held = fitted_leaving_each_out(kinded, AGENT_SETS, AGENT_FEATURES)
+    chats = [q for q in questions if not coding[q.conversation]]
+    chat_model, chat_held = fitted_leaving_each_out(chats, AGENT_SETS, AGENT_FEATURES)
+
+    # every set held out, by the model of the kind its held-out sorter told (both: not told)
+    def held_out(number: int) -> RerankModel:
+        if kinds[number] == CODING:
+            return coding_held.get(number, coding_model)
+        if kinds[number] == CHAT:
+            return chat_held.get(number, chat_model)
+        return shared[number]
+
+    by_kind = [(q.ranked_by(alone(held_out(q.conversation))), q.evidence) for q in questions]
+    print(
+        compared(
+            "every agent set held out, by its kind's model",
+            len(questions),
+            figures([(q.ranked_by(alone(shared[q.conversation])), q.evidence) for q in questions]),
+            figures(by_kind),
+        )
+    )
+    return both, coding_model, chat_model, sorter
 
 
 async def main() -> None:
@@ -264,19 +400,19 @@ async def main() -> None:
         people = shipped.between_people
     else:
         dataset = load_dataset(args.dataset)
-        questions = await questions_of(dataset.conversations, embedder)
+        questions = await questions_of(dataset.conversations, embedder, shipped.sorter)
         if args.judge:
             print(line(args.dataset.name, questions, shipped))
             return
         chosen = [q for q in questions if q.conversation < CHOOSE_ON]
         names = [f"LoCoMo conversation {n + 1}" for n in range(CHOOSE_ON)]
-        people = fitted_leaving_each_out(chosen, names, PEOPLE_FEATURES)
+        people = fitted_leaving_each_out(chosen, names, PEOPLE_FEATURES)[0]
         judged = [q for q in questions if q.conversation >= CHOOSE_ON]
         print(line(f"LoCoMo conversations {CHOOSE_ON + 1}-, judging", judged, alone(people)))
-    coding = [load_dataset(DATASETS / f"{name}.json").conversations[0] for name in AGENT_SETS]
-    agent_questions = await questions_of(coding, embedder)
-    agent = fitted_leaving_each_out(agent_questions, AGENT_SETS, AGENT_FEATURES)
-    models = Reranker(between_people=people, with_an_agent=agent)
+    both, coding, chat, sorter = await agent_models(embedder)
+    models = Reranker(
+        between_people=people, with_an_agent=both, coding=coding, chat=chat, sorter=sorter
+    )
     TARGET.write_text(models.to_json(), encoding="utf-8")
     print(f"wrote {TARGET}")
 

@@ -54,6 +54,7 @@ from plait.state.dates import day_numbers, match_days, stamp_of, when_of
 from plait.state.rerank import (
     RERANK_POOL,
     Reranker,
+    conversation_kind,
     pool_features,
     rerank_model,
     with_agent_rows,
@@ -232,6 +233,8 @@ class TurnIndex:
     link it to its neighbours in its session.
     """
 
+    # the recall embedder whose vectors ``vectors`` keeps (None: not named)
+    vector_model: str | None = None
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     session_of: list[int] = field(default_factory=list)
@@ -248,6 +251,8 @@ class TurnIndex:
     _with_agent: list[bool] = field(default_factory=list)
     # per turn: whether it is a user's prompt
     _prompts: list[bool] = field(default_factory=list)
+    # how many turns only an agent at work in a checkout records (:attr:`works_on_code`)
+    _code_work: int = 0
     _position: dict[str, int] = field(default_factory=dict)
     _stamps: list[float] = field(default_factory=list)
     _stamp_array: np.ndarray | None = None
@@ -291,6 +296,7 @@ class TurnIndex:
         *,
         in_conversation: bool = True,
         prompt: bool = False,
+        code_work: bool = False,
     ) -> int:
         """Append a turn after the last one of its session; its position (existing: unchanged).
 
@@ -298,6 +304,8 @@ class TurnIndex:
         a turn of its own: it shares its session's score but is no one's neighbour, and adds
         nothing to the session's words (its turn has them). ``prompt``: the turn is a user's
         prompt to an agent, which makes its session one with an agent (:meth:`with_agent`).
+        ``code_work``: only an agent at work in a checkout records such a turn (a file read or
+        edited, git, a change of directory): the group's sessions are coding sessions.
         """
         known = self._position.get(turn_id)
         if known is not None:
@@ -306,6 +314,7 @@ class TurnIndex:
         number = self._session_number(session)
         self._with_agent[number] = self._with_agent[number] or prompt
         self._prompts.append(prompt)
+        self._code_work += code_work
         before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
         self.texts.append(text)
@@ -334,6 +343,11 @@ class TurnIndex:
     def is_prompt(self, position: int) -> bool:
         """Whether the turn at ``position`` is a user's prompt."""
         return self._prompts[position]
+
+    @property
+    def works_on_code(self) -> bool:
+        """Whether a turn of the group is one only an agent at work in a checkout records."""
+        return self._code_work > 0
 
     def with_agent(self, position: int) -> bool:
         """Whether the turn at ``position`` is of a session in which a user prompts an agent."""
@@ -454,6 +468,8 @@ class TurnVectors:
     # every passage vector as one matrix, with the position of its turn: one product per query
     # for all of them (a loop over 1,090 long turns took 7 ms a search); None until needed
     _passages: tuple[np.ndarray, np.ndarray] | None = None
+    # the sum of the turns' own vectors, kept as they are set (:meth:`mean_row`)
+    _total: np.ndarray | None = None
 
     def set(self, position: int, view: str, vector: np.ndarray) -> None:
         """Keep the L2-normalised vector of a turn (``turn``) or of one of its passages.
@@ -472,10 +488,16 @@ class TurnVectors:
             self.rows = np.zeros((max(64, len(self.previous)), vector.shape[0]), dtype=np.float32)
             self._present = np.zeros(self.rows.shape[0], dtype=bool)
             self._window_norms = {v: np.ones(self.rows.shape[0]) for v in DENSE_VIEWS}
+            self._total = np.zeros(vector.shape[0], dtype=np.float64)
         if position >= self.rows.shape[0]:
             self._grow(max(position + 1, self.rows.shape[0] * 2))
+        assert self._total is not None
+        if self._present[position]:
+            self._total -= self.rows[position]
         self.rows[position] = vector
         self._present[position] = bool(vector.any())
+        if self._present[position]:
+            self._total += self.rows[position]
         self._stale.update({position, self.previous[position], self.following[position]})
         self._stale.discard(NO_TURN)
 
@@ -572,6 +594,13 @@ class TurnVectors:
         inside[inside] = self._present[chosen[inside]]
         found[inside] = self.rows[chosen[inside]] @ query_vector
         return found
+
+    def mean_row(self) -> tuple[np.ndarray | None, int]:
+        """The mean of the turns' own vectors and how many turns have one (None: none yet)."""
+        count = int(self._present.sum())
+        if self._total is None or not count:
+            return None, 0
+        return self._total / count, count
 
     def present(self, count: int) -> np.ndarray:
         """Per turn of the first ``count``, whether it has a vector."""
@@ -845,7 +874,9 @@ def reranked(
     scores = np.array([turn.score for turn in ranked])
     positions = [turn.position for turn in ranked]
     features = pool_features(index, positions, query_vector, query)
-    lifts, order = model.reorder(scores, features, with_agent_rows(index, positions))
+    agent = with_agent_rows(index, positions)
+    kind = conversation_kind(index, model.sorter) if agent.any() else None
+    lifts, order = model.reorder(scores, features, agent, kind)
     return [
         RankedTurn(
             ranked[i].position,

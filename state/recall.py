@@ -39,6 +39,19 @@ KEYED_KINDS = frozenset({EventKind.DECISION, EventKind.RULE, EventKind.PREFERENC
 # finished replies are (what it suggested, found or explained is asked about later), though, like
 # raw output, they stay out of the knowledge graph (plait.nodes.lasting).
 UNINDEXED_KINDS = frozenset({EventKind.TOOL_RESULT})
+# Turns only an agent at work in a checkout records: a group that has one is of coding sessions
+# (plait.state.rerank.conversation_kind)
+CODE_WORK_KINDS = frozenset(
+    kind.value
+    for kind in (
+        EventKind.FILE_READ,
+        EventKind.FILE_WRITE,
+        EventKind.FILE_EDIT,
+        EventKind.FILE_SEARCH,
+        EventKind.GIT,
+        EventKind.CWD_CHANGE,
+    )
+)
 # Facts as keys: what capture reads out of a turn (its decisions, rules, tasks…) is indexed as a
 # key of that turn, not as a turn of the conversation (see :func:`read_from`).
 FACT_KINDS = frozenset(
@@ -304,6 +317,7 @@ class RecallIndex(TurnSearch, EmbeddingJobs, Protocol):
 
 
 __all__ = [
+    "CODE_WORK_KINDS",
     "FACT_KINDS",
     "KEYED_KINDS",
     "SOURCE_KINDS",

@@ -17,6 +17,13 @@ often than the agent's long replies, unless the query asks what the agent said o
 cause, a fix or where code lives (:data:`ASKS_THE_AGENT`), and a turn's own vector says more
 than its window's; it reads those, its length and its session's place.
 
+Coding sessions and chats with an assistant pull that model apart (a chat's facts are the
+user's own; a coding session's answers are the agent's findings), so each has a model of its own
+too, used when the group's turns tell which it is (:func:`conversation_kind`): a turn only an
+agent at work in a checkout records (a file read or edited, git, a change of directory) says
+coding; without one, a :class:`KindSorter` over the mean of the turns' vectors says coding or
+chat once enough turns have one, or nothing, and the model fitted on both is used.
+
 A model is linear in the first stage's score (as a share of the best one), so its order is the
 order of that score plus a lift in the score's own units (:meth:`RerankModel.lifts`): the lift
 is the ``rerank`` part of a ranked turn, and scores stay comparable between groups as the first
@@ -63,6 +70,10 @@ SCORE_FEATURE = "first-stage score (share of the best)"
 # the kinds of conversation, each with its model, as the shipped file names them
 BETWEEN_PEOPLE = "between people"
 WITH_AN_AGENT = "with an agent"
+CODING = "coding"
+CHAT = "chat"
+# the kind of a conversation with an agent, as the shipped file names its sorter
+KIND_SORTER = "kind of conversation with an agent"
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
 # a query about what the agent said ("which hotel did you suggest?", "what was your fix?") or
 # found: a cause or a fix ("why did the worker die?", "what made CI fail?", "how did we get past
@@ -195,36 +206,131 @@ class RerankModel:
 
 
 @dataclass(frozen=True)
+class KindSorter:
+    """Tells a group of coding sessions from one of chats with an assistant by its vectors.
+
+    A logistic regression over a turn's vector (``embedder``'s, the recall embedder that made
+    them), fitted on turns of coding sessions (1) and chats (0). A group's logit is the mean of
+    its turns', the logit of their mean vector: above ``margin`` it says :data:`CODING`, below
+    ``-margin`` :data:`CHAT`, in between, with fewer than ``fewest`` vectors or with another
+    embedder's, nothing.
+    """
+
+    embedder: str
+    weights: tuple[float, ...]
+    bias: float
+    margin: float
+    fewest: int
+
+    def logit(self, mean: np.ndarray) -> float:
+        """A group's logit from the mean of its turns' vectors."""
+        return float(mean @ np.asarray(self.weights)) + self.bias
+
+    def kind(self, mean: np.ndarray | None, count: int, embedder: str | None) -> str | None:
+        """:data:`CODING`, :data:`CHAT` or None (not told) for a group's mean vector."""
+        if mean is None or count < self.fewest or embedder != self.embedder:
+            return None
+        if mean.shape != (len(self.weights),):
+            return None
+        logit = self.logit(mean)
+        return CODING if logit >= self.margin else CHAT if logit <= -self.margin else None
+
+    def fields(self) -> dict[str, Any]:
+        """The sorter as its part of the shipped file holds it."""
+        return {
+            "embedder": self.embedder,
+            "margin": self.margin,
+            "fewest vectors": self.fewest,
+            "bias": self.bias,
+            "weights": self.weights,
+        }
+
+    @classmethod
+    def from_fields(cls, raw: dict[str, Any]) -> KindSorter:
+        """A sorter from its part of the shipped file."""
+        return cls(
+            embedder=str(raw["embedder"]),
+            weights=tuple(float(w) for w in raw["weights"]),
+            bias=float(raw["bias"]),
+            margin=float(raw["margin"]),
+            fewest=int(raw["fewest vectors"]),
+        )
+
+
+def conversation_kind(index: TurnIndex, sorter: KindSorter | None) -> str | None:
+    """Whether a group's conversations with an agent are coding sessions or chats; None: unknown.
+
+    A turn only an agent at work in a checkout records (:attr:`TurnIndex.works_on_code`) says
+    coding; else the ``sorter`` reads the mean of the group's turn vectors.
+    """
+    if index.works_on_code:
+        return CODING
+    if sorter is None:
+        return None
+    mean, count = index.vectors.mean_row()
+    return sorter.kind(mean, count, index.vector_model)
+
+
+@dataclass(frozen=True)
 class Reranker:
-    """A :class:`RerankModel` for each kind of conversation: between people, with an agent."""
+    """A :class:`RerankModel` for each kind of conversation: between people, with an agent.
+
+    With an agent, ``coding`` and ``chat`` (when fitted) serve a group whose kind is known
+    (:func:`conversation_kind` with ``sorter``); ``with_an_agent``, fitted on both, the rest.
+    """
 
     between_people: RerankModel
     with_an_agent: RerankModel
+    coding: RerankModel | None = None
+    chat: RerankModel | None = None
+    sorter: KindSorter | None = None
 
-    def lifts(self, features: np.ndarray, agent: np.ndarray, best: float) -> np.ndarray:
-        """Per turn, its lift by the model of its kind of conversation (``agent``: with one)."""
+    def agent_model(self, kind: str | None) -> RerankModel:
+        """The model for a group's conversations with an agent, of this kind (None: unknown)."""
+        chosen = {CODING: self.coding, CHAT: self.chat}.get(kind or "")
+        return chosen or self.with_an_agent
+
+    def lifts(
+        self, features: np.ndarray, agent: np.ndarray, best: float, kind: str | None = None
+    ) -> np.ndarray:
+        """Per turn, its lift by the model of its kind of conversation (``agent``: with one).
+
+        ``kind``: the group's conversations with an agent (:func:`conversation_kind`).
+        """
         people = self.between_people.lifts(features, best)
-        return np.where(agent, self.with_an_agent.lifts(features, best), people)
+        if not agent.any():
+            return people
+        return np.where(agent, self.agent_model(kind).lifts(features, best), people)
 
     def reorder(
-        self, scores: np.ndarray, features: np.ndarray, agent: np.ndarray
+        self,
+        scores: np.ndarray,
+        features: np.ndarray,
+        agent: np.ndarray,
+        kind: str | None = None,
     ) -> tuple[np.ndarray, list[int]]:
         """The lifts of a pool and its order by ``score + lift`` (ties: the first stage's order).
 
         ``scores``: the first stage's, best first; ``features``: their :func:`pool_features`;
-        ``agent``: their :func:`with_agent_rows`.
+        ``agent``: their :func:`with_agent_rows`; ``kind``: the group's
+        (:func:`conversation_kind`).
         """
-        lifts = self.lifts(features, agent, best_of(scores))
+        lifts = self.lifts(features, agent, best_of(scores), kind)
         lifted = scores + lifts
         return lifts, sorted(range(len(lifted)), key=lambda i: (-lifted[i], i))
 
     def to_json(self) -> str:
         """The models as the shipped file holds them."""
-        fields = {
+        fields: dict[str, Any] = {
             "score feature": SCORE_FEATURE,
             BETWEEN_PEOPLE: self.between_people.fields(),
             WITH_AN_AGENT: self.with_an_agent.fields(),
         }
+        for name, model in ((CODING, self.coding), (CHAT, self.chat)):
+            if model is not None:
+                fields[f"{WITH_AN_AGENT}, {name}"] = model.fields()
+        if self.sorter is not None:
+            fields[KIND_SORTER] = self.sorter.fields()
         return json.dumps(fields, indent=1) + "\n"
 
     @classmethod
@@ -233,9 +339,18 @@ class Reranker:
         raw = json.loads(text)
         if raw["score feature"] != SCORE_FEATURE:
             raise ValueError(f"{RERANK_WEIGHTS} was fitted on another score: retrain it")
+        kinds = {
+            name: RerankModel.from_fields(raw[key])
+            for name in (CODING, CHAT)
+            if (key := f"{WITH_AN_AGENT}, {name}") in raw
+        }
+        sorter = raw.get(KIND_SORTER)
         return cls(
             between_people=RerankModel.from_fields(raw[BETWEEN_PEOPLE]),
             with_an_agent=RerankModel.from_fields(raw[WITH_AN_AGENT]),
+            coding=kinds.get(CODING),
+            chat=kinds.get(CHAT),
+            sorter=KindSorter.from_fields(sorter) if sorter is not None else None,
         )
 
 
@@ -249,6 +364,11 @@ def rerank_model() -> Reranker | None:
 __all__ = [
     "ASKS_THE_AGENT",
     "BETWEEN_PEOPLE",
+    "CHAT",
+    "CODING",
+    "KIND_SORTER",
+    "KindSorter",
+    "conversation_kind",
     "RERANK_FEATURES",
     "RERANK_POOL",
     "RERANK_WEIGHTS",

@@ -15,6 +15,7 @@ import numpy as np
 from plait.state.events import EventKind
 from plait.state.ranking import QueryVector, TurnIndex, embedded_views, rank_turns
 from plait.state.recall import (
+    CODE_WORK_KINDS,
     KEYED_KINDS,
     EmbeddingJob,
     FirstStageEmbedder,
@@ -102,7 +103,7 @@ class InMemoryRecallIndex:
         """A group's turn index (created empty)."""
         index = self._groups.get(group_id)
         if index is None:
-            index = self._groups[group_id] = TurnIndex()
+            index = self._groups[group_id] = TurnIndex(vector_model=self.vector_model)
         return index
 
     def add_now(self, turns: Sequence[IndexedTurn]) -> int:
@@ -160,6 +161,7 @@ class InMemoryRecallIndex:
             turn.said_at,
             in_conversation=in_conversation,
             prompt=turn.kind == EventKind.PROMPT.value,
+            code_work=turn.kind in CODE_WORK_KINDS,
         )
         self._turns[turn.id] = turn
         self.supersede(turn)

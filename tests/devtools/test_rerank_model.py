@@ -17,16 +17,17 @@ from plait.devtools.rerank_model import (
     fit,
     indexed_turns,
     scored,
+    sorted_leaving_each_out,
 )
-from plait.state.ranking import rank_turns, reranked
-from plait.state.rerank import RERANK_FEATURES, RERANK_POOL
+from plait.state.ranking import TurnIndex, rank_turns, reranked
+from plait.state.rerank import CHAT, CODING, RERANK_FEATURES, RERANK_POOL
 
 DEVLOG = Path(__file__).parents[2] / "datasets" / "devlog.json"
 
 
 def devlog_questions() -> tuple[list[Asked], Conversation]:
     conversation = load_dataset(DEVLOG).conversations[0]
-    questions = asyncio.run(asked(0, conversation, None))  # words alone: no model to load
+    _, questions = asyncio.run(asked(0, conversation, None))  # words alone: no model to load
     return questions, conversation
 
 
@@ -61,3 +62,22 @@ def test_the_fitted_model_ranks_its_own_questions_no_worse_than_the_first_stage(
     assert after[1] >= before[1] - 0.01  # NDCG@10 on the questions it was fitted on
     positives = np.concatenate([q.labels() for q in questions])
     assert 0 < positives.sum() < positives.size
+
+
+def test_the_sorter_is_fitted_on_the_groups_vectors_and_each_held_out_is_told_its_kind() -> None:
+    rng = np.random.default_rng(7)
+
+    def group(centre: np.ndarray) -> TurnIndex:
+        index = TurnIndex(vector_model="e")
+        for number in range(30):
+            index.add(f"t{number}", "s", f"turn {number}")
+            vector = centre + rng.normal(0, 0.3, size=centre.size)
+            index.vectors.set(number, "turn", (vector / np.linalg.norm(vector)).astype(np.float32))
+        return index
+
+    coding, chat = np.array([1.0, 0.0, 0.2]), np.array([0.0, 1.0, 0.2])
+    groups = [group(coding), group(chat), group(coding), group(chat)]
+    names = ["code1", "chat1", "code2", "chat2"]
+    sorter, kinds = sorted_leaving_each_out(groups, names, [True, False, True, False], "e")
+    assert kinds == [CODING, CHAT, CODING, CHAT]
+    assert sorter.embedder == "e" and sorter.logit(coding) > 0 > sorter.logit(chat)

@@ -11,11 +11,15 @@ import pytest
 from plait.state.ranking import TurnIndex, rank_turns, reranked
 from plait.state.rerank import (
     ASKS_THE_AGENT,
+    CHAT,
+    CODING,
     RERANK_FEATURES,
     RERANK_POOL,
     WITH_AN_AGENT,
+    KindSorter,
     Reranker,
     RerankModel,
+    conversation_kind,
     pool_features,
     rerank_model,
     with_agent_rows,
@@ -233,3 +237,60 @@ def test_a_question_about_a_bugs_cause_lifts_the_agents_finding_not_the_users_re
     # asked for a cause, the prompt's lift is gone: the answer is the agent's finding
     report, finding = lifts("Why did the PDF worker die while it generated the invoice PDF?")
     assert report <= finding
+
+
+def test_the_models_with_an_agent_serve_a_group_by_its_kind() -> None:
+    index = TurnIndex()
+    index.add("prompt", "s1", "Why does the export time out?", prompt=True)
+    index.add("reply", "s1", "The export waits on a lock.")
+    people = RerankModel(
+        features=RERANK_FEATURES[:6], score_weight=1.0, weights=(1.0,) * 6, means=(0.0,) * 6, bias=0
+    )
+    both, coding, chat = (replace(people, weights=(w,) * 6) for w in (-1.0, 2.0, 3.0))
+    models = Reranker(between_people=people, with_an_agent=both, coding=coding, chat=chat)
+    rows, agent = pool_features(index, [0, 1]), with_agent_rows(index, [0, 1])
+    for kind, model in ((CODING, coding), (CHAT, chat), (None, both)):
+        assert list(models.lifts(rows, agent, 2.0, kind)) == pytest.approx(
+            list(model.lifts(rows, 2.0))
+        )
+    # a file without the kinds' models (or its sorter) serves every group by the one on both
+    bare = Reranker(between_people=people, with_an_agent=both)
+    assert list(bare.lifts(rows, agent, 2.0, CHAT)) == pytest.approx(list(both.lifts(rows, 2.0)))
+    assert Reranker.from_json(bare.to_json()) == bare
+
+
+def test_the_sorter_tells_a_kind_only_from_enough_vectors_of_its_embedder() -> None:
+    sorter = KindSorter(embedder="e", weights=(4.0, -4.0), bias=0.0, margin=2.0, fewest=3)
+    coding, chat, unsure = unit(1, 0), unit(0, 1), unit(1, 0.8)
+    assert sorter.kind(coding, 3, "e") == CODING and sorter.kind(chat, 3, "e") == CHAT
+    assert sorter.kind(unsure, 3, "e") is None  # logit 0.6: within the margin
+    assert sorter.kind(coding, 2, "e") is None  # too few turns yet
+    assert sorter.kind(coding, 3, "another model") is None
+    assert sorter.kind(unit(1, 0, 0), 3, "e") is None  # vectors of another size
+    assert sorter.kind(None, 0, "e") is None
+    assert KindSorter.from_fields(json.loads(json.dumps(sorter.fields()))) == sorter
+
+
+def test_a_groups_mean_vector_follows_its_turns_vectors_as_they_are_set_again() -> None:
+    index = TurnIndex(vector_model="e")
+    for number in range(3):
+        index.add(f"t{number}", "s1", f"turn {number}")
+    assert index.vectors.mean_row() == (None, 0)
+    index.vectors.set(0, "turn", unit(1, 0))
+    index.vectors.set(1, "turn", unit(0, 1))
+    index.vectors.set(1, "turn", unit(1, 0))  # set again: its old vector no longer counts
+    index.vectors.set(2, "turn", np.zeros(2, dtype=np.float32))  # an empty vector is none
+    mean, count = index.vectors.mean_row()
+    assert count == 2 and mean is not None and list(mean) == pytest.approx([1.0, 0.0])
+    sorter = KindSorter(embedder="e", weights=(4.0, -4.0), bias=0.0, margin=2.0, fewest=2)
+    assert conversation_kind(index, sorter) == CODING
+    assert conversation_kind(index, replace(sorter, weights=(-4.0, 4.0))) == CHAT
+    assert conversation_kind(index, None) is None
+
+
+def test_a_turn_only_an_agent_at_work_in_a_checkout_records_makes_a_group_coding() -> None:
+    index = TurnIndex()
+    index.add("prompt", "s1", "Tell me about the garden.", prompt=True)
+    assert not index.works_on_code and conversation_kind(index, None) is None
+    index.add("edit", "s1", "Edited src/app.py", code_work=True)
+    assert index.works_on_code and conversation_kind(index, None) == CODING
