@@ -283,12 +283,18 @@ def fitted_leaving_each_out(
 
 
 def turn_vectors(group: TurnIndex) -> np.ndarray:
-    """The recall embedder's vector of each of a group's turns that has one, one row each."""
+    """The recall embedder's vector of each of a group's turns that has one, one row each.
+
+    As the group's mean vector reads them: turns of the conversation, not keys.
+    """
     rows = group.vectors.rows
     if rows is None:
         return np.zeros((0, 0), dtype=np.float32)
-    present = group.vectors.present(len(group))
-    return rows[: len(group)][present[: rows.shape[0]]]
+    count = min(len(group), rows.shape[0])
+    counted = group.vectors.present(count) & np.array(
+        [group.in_conversation(position) for position in range(count)], dtype=bool
+    )
+    return rows[:count][counted]
 
 
 def fit_sorter(groups: Sequence[TurnIndex], coding: Sequence[bool], embedder: str) -> KindSorter:

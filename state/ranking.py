@@ -249,8 +249,9 @@ class TurnIndex:
     _session_turns: list[list[int]] = field(default_factory=list)
     # per session: whether a user prompts an agent in it (a turn of it was a user's prompt)
     _with_agent: list[bool] = field(default_factory=list)
-    # per turn: whether it is a user's prompt
+    # per turn: whether it is a user's prompt, whether a turn of the conversation (not a key)
     _prompts: list[bool] = field(default_factory=list)
+    _in_conversation: list[bool] = field(default_factory=list)
     # how many turns only an agent at work in a checkout records (:attr:`works_on_code`)
     _code_work: int = 0
     _position: dict[str, int] = field(default_factory=dict)
@@ -314,6 +315,7 @@ class TurnIndex:
         number = self._session_number(session)
         self._with_agent[number] = self._with_agent[number] or prompt
         self._prompts.append(prompt)
+        self._in_conversation.append(in_conversation)
         self._code_work += code_work
         before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
@@ -343,6 +345,10 @@ class TurnIndex:
     def is_prompt(self, position: int) -> bool:
         """Whether the turn at ``position`` is a user's prompt."""
         return self._prompts[position]
+
+    def in_conversation(self, position: int) -> bool:
+        """Whether the turn at ``position`` is a turn of the conversation, not a key of one."""
+        return self._in_conversation[position]
 
     @property
     def works_on_code(self) -> bool:
@@ -406,8 +412,12 @@ class TurnIndex:
         return scores
 
     def set_vector(self, position: int, view: str, vector: np.ndarray) -> None:
-        """Keep the recall embedder's vector of a turn (``turn``) or of one of its passages."""
-        self.vectors.set(position, view, vector)
+        """Keep the recall embedder's vector of a turn (``turn``) or of one of its passages.
+
+        A key's vector (a fact read out of a turn) stays out of the group's mean vector, which
+        tells the kind of its conversations (:func:`~plait.state.rerank.conversation_kind`).
+        """
+        self.vectors.set(position, view, vector, counted=self.in_conversation(position))
 
     def set_first_stage_vector(self, position: int, vector: np.ndarray) -> None:
         """Keep the first stage's vector of a turn (its whole text)."""
@@ -468,14 +478,17 @@ class TurnVectors:
     # every passage vector as one matrix, with the position of its turn: one product per query
     # for all of them (a loop over 1,090 long turns took 7 ms a search); None until needed
     _passages: tuple[np.ndarray, np.ndarray] | None = None
-    # the sum of the turns' own vectors, kept as they are set (:meth:`mean_row`)
+    # the sum of the counted turns' own vectors and how many there are, kept as they are set
+    # (:meth:`mean_row`)
     _total: np.ndarray | None = None
+    _counted: int = 0
 
-    def set(self, position: int, view: str, vector: np.ndarray) -> None:
+    def set(self, position: int, view: str, vector: np.ndarray, *, counted: bool = True) -> None:
         """Keep the L2-normalised vector of a turn (``turn``) or of one of its passages.
 
         A long turn's own vector is the normalised mean of its passages' vectors so far. Other
-        views are not embedded (vectors of an older layout are ignored).
+        views are not embedded (vectors of an older layout are ignored). ``counted``: the turn
+        counts in :meth:`mean_row` (a turn of the conversation, not a key of one).
         """
         if view.startswith(PART):
             parts = self.parts.setdefault(position, {})
@@ -488,16 +501,19 @@ class TurnVectors:
             self.rows = np.zeros((max(64, len(self.previous)), vector.shape[0]), dtype=np.float32)
             self._present = np.zeros(self.rows.shape[0], dtype=bool)
             self._window_norms = {v: np.ones(self.rows.shape[0]) for v in DENSE_VIEWS}
-            self._total = np.zeros(vector.shape[0], dtype=np.float64)
+            self._total, self._counted = np.zeros(vector.shape[0], dtype=np.float64), 0
         if position >= self.rows.shape[0]:
             self._grow(max(position + 1, self.rows.shape[0] * 2))
         assert self._total is not None
-        if self._present[position]:
+        was = bool(self._present[position])
+        if counted and was:
             self._total -= self.rows[position]
         self.rows[position] = vector
         self._present[position] = bool(vector.any())
-        if self._present[position]:
+        if counted and self._present[position]:
             self._total += self.rows[position]
+        if counted:
+            self._counted += int(self._present[position]) - int(was)
         self._stale.update({position, self.previous[position], self.following[position]})
         self._stale.discard(NO_TURN)
 
@@ -596,11 +612,10 @@ class TurnVectors:
         return found
 
     def mean_row(self) -> tuple[np.ndarray | None, int]:
-        """The mean of the turns' own vectors and how many turns have one (None: none yet)."""
-        count = int(self._present.sum())
-        if self._total is None or not count:
+        """The mean of the counted turns' own vectors and how many there are (None: none yet)."""
+        if self._total is None or not self._counted:
             return None, 0
-        return self._total / count, count
+        return self._total / self._counted, self._counted
 
     def present(self, count: int) -> np.ndarray:
         """Per turn of the first ``count``, whether it has a vector."""
