@@ -285,14 +285,14 @@ def fitted_leaving_each_out(
 def turn_vectors(group: TurnIndex) -> np.ndarray:
     """The recall embedder's vector of each of a group's turns that has one, one row each.
 
-    As the group's mean vector reads them: turns of the conversation, not keys.
+    As the group's mean vector reads them: utterances only (:meth:`TurnIndex.is_utterance`).
     """
     rows = group.vectors.rows
     if rows is None:
         return np.zeros((0, 0), dtype=np.float32)
     count = min(len(group), rows.shape[0])
     counted = group.vectors.present(count) & np.array(
-        [group.in_conversation(position) for position in range(count)], dtype=bool
+        [group.is_utterance(position) for position in range(count)], dtype=bool
     )
     return rows[:count][counted]
 

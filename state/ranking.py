@@ -249,9 +249,9 @@ class TurnIndex:
     _session_turns: list[list[int]] = field(default_factory=list)
     # per session: whether a user prompts an agent in it (a turn of it was a user's prompt)
     _with_agent: list[bool] = field(default_factory=list)
-    # per turn: whether it is a user's prompt, whether a turn of the conversation (not a key)
+    # per turn: whether it is a user's prompt, whether an utterance (:meth:`is_utterance`)
     _prompts: list[bool] = field(default_factory=list)
-    _in_conversation: list[bool] = field(default_factory=list)
+    _utterances: list[bool] = field(default_factory=list)
     # how many turns only an agent at work in a checkout records (:attr:`works_on_code`)
     _code_work: int = 0
     _position: dict[str, int] = field(default_factory=dict)
@@ -298,6 +298,7 @@ class TurnIndex:
         in_conversation: bool = True,
         prompt: bool = False,
         code_work: bool = False,
+        said: bool = True,
     ) -> int:
         """Append a turn after the last one of its session; its position (existing: unchanged).
 
@@ -306,7 +307,9 @@ class TurnIndex:
         nothing to the session's words (its turn has them). ``prompt``: the turn is a user's
         prompt to an agent, which makes its session one with an agent (:meth:`with_agent`).
         ``code_work``: only an agent at work in a checkout records such a turn (a file read or
-        edited, git, a change of directory): the group's sessions are coding sessions.
+        edited, git, a change of directory): the group's sessions are coding sessions. ``said``:
+        someone said it (a prompt, a reply), it is not a fact or a task captured from what was
+        said.
         """
         known = self._position.get(turn_id)
         if known is not None:
@@ -315,7 +318,7 @@ class TurnIndex:
         number = self._session_number(session)
         self._with_agent[number] = self._with_agent[number] or prompt
         self._prompts.append(prompt)
-        self._in_conversation.append(in_conversation)
+        self._utterances.append(said and in_conversation)
         self._code_work += code_work
         before = self._last_of_session[number] if in_conversation else NO_TURN
         self.ids.append(turn_id)
@@ -346,9 +349,12 @@ class TurnIndex:
         """Whether the turn at ``position`` is a user's prompt."""
         return self._prompts[position]
 
-    def in_conversation(self, position: int) -> bool:
-        """Whether the turn at ``position`` is a turn of the conversation, not a key of one."""
-        return self._in_conversation[position]
+    def is_utterance(self, position: int) -> bool:
+        """Whether someone said the turn at ``position`` (a prompt, a reply) in the conversation.
+
+        Not a fact or a task captured from what was said, kept as a key or as a turn of its own.
+        """
+        return self._utterances[position]
 
     @property
     def works_on_code(self) -> bool:
@@ -414,10 +420,11 @@ class TurnIndex:
     def set_vector(self, position: int, view: str, vector: np.ndarray) -> None:
         """Keep the recall embedder's vector of a turn (``turn``) or of one of its passages.
 
-        A key's vector (a fact read out of a turn) stays out of the group's mean vector, which
-        tells the kind of its conversations (:func:`~plait.state.rerank.conversation_kind`).
+        Only an utterance's vector (:meth:`is_utterance`) counts in the group's mean vector,
+        which tells the kind of its conversations (:func:`~plait.state.rerank.conversation_kind`):
+        capture's facts and tasks are worded alike whatever the conversation.
         """
-        self.vectors.set(position, view, vector, counted=self.in_conversation(position))
+        self.vectors.set(position, view, vector, counted=self.is_utterance(position))
 
     def set_first_stage_vector(self, position: int, vector: np.ndarray) -> None:
         """Keep the first stage's vector of a turn (its whole text)."""
@@ -488,7 +495,7 @@ class TurnVectors:
 
         A long turn's own vector is the normalised mean of its passages' vectors so far. Other
         views are not embedded (vectors of an older layout are ignored). ``counted``: the turn
-        counts in :meth:`mean_row` (a turn of the conversation, not a key of one).
+        counts in :meth:`mean_row` (an utterance, :meth:`TurnIndex.is_utterance`).
         """
         if view.startswith(PART):
             parts = self.parts.setdefault(position, {})

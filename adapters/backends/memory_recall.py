@@ -17,6 +17,7 @@ from plait.state.ranking import QueryVector, TurnIndex, embedded_views, rank_tur
 from plait.state.recall import (
     CODE_WORK_KINDS,
     KEYED_KINDS,
+    SOURCE_KINDS,
     EmbeddingJob,
     FirstStageEmbedder,
     IndexedTurn,
@@ -162,6 +163,7 @@ class InMemoryRecallIndex:
             in_conversation=in_conversation,
             prompt=turn.kind == EventKind.PROMPT.value,
             code_work=turn.kind in CODE_WORK_KINDS,
+            said=turn.kind in SOURCE_KINDS,
         )
         self._turns[turn.id] = turn
         self.supersede(turn)

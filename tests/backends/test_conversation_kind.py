@@ -180,6 +180,18 @@ async def test_a_chat_and_a_coding_session_are_told_apart_and_ranked_by_their_ki
     chat, coding = index.group("life"), index.group("repo")
     # before the vectors (words only), nothing tells either kind
     assert conversation_kind(chat, models.sorter) is None
+    # capture's tasks, worded alike in any conversation, do not count toward the kind
+    tasks = [
+        replace(
+            turn,
+            id=f"task-{n}",
+            session=f"tasks-{n}",
+            kind="task_create",
+            text=f"Fix the flaky test in src/module_{n}.py and rerun CI",
+        )
+        for n, turn in enumerate(turns_of("life", CHAT_TURNS))
+    ]
+    await index.add_turns(tasks)
     await embedded(index, embedder)
     assert conversation_kind(chat, models.sorter) == CHAT
     assert conversation_kind(coding, models.sorter) == CODING

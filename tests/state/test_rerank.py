@@ -280,9 +280,13 @@ def test_a_groups_mean_vector_follows_its_turns_vectors_as_they_are_set_again() 
     index.vectors.set(1, "turn", unit(0, 1))
     index.vectors.set(1, "turn", unit(1, 0))  # set again: its old vector no longer counts
     index.vectors.set(2, "turn", np.zeros(2, dtype=np.float32))  # an empty vector is none
-    # a fact kept as a key of its turn is no turn of the conversation: its vector is not counted
+    # a fact kept as a key of its turn, or captured as a turn of its own, was not said as such:
+    # capture words it alike in any conversation, so its vector is not counted
     index.add("key", "s1", "Use the blue theme.", in_conversation=False)
     index.set_vector(3, "turn", unit(0, 1))
+    index.add("fact", "s1", "Use the red theme.", said=False)
+    index.set_vector(4, "turn", unit(0, 1))
+    assert index.is_utterance(0) and not index.is_utterance(3) and not index.is_utterance(4)
     mean, count = index.vectors.mean_row()
     assert count == 2 and mean is not None and list(mean) == pytest.approx([1.0, 0.0])
     sorter = KindSorter(embedder="e", weights=(4.0, -4.0), bias=0.0, margin=2.0, fewest=2)
