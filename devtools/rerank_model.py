@@ -84,6 +84,7 @@ AGENT_FEATURES = (
     "is a user's prompt",
     "its own vector's cosine with the query",
     "is a user's prompt, the query asking what the agent said or found",
+    "its own vector's cosine with the query, the query asking what the agent said or found",
 )
 L2 = 1e-3
 STEPS = 2000

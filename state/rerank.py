@@ -15,7 +15,8 @@ prompt; fitted on plait's coding sessions and chats with an assistant, ``dataset
 ``codelog2`` to ``codelog13``, ``chatlog1`` to ``chatlog8``) a user's prompt holds the facts more
 often than the agent's long replies, unless the query asks what the agent said or found, a
 cause, a fix or where code lives (:data:`ASKS_THE_AGENT`), and a turn's own vector says more
-than its window's; it reads those, its length and its session's place.
+than its window's, more still when the query asks what the agent said; it reads those, its
+length and its session's place.
 
 Coding sessions and chats with an assistant pull that model apart (a chat's facts are the
 user's own; a coding session's answers are the agent's findings), so each has a model of its own
@@ -65,6 +66,7 @@ RERANK_FEATURES = (
     "is a user's prompt",
     "its own vector's cosine with the query",
     "is a user's prompt, the query asking what the agent said or found",
+    "its own vector's cosine with the query, the query asking what the agent said or found",
 )
 SCORE_FEATURE = "first-stage score (share of the best)"
 # the kinds of conversation, each with its model, as the shipped file names them
@@ -75,15 +77,17 @@ CHAT = "chat"
 # the kind of a conversation with an agent, as the shipped file names its sorter
 KIND_SORTER = "kind of conversation with an agent"
 LENGTH_CAP = 3.0  # about 19 words: beyond, a longer turn is no likelier an answer
-# a query about what the agent said ("which hotel did you suggest?", "what was your fix?") or
-# found: a cause or a fix ("why did the worker die?", "what made CI fail?", "how did we get past
-# the 403s?"), where code lives ("which file sends email?", "where is the retry defined?"). Its
+# a query about what the agent said, asked in the past ("which hotel did you suggest?", "what was
+# your fix?"; not "which herb should stay out of any recipe you give me?", which asks what the
+# user wants) or found: a cause or a fix ("why did the worker die?", "what made CI fail?", "how
+# did we get past the 403s?"), where code lives ("which file sends email?", "where is the retry
+# defined?"). Its
 # answer is the agent's turn, not the user's prompt: in plait's coding sessions 140 of the 162
 # turns that answer a question about a bug are the agent's, 67 of 71 about a file
 ASKS_THE_AGENT = re.compile(
-    r"\b(did|do|would|were|had|have)\s+you\b"
-    r"|\byou\s+(\w+\s+){0,2}(said|say|suggest\w*|recommend\w*|told|tell|advis\w*|mention\w*|gave"
-    r"|give|pick\w*|point\w*|put|think|thought|propos\w*|found|find|wrote|write|came up)\b"
+    r"\b(did|were|had|have)\s+you\b"
+    r"|\byou\s+(\w+\s+){0,2}(said|suggested|recommended|told|advised|mentioned|gave|picked"
+    r"|pointed|put|thought|proposed|found|wrote|came up)\b"
     r"|\byour\s+(fix|advice|suggestion|recommendation|idea|plan|answer|take)\b"
     r"|^\W*(why|how come)\b|\bwhat\s+(made|caused|broke|fixed|was\s+(behind|causing|wrong)"
     r"|went\s+wrong|left)\b|\broot\s+cause|\bhow\s+did\s+we\s+(get\s+past|fix|get\s+it)\b"
@@ -97,6 +101,14 @@ ASKS_THE_AGENT = re.compile(
 )
 
 
+# the own cosine again, for a query that asks what the agent said: a user's prompt that asked
+# for it ("can you suggest a hotel?") matches such a query ("which hotel did you suggest?") more
+# closely than the long reply that holds the answer
+ASKED_OWN = RERANK_FEATURES.index(
+    "its own vector's cosine with the query, the query asking what the agent said or found"
+)
+
+
 def pool_features(
     index: TurnIndex,
     positions: Sequence[int],
@@ -107,8 +119,9 @@ def pool_features(
 
     A session's place is the order in which the pool first reaches one of its turns (0 for the
     best turn's). A fact kept as a key of its turn (no neighbours, not of the session's turns)
-    follows no question and opens no session. A turn's own cosine is NaN without the query's
-    vector or its own (recall embedder's) vector.
+    follows no question and opens no session. A turn's own cosine (and its own cosine when the
+    query asks what the agent said, 0 when it does not) is NaN without the query's vector or its
+    own (recall embedder's) vector.
     """
     asks_the_agent = bool(ASKS_THE_AGENT.search(query))
     places: dict[int, int] = {}
@@ -129,12 +142,14 @@ def pool_features(
                 float(index.is_prompt(position)),
                 math.nan,
                 float(index.is_prompt(position) and asks_the_agent),
+                math.nan,
             )
         )
     features = np.array(rows, dtype=np.float64).reshape(len(rows), len(RERANK_FEATURES))
     if query_vector is not None and len(rows):
-        own = RERANK_FEATURES.index("its own vector's cosine with the query")
-        features[:, own] = index.vectors.own_cosines(positions, query_vector)
+        own = index.vectors.own_cosines(positions, query_vector)
+        features[:, RERANK_FEATURES.index("its own vector's cosine with the query")] = own
+        features[:, ASKED_OWN] = own * float(asks_the_agent)
     return features
 
 

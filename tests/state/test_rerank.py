@@ -103,6 +103,11 @@ def test_a_turns_features_read_who_said_it_and_its_own_vector() -> None:
         ("Where is the retry policy for alert sends defined?", True),
         ("What is the path of the CI workflow?", True),
         ("Where is our wedding going to be held?", False),
+        ("Which stretch did you give me for my back?", True),
+        ("What was the recipe you recommended for the potluck?", True),
+        # asked in the present, what the user wants from the agent: the user's own words
+        ("Which herb should never show up in any recipe you give me?", False),
+        ("I want a dish with local vegetables tonight. What would you suggest for me?", False),
     ],
 )
 def test_a_query_about_what_the_agent_said_is_told_apart(query: str, asks: bool) -> None:
