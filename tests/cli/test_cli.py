@@ -316,7 +316,9 @@ def test_cli_bench_recall_on_the_reference_graph_says_how_far_it_got(
         {"id": "c1:t1", "speaker": "user", "text": "We store invoices in Postgres."},
         {"id": "c1:t2", "speaker": "assistant", "text": "Added the invoices table."},
     ]
-    question = {"id": "q1", "text": "Where are invoices stored?", "evidence": ["c1:t1"]}
+    # a question about what the user said ("where are invoices stored?" would ask where the
+    # code keeps them, whose answer is the agent's reply)
+    question = {"id": "q1", "text": "What do we keep invoices in?", "evidence": ["c1:t1"]}
     session = {"id": "s1", "started_at": "2026-03-01T10:00:00Z", "turns": turns}
     conversation = {"id": "c1", "sessions": [session], "questions": [question]}
     dataset = tmp_path / "tiny.json"
