@@ -373,12 +373,6 @@ class TurnIndex:
             self._arrays["with_agent"] = kept
         return kept
 
-    def last_turn(self, session: str) -> str | None:
-        """The id of the session's last turn of the conversation (its keys aside), or None."""
-        number = self._sessions.get(session)
-        last = NO_TURN if number is None else self._last_of_session[number]
-        return None if last == NO_TURN else self.ids[last]
-
     def _session_number(self, session: str) -> int:
         number = self._sessions.get(session)
         if number is None:

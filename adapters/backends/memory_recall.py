@@ -54,8 +54,10 @@ class InMemoryRecallIndex:
         self._newest_by_key: dict[tuple[str, str], str] = {}
         self._embedded: dict[tuple[str, str], str] = {}
         self._pending: dict[tuple[str, str], None] = {}
-        # facts as keys: the turn each fact was read from
+        # facts as keys: the turn each fact was read from, and per (group, session) the last
+        # turn a fact can be read from (a prompt, a reply: the one a fact after it is read from)
         self._said_in: dict[str, str] = {}
+        self._last_source: dict[tuple[str, str], str] = {}
 
     # -- the port -------------------------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -145,16 +147,20 @@ class InMemoryRecallIndex:
 
         Each turn's text is embedded once (a long one passage by passage): a neighbour that
         arrives later changes no vector; ``embed=False`` leaves that to whoever added the turn.
-        A fact read from the session's last turn
-        (:func:`~plait.state.recall.read_from`) is a key of that turn: a hit on it names the
+        A fact read from the session's last prompt or reply, facts placed since aside
+        (:func:`~plait.state.recall.read_from`), is a key of that turn: a hit on it names the
         turn (``said_in``), and it is no turn's neighbour (the turns around it stay each
         other's), though it shares its session's score.
         """
         index = self.group(turn.group_id)
-        last = self._turns.get(index.last_turn(turn.session) or "")
-        if last is not None and read_from(turn, last):
-            self._said_in[turn.id] = last.id
+        slot = (turn.group_id, turn.session)
+        source = self._turns.get(self._last_source.get(slot, ""))
+        if source is not None and read_from(turn, source):
+            self._said_in[turn.id] = source.id
         in_conversation = turn.id not in self._said_in
+        # the next fact is read from this prompt or reply (not from a finding kept as a key)
+        if turn.kind in SOURCE_KINDS and in_conversation:
+            self._last_source[slot] = turn.id
         index.add(
             turn.id,
             turn.session,
@@ -320,6 +326,7 @@ class InMemoryRecallIndex:
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
         for turn_id in old.ids:
             self._said_in.pop(turn_id, None)
+        self._last_source = {k: v for k, v in self._last_source.items() if k[0] != group_id}
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)

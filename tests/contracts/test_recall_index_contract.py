@@ -215,6 +215,30 @@ async def test_a_fact_read_from_a_turn_is_a_key_that_names_the_turn(index: Recal
     assert {h.turn.id: h.said_in for h in hits}["shop-s1-2"] == "shop-s1-1"
 
 
+REPLY_WITH_FACTS = [
+    turn(1, "Which cache should the exports use?", kind="prompt"),
+    turn(
+        2,
+        "Two steps:\n- **Use Redis** for the export cache\n- Keep `warm_cache` hourly",
+        kind="message",
+    ),
+    turn(3, "Use Redis for the export cache", kind="decision", key="cache"),
+    turn(4, "The cache warming question is settled", kind="decision", key="warming"),
+    turn(5, "Keep warm_cache hourly", kind="decision", key="hourly"),
+]
+
+
+async def test_facts_read_from_a_reply_are_its_keys_markup_aside_and_after_one_that_is_not(
+    index: RecallIndex,
+) -> None:
+    await index.add_turns(REPLY_WITH_FACTS)
+    hits = await index.search_turns("export cache Redis warming hourly", ["shop"], 10)
+    said_in = {hit.turn.id: hit.said_in for hit in hits}
+    assert said_in["shop-s1-3"] == "shop-s1-2"  # its words are the reply's, emphasis aside
+    assert said_in["shop-s1-4"] == ""  # worded apart from the reply: a turn of its own
+    assert said_in["shop-s1-5"] == "shop-s1-2"  # still the reply's, after the one that is not
+
+
 async def test_sqlite_recall_index_keeps_what_a_fact_was_read_from_across_a_restart(
     tmp_path: Path,
 ) -> None:
