@@ -72,9 +72,9 @@ SOURCE_KINDS = frozenset(
 # the same words as plait.nodes.capture.statement_summary writes
 SUBJECT_ADDED = re.compile(r"\s*\(for the [^()]*\)$")
 FACT_MIN_CHARS = 8
-# Markdown's emphasis and code marks, which capture's statements leave out of their words
-# ("**Use one emoji** at the start" is read as "Use one emoji at the start")
-MARKUP = re.compile(r"[*_`]+")
+# A word, as read_from compares a fact with its turn: markup ("**Use one emoji** at the start")
+# and punctuation (capture joins two sentences with "; ") aside
+WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -195,8 +195,8 @@ def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
     """Whether ``fact`` is a statement capture read out of ``source`` (its words are in it).
 
     A fact keeps its sentence's words (capture adds "(for the X)" when they lost their subject,
-    and a long one ends in "…"), so its text, markup, spaces and case aside, lies inside its
-    turn's. A
+    and a long one ends in "…"), so its words, markup, punctuation and case aside, lie in its
+    turn's in the same order. A
     finding (a discovery) read out of the assistant's reply is a key of it too; a discovery
     anywhere else (a subagent's work) is a turn of its own.
     """
@@ -206,12 +206,12 @@ def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
     core = SUBJECT_ADDED.sub("", fact.text).rstrip("…").strip()
     if len(core) < FACT_MIN_CHARS:
         return False
-    return plain(core) in plain(source.text)
+    return f" {plain(core)} " in f" {plain(source.text)} "
 
 
 def plain(text: str) -> str:
-    """A text's words as :func:`read_from` compares them: no markup, spaces or case."""
-    return " ".join(MARKUP.sub("", text).split()).casefold()
+    """A text's words in order, as :func:`read_from` compares them (no markup or punctuation)."""
+    return " ".join(WORD.findall(text.casefold()))
 
 
 def is_indexed(event: SessionEvent) -> bool:

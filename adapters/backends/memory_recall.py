@@ -27,6 +27,9 @@ from plait.state.recall import (
 )
 
 KEYED = frozenset(kind.value for kind in KEYED_KINDS)
+# how many of a session's last prompts and replies a fact may be read from: a prompt and the
+# reply to it
+SOURCES_READ = 2
 
 
 def text_digest(text: str) -> str:
@@ -55,9 +58,10 @@ class InMemoryRecallIndex:
         self._embedded: dict[tuple[str, str], str] = {}
         self._pending: dict[tuple[str, str], None] = {}
         # facts as keys: the turn each fact was read from, and per (group, session) the last
-        # turn a fact can be read from (a prompt, a reply: the one a fact after it is read from)
+        # turns a fact can be read from, newest first (a prompt and the reply to it: capture's
+        # facts of both may come after the reply)
         self._said_in: dict[str, str] = {}
-        self._last_source: dict[tuple[str, str], str] = {}
+        self._last_sources: dict[tuple[str, str], tuple[str, ...]] = {}
 
     # -- the port -------------------------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -147,20 +151,22 @@ class InMemoryRecallIndex:
 
         Each turn's text is embedded once (a long one passage by passage): a neighbour that
         arrives later changes no vector; ``embed=False`` leaves that to whoever added the turn.
-        A fact read from the session's last prompt or reply, facts placed since aside
-        (:func:`~plait.state.recall.read_from`), is a key of that turn: a hit on it names the
-        turn (``said_in``), and it is no turn's neighbour (the turns around it stay each
-        other's), though it shares its session's score.
+        A fact read from one of the session's last :data:`SOURCES_READ` prompts and replies,
+        facts placed since aside (:func:`~plait.state.recall.read_from`), is a key of that turn:
+        a hit on it names the turn (``said_in``), and it is no turn's neighbour (the turns around
+        it stay each other's), though it shares its session's score.
         """
         index = self.group(turn.group_id)
         slot = (turn.group_id, turn.session)
-        source = self._turns.get(self._last_source.get(slot, ""))
-        if source is not None and read_from(turn, source):
+        sources = (self._turns.get(turn_id) for turn_id in self._last_sources.get(slot, ()))
+        source = next((s for s in sources if s is not None and read_from(turn, s)), None)
+        if source is not None:
             self._said_in[turn.id] = source.id
         in_conversation = turn.id not in self._said_in
-        # the next fact is read from this prompt or reply (not from a finding kept as a key)
+        # a fact after it may be read from this prompt or reply (not from a finding kept as a key)
         if turn.kind in SOURCE_KINDS and in_conversation:
-            self._last_source[slot] = turn.id
+            kept = self._last_sources.get(slot, ())
+            self._last_sources[slot] = (turn.id, *kept)[:SOURCES_READ]
         index.add(
             turn.id,
             turn.session,
@@ -326,7 +332,7 @@ class InMemoryRecallIndex:
         kept = [self._turns[turn_id] for turn_id in old.ids if turn_id not in without]
         for turn_id in old.ids:
             self._said_in.pop(turn_id, None)
-        self._last_source = {k: v for k, v in self._last_source.items() if k[0] != group_id}
+        self._last_sources = {k: v for k, v in self._last_sources.items() if k[0] != group_id}
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)

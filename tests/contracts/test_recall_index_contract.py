@@ -216,7 +216,7 @@ async def test_a_fact_read_from_a_turn_is_a_key_that_names_the_turn(index: Recal
 
 
 REPLY_WITH_FACTS = [
-    turn(1, "Which cache should the exports use?", kind="prompt"),
+    turn(1, "Which cache should the exports use? The ledger stays in Postgres.", kind="prompt"),
     turn(
         2,
         "Two steps:\n- **Use Redis** for the export cache\n- Keep `warm_cache` hourly",
@@ -225,18 +225,23 @@ REPLY_WITH_FACTS = [
     turn(3, "Use Redis for the export cache", kind="decision", key="cache"),
     turn(4, "The cache warming question is settled", kind="decision", key="warming"),
     turn(5, "Keep warm_cache hourly", kind="decision", key="hourly"),
+    # capture joins two sentences with "; ", and reads the prompt's facts after the reply
+    turn(6, "Use Redis for the export cache; keep warm_cache hourly", kind="decision", key="both"),
+    turn(7, "The ledger stays in Postgres", kind="decision", key="ledger"),
 ]
 
 
-async def test_facts_read_from_a_reply_are_its_keys_markup_aside_and_after_one_that_is_not(
+async def test_facts_are_keys_of_the_prompt_or_reply_they_were_read_from_markup_aside(
     index: RecallIndex,
 ) -> None:
     await index.add_turns(REPLY_WITH_FACTS)
-    hits = await index.search_turns("export cache Redis warming hourly", ["shop"], 10)
+    hits = await index.search_turns("export cache Redis warming hourly ledger", ["shop"], 10)
     said_in = {hit.turn.id: hit.said_in for hit in hits}
     assert said_in["shop-s1-3"] == "shop-s1-2"  # its words are the reply's, emphasis aside
     assert said_in["shop-s1-4"] == ""  # worded apart from the reply: a turn of its own
     assert said_in["shop-s1-5"] == "shop-s1-2"  # still the reply's, after the one that is not
+    assert said_in["shop-s1-6"] == "shop-s1-2"
+    assert said_in["shop-s1-7"] == "shop-s1-1"  # the prompt's, though the reply came between
 
 
 async def test_sqlite_recall_index_keeps_what_a_fact_was_read_from_across_a_restart(
