@@ -360,7 +360,7 @@ async def agent_models(
         groups = [group for group, _ in pooled]
         sorter, kinds = sorted_leaving_each_out(groups, AGENT_SETS, coding, embedder.name)
     questions = [q for _, found in pooled for q in found]
-    both, shared = fitted_leaving_each_out(questions, AGENT_SETS, AGENT_FEATURES)
+    both, both_held = fitted_leaving_each_out(questions, AGENT_SETS, AGENT_FEATURES)
     kinded = [q for q in questions if coding[q.conversation]]
     coding_model, coding_held = fitted_leaving_each_out(kinded, AGENT_SETS, AGENT_FEATURES)
     chats = [q for q in questions if not coding[q.conversation]]
@@ -372,14 +372,16 @@ async def agent_models(
             return coding_held.get(number, coding_model)
         if kinds[number] == CHAT:
             return chat_held.get(number, chat_model)
-        return shared[number]
+        return both_held[number]
 
     by_kind = [(q.ranked_by(alone(held_out(q.conversation))), q.evidence) for q in questions]
     print(
         compared(
             "every agent set held out, by its kind's model",
             len(questions),
-            figures([(q.ranked_by(alone(shared[q.conversation])), q.evidence) for q in questions]),
+            figures(
+                [(q.ranked_by(alone(both_held[q.conversation])), q.evidence) for q in questions]
+            ),
             figures(by_kind),
         )
     )

@@ -422,7 +422,7 @@ class TurnIndex:
 
     def set_first_stage_vector(self, position: int, vector: np.ndarray) -> None:
         """Keep the first stage's vector of a turn (its whole text)."""
-        self.first_stage.set(position, EMBEDDED_VIEW, vector)
+        self.first_stage.set(position, EMBEDDED_VIEW, vector, counted=False)
 
     def dense_scores(
         self, query_vector: np.ndarray, first_stage_vector: QueryVector = None

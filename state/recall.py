@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -209,8 +210,12 @@ def read_from(fact: IndexedTurn, source: IndexedTurn) -> bool:
     return f" {plain(core)} " in f" {plain(source.text)} "
 
 
+@lru_cache(maxsize=256)
 def plain(text: str) -> str:
-    """A text's words in order, as :func:`read_from` compares them (no markup or punctuation)."""
+    """A text's words in order, as :func:`read_from` compares them (no markup or punctuation).
+
+    Kept for the last texts read: each of a reply's facts is compared with the same reply.
+    """
     return " ".join(WORD.findall(text.casefold()))
 
 
