@@ -62,6 +62,9 @@ class InMemoryRecallIndex:
         # facts of both may come after the reply)
         self._said_in: dict[str, str] = {}
         self._last_sources: dict[tuple[str, str], tuple[str, ...]] = {}
+        # and per (group, session, time) the turns a fact can be read from said then: a fact
+        # the drain's second look records later keeps its turn's time, not its place
+        self._sources_at: dict[tuple[str, str, datetime], tuple[str, ...]] = {}
 
     # -- the port -------------------------------------------------------------------------------
     async def add_turns(self, turns: Sequence[IndexedTurn]) -> int:
@@ -151,14 +154,19 @@ class InMemoryRecallIndex:
 
         Each turn's text is embedded once (a long one passage by passage): a neighbour that
         arrives later changes no vector; ``embed=False`` leaves that to whoever added the turn.
-        A fact read from one of the session's last :data:`SOURCES_READ` prompts and replies,
-        facts placed since aside (:func:`~plait.state.recall.read_from`), is a key of that turn:
-        a hit on it names the turn (``said_in``), and it is no turn's neighbour (the turns around
-        it stay each other's), though it shares its session's score.
+        A fact read from a prompt or reply of its session (:func:`~plait.state.recall.read_from`)
+        is a key of that turn: a hit on it names the turn (``said_in``), and it is no turn's
+        neighbour (the turns around it stay each other's), though it shares its session's score.
+        The turn is looked for among those said at the fact's time (the drain's second look
+        records a fact after later turns, dated when its turn was said), then among the
+        session's last :data:`SOURCES_READ` prompts and replies, facts placed since aside
+        (capture's facts follow their turn, dated when they were read).
         """
         index = self.group(turn.group_id)
         slot = (turn.group_id, turn.session)
-        sources = (self._turns.get(turn_id) for turn_id in self._last_sources.get(slot, ()))
+        at = (*slot, turn.said_at)
+        named = dict.fromkeys((*self._sources_at.get(at, ()), *self._last_sources.get(slot, ())))
+        sources = (self._turns.get(turn_id) for turn_id in named)
         source = next((s for s in sources if s is not None and read_from(turn, s)), None)
         if source is not None:
             self._said_in[turn.id] = source.id
@@ -167,6 +175,7 @@ class InMemoryRecallIndex:
         if turn.kind in SOURCE_KINDS and in_conversation:
             kept = self._last_sources.get(slot, ())
             self._last_sources[slot] = (turn.id, *kept)[:SOURCES_READ]
+            self._sources_at[at] = (turn.id, *self._sources_at.get(at, ()))
         index.add(
             turn.id,
             turn.session,
@@ -333,6 +342,7 @@ class InMemoryRecallIndex:
         for turn_id in old.ids:
             self._said_in.pop(turn_id, None)
         self._last_sources = {k: v for k, v in self._last_sources.items() if k[0] != group_id}
+        self._sources_at = {k: v for k, v in self._sources_at.items() if k[0] != group_id}
         for turn_id in without:
             gone = self._turns.pop(turn_id, None)
             self._replaced.pop(turn_id, None)

