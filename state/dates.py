@@ -6,8 +6,16 @@ Pure (stdlib and numpy). Long-term recall lifts the turns said in the period a q
   shortly after (people tell of an event after it happened, "last week we went camping",
   sometimes before, "we're going camping next week");
 - a time relative to when the question is asked (``"yesterday"``, ``"last week"``, ``"3 days
-  ago"``, ``"in the past two weeks"``, ``"on Monday"``, ``"this month"``): the turns said in
-  that run of days, on the asker's calendar (the clock's time zone), offline and without a model.
+  ago"``, ``"in the past two weeks"``, ``"on Monday"``, ``"this month"``, ``"the 24th of last
+  month"``): the turns said in that run of days, on the asker's calendar (the clock's time
+  zone), offline and without a model;
+- a part of a month (``"the week of May 11"``, ``"early June"``, ``"the end of last month"``);
+- the first or the last session (``"in our very first session"``): the turns said on the first
+  or the last day anything was.
+
+In a session with an agent a turn is dated when it happened, so the turns said in the period
+itself are lifted (:func:`match_days` with ``agent``); between people, what was said in it or
+shortly after.
 """
 
 from __future__ import annotations
@@ -39,15 +47,39 @@ DAY_SECONDS = 86_400
 EPOCH_DAY = date(1970, 1, 1).toordinal()
 DAYS_BEFORE = 7
 DAYS_AFTER = 35
+# in a session with an agent, a period's turns are those said in it, or this many days after
+AGENT_DAYS_AFTER = 1
 
-_MONTH = "(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+
+def _month(name: str = "month") -> str:
+    return f"(?P<{name}>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+
+
+def _day(name: str = "day") -> str:
+    return rf"(?P<{name}>\d{{1,2}})(?:st|nd|rd|th)?"
+
+
+_MONTH = _month()
+_DAY = _day()
 _YEAR = r"(?P<year>(?:19|20)\d\d)"
+# a day of a month without a year: May 11, the 11th of May (a second name for each part, since
+# a pattern names a group once)
+_THE_DAY = rf"(?:{_MONTH}\s+{_DAY}|(?:the\s+)?{_day('day2')}\s+(?:of\s+)?{_month('month2')})"
+# a part of a month: its first day and how many days it runs ("early June": the 1st to the 10th)
+PARTS = {"early": (1, 10), "mid": (11, 10), "late": (21, 11)}
+_PART = (
+    r"(?:(?P<early>early|(?:the\s+)?(?:beginning|start)\s+of)"
+    r"|(?P<mid>mid|(?:the\s+)?middle\s+of)|(?P<late>late|(?:the\s+)?end\s+of))[\s-]+"
+)
+WEEK_DAYS = 7
 DATE_PATTERNS = (
+    re.compile(rf"\bweek\s+of\s+{_THE_DAY}(?:,?\s+{_YEAR})?\b", re.I),  # the week of May 11
     re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+{_YEAR}\b", re.I),  # 13 October, 2023
     re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),  # October 13, 2023
+    re.compile(rf"\b{_PART}{_MONTH}(?:,?\s+{_YEAR})?\b", re.I),  # early June, mid-June 2023
     re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.I),  # October 2023
-    re.compile(rf"\b(?:in|during|of|since|by|early|late|mid)\s+{_MONTH}\b", re.I),  # in October
+    re.compile(rf"\b{_THE_DAY}\b", re.I),  # May 11, the 11th of May
+    re.compile(rf"\b(?:in|during|of|since|by)\s+{_MONTH}\b", re.I),  # in October
     re.compile(rf"\b(?:in|during|of|since|by)\s+{_YEAR}\b", re.I),  # in 2023
 )
 
@@ -76,6 +108,8 @@ AGO_SLACK_DAYS = {"day": 1, "week": 3, "month": 10}  # "two weeks ago" is about,
 RELATIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.I))
     for name, pattern in (
+        ("day_of_month", rf"\bthe\s+{_DAY}\s+of\s+(?P<which>last|this)\s+month\b"),
+        ("part_of_month", rf"\b{_PART}(?P<which>last|this)\s+month\b"),
         ("day_before_yesterday", r"\b(?:the )?day before yesterday\b"),
         ("yesterday", r"\b(?:yesterday|last night)\b"),
         # not a bare "today": "today let's fix the export" asks for no day's turns
@@ -97,6 +131,8 @@ def relative_span(query: str, today: date) -> Span | None:
         if match is None:
             continue
         found = match.groupdict()
+        if name in ("day_of_month", "part_of_month"):
+            return part_of_month(found, today)
         if name in ("day_before_yesterday", "yesterday", "today"):
             back = {"day_before_yesterday": 2, "yesterday": 1, "today": 0}[name]
             day = today - timedelta(days=back)
@@ -127,6 +163,20 @@ def relative_span(query: str, today: date) -> Span | None:
     return None
 
 
+def part_of_month(found: dict[str, str | None], today: date) -> Span | None:
+    """ "The 24th of last month", "early this month": those days of last month or this one."""
+    first = today.replace(day=1)
+    if found["which"] == "last":
+        first = (first - timedelta(days=1)).replace(day=1)
+    last = (first + timedelta(days=31)).replace(day=1) - timedelta(days=1)
+    part = next((name for name in PARTS if found.get(name)), None)
+    start, days = PARTS[part] if part else (int(found["day"] or 0), 1)
+    if not first.day <= start <= last.day:
+        return None
+    begins = first.replace(day=start)
+    return Span(begins, min(begins + timedelta(days=days - 1), last))
+
+
 def count_of(text: str) -> int:
     """``"3"``, ``"three"``, ``"a"`` as a number."""
     return int(text) if text.isdigit() else NUMBERS[" ".join(text.lower().split())]
@@ -134,19 +184,36 @@ def count_of(text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Period:
-    """What a query's date names: a year, a month (of a year or of any year), or a day."""
+    """What a query's date names: a year, a month (of a year or of any year), or a day.
+
+    ``days``: how many days from ``day`` it runs ("the week of May 11": 7 from the 11th).
+    """
 
     year: int | None = None
     month: int | None = None
     day: int | None = None
+    days: int = 1
 
     def contains(self, when: date) -> bool:
         """Whether a day lies in the period."""
-        return (
-            (self.year is None or when.year == self.year)
-            and (self.month is None or when.month == self.month)
-            and (self.day is None or when.day == self.day)
-        )
+        if self.day is None or self.month is None:
+            return (self.year is None or when.year == self.year) and (
+                self.month is None or when.month == self.month
+            )
+        # the period's first day in the day's year or the year before (a week of 28 December)
+        for year in (self.year,) if self.year else (when.year, when.year - 1):
+            start = first_day(year, self.month, self.day)
+            if start is not None and start <= when < start + timedelta(days=self.days):
+                return True
+        return False
+
+
+def first_day(year: int, month: int, day: int) -> date | None:
+    """A day of a month, or None when the month has no such day (the 30th of February)."""
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
 
 
 def period_of(query: str) -> Period | None:
@@ -155,13 +222,60 @@ def period_of(query: str) -> Period | None:
         match = pattern.search(query)
         if match is None:
             continue
-        found = match.groupdict()
-        month = found.get("month")
+        found = {name.rstrip("2"): value for name, value in match.groupdict().items() if value}
+        month = MONTHS[found["month"].lower().rstrip(".")] if "month" in found else None
+        day, days = (int(found["day"]), 1) if "day" in found else (None, 1)
+        part = next((name for name in PARTS if name in found), None)
+        if part is not None:
+            day, days = PARTS[part]
+        elif day is not None and match.group(0).lower().startswith("week"):
+            days = WEEK_DAYS
         return Period(
-            year=int(found["year"]) if found.get("year") else None,
-            month=MONTHS[month.lower().rstrip(".")] if month else None,
-            day=int(found["day"]) if found.get("day") else None,
+            year=int(found["year"]) if "year" in found else None,
+            month=month,
+            day=day,
+            days=days,
         )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """The first or the last days anything was said (``"in our very first session"``)."""
+
+    last: bool = False
+    days: int = 1
+
+
+EDGE_UNIT_DAYS = {"session": 1, "day": 1, "conversation": 1, "chat": 1, "week": WEEK_DAYS}
+EDGE_PATTERNS = (
+    (
+        False,
+        re.compile(
+            r"\b(?:the|our|my|that)\s+(?:very\s+)?first\s+(?P<unit>session|day|week|conversation"
+            r"|chat)\b|\bwhen\s+(?:we|i)\s+(?:first\s+)?(?:started|began|kicked\s+off)\b"
+            r"|\b(?:at|in)\s+the\s+(?:very\s+)?(?:start|beginning)\b|\bon\s+day\s+one\b",
+            re.I,
+        ),
+    ),
+    (
+        True,
+        re.compile(
+            r"\b(?:the|our|my|that)\s+(?:very\s+)?(?:last|latest|most\s+recent|previous)\s+"
+            r"(?P<unit>session|conversation|chat)\b",
+            re.I,
+        ),
+    ),
+)
+
+
+def edge_of(query: str) -> Edge | None:
+    """The first or last session (or week) the query names, or None."""
+    for last, pattern in EDGE_PATTERNS:
+        match = pattern.search(query)
+        if match is not None:
+            unit = (match.groupdict().get("unit") or "session").lower()
+            return Edge(last=last, days=EDGE_UNIT_DAYS[unit])
     return None
 
 
@@ -170,9 +284,12 @@ def near(period: Period, day: date, before: int = DAYS_BEFORE, after: int = DAYS
     return any(period.contains(day - timedelta(days=d)) for d in range(-before, after + 1))
 
 
-def when_of(query: str, now: datetime) -> Period | Span | None:
-    """The time a query names: a date it names, else a time relative to ``now``, else None."""
-    return period_of(query) or relative_span(query, now.date())
+When = Period | Span | Edge
+
+
+def when_of(query: str, now: datetime) -> When | None:
+    """The time a query names: a date, a time relative to ``now``, the first or last session."""
+    return period_of(query) or relative_span(query, now.date()) or edge_of(query)
 
 
 def stamp_of(when: datetime | None) -> float:
@@ -192,31 +309,39 @@ def day_numbers(stamps: np.ndarray, now: datetime | None = None) -> np.ndarray:
     return days
 
 
-def match_days(period: Period | Span | None, days: np.ndarray) -> np.ndarray:
+def match_days(when: When | None, days: np.ndarray, agent: np.ndarray | None = None) -> np.ndarray:
     """Per turn 1.0 if its day is in the span, or in or near the period, else 0.0.
 
-    Each distinct day is tested once (a project's turns fall on a few hundred days).
+    ``agent``: per turn, whether it is of a session with an agent, dated when it happened: in
+    the period itself, up to :data:`AGENT_DAYS_AFTER` days after (not told of long after, as
+    between people). An :class:`Edge` is the first (last) days of any turn's. Each distinct day
+    is tested once (a project's turns fall on a few hundred days).
     """
     out = np.zeros(days.shape, dtype=np.float32)
-    if period is None:
+    known = np.unique(days[days >= 0])
+    if when is None or not len(known):
         return out
-    hits = [
-        number
-        for number in np.unique(days[days >= 0]).tolist()
-        if (period.contains if isinstance(period, Span) else partial(near, period))(
-            date.fromordinal(number)
-        )
-    ]
-    if hits:
-        out[np.isin(days, hits)] = 1.0
+    if isinstance(when, Edge):
+        bound = int(known[-1] if when.last else known[0])
+        low, high = (bound - when.days + 1, bound) if when.last else (bound, bound + when.days - 1)
+        out[(days >= low) & (days <= high)] = 1.0
+        return out
+    test = when.contains if isinstance(when, Span) else partial(near, when)
+    out[np.isin(days, [n for n in known.tolist() if test(date.fromordinal(n))])] = 1.0
+    if isinstance(when, Period) and agent is not None and agent.any():
+        dated = partial(near, when, before=0, after=AGENT_DAYS_AFTER)
+        hits = [n for n in known.tolist() if dated(date.fromordinal(n))]
+        out[agent] = np.isin(days[agent], hits)
     return out
 
 
 __all__ = [
     "MONTHS",
+    "Edge",
     "Period",
     "Span",
     "day_numbers",
+    "edge_of",
     "match_days",
     "near",
     "period_of",

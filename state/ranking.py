@@ -849,7 +849,8 @@ def rank_turns(
     timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
-        timely = weights.time * match_days(when_of(query, now), day_numbers(index.stamps(), now))
+        days = day_numbers(index.stamps(), now)
+        timely = weights.time * match_days(when_of(query, now), days, index.agent_turns())
     fused = lexical_part + vectors + timely
     spread = spread_to_neighbours(
         fused, index.positions("previous"), index.positions("following"), weights.neighbour_share

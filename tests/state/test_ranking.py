@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from plait.state.dates import (
+    Edge,
     Period,
     Span,
     day_numbers,
+    edge_of,
     match_days,
     near,
     period_of,
@@ -222,6 +224,20 @@ def test_period_of_reads_the_dates_a_question_names() -> None:
     assert period_of("may I ask") is None
 
 
+def test_period_of_reads_a_day_a_week_or_a_part_of_a_month_without_a_year() -> None:
+    assert period_of("What did we work on the week of May 11?") == Period(None, 5, 11, days=7)
+    assert period_of("the week of the 28th of December") == Period(None, 12, 28, days=7)
+    assert period_of("what broke on June 3rd") == Period(None, 6, 3)
+    assert period_of("the 11th of May") == Period(None, 5, 11)
+    assert period_of("early June") == Period(None, 6, 1, days=10)
+    assert period_of("in mid-June 2023") == Period(2023, 6, 11, days=10)
+    assert period_of("at the end of May") == Period(None, 5, 21, days=11)
+    assert period_of("you may 3x the pool") is None
+    week = Period(None, 12, 28, days=7)  # runs into the next year
+    assert week.contains(date(2026, 1, 2)) and week.contains(date(2025, 12, 28))
+    assert not week.contains(date(2026, 1, 4)) and not week.contains(date(2025, 12, 27))
+
+
 def time_match(period: Period | Span | None, times: list, now: datetime | None = None) -> Any:
     """Per turn, whether it was said in (or for a period, near) what the query names."""
     return match_days(period, day_numbers(np.array([stamp_of(t) for t in times]), now))
@@ -263,9 +279,41 @@ def test_relative_times_are_read_against_the_day_the_question_is_asked() -> None
     assert relative_span("since this week began", TODAY) == days(date(2026, 11, 23), TODAY)
     assert relative_span("what did we ship on Monday?", TODAY) == days(date(2026, 11, 23))
     assert relative_span("last Wednesday's outage", TODAY) == days(date(2026, 11, 18))
+    assert relative_span("around the 24th of last month", TODAY) == days(date(2026, 10, 24))
+    assert relative_span("early last month", TODAY) == days(date(2026, 10, 1), date(2026, 10, 10))
+    assert relative_span("the end of last month", TODAY) == days(
+        date(2026, 10, 21), date(2026, 10, 31)
+    )
+    assert relative_span("mid-this month", TODAY) == days(date(2026, 11, 11), date(2026, 11, 20))
+    assert relative_span("the 31st of this month", TODAY) is None  # November has no 31st
     # no time named: a bare "today" is how a request starts, not a question about a day
     assert relative_span("Today let's fix the export", TODAY) is None
     assert relative_span("the last time we met", TODAY) is None
+
+
+def test_the_first_or_last_session_is_the_first_or_last_day_anything_was_said() -> None:
+    assert edge_of("In our very first session, which queues did we set up?") == Edge()
+    assert edge_of("what did we do the first week?") == Edge(days=7)
+    assert edge_of("when we started, what were the ground rules?") == Edge()
+    assert edge_of("What did we change in the last session?") == Edge(last=True)
+    assert edge_of("the last time we met") is None
+    start = datetime(2026, 5, 4, 9, tzinfo=UTC)
+    times = [start + timedelta(days=n) for n in (0, 0, 2, 6, 9)] + [None]
+    assert time_match(Edge(), times).tolist() == [1, 1, 0, 0, 0, 0]
+    assert time_match(Edge(days=7), times).tolist() == [1, 1, 1, 1, 0, 0]
+    assert time_match(Edge(last=True), times).tolist() == [0, 0, 0, 0, 1, 0]
+    assert time_match(Edge(), [None]).tolist() == [0]
+
+
+def test_a_period_lifts_an_agents_turns_said_in_it_and_peoples_told_after_it() -> None:
+    june = Period(None, 6, None)
+    times = [datetime(2026, 6, 30, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC)]
+    times += [datetime(2026, 7, 20, tzinfo=UTC)] * 2
+    agent = np.array([True, True, True, False])
+    days = day_numbers(np.array([stamp_of(t) for t in times]))
+    # an agent's turn a day after June still counts; three weeks after only a person's
+    assert match_days(june, days, agent).tolist() == [1, 1, 0, 1]
+    assert match_days(june, days).tolist() == [1, 1, 1, 1]
 
 
 def test_when_of_prefers_a_named_date_and_reads_turns_on_the_askers_calendar() -> None:
@@ -288,6 +336,26 @@ def test_rank_turns_lifts_what_was_said_in_the_relative_time_asked_about() -> No
     assert ranked[0][0] == 1
     ranked = rank_turns(index, "which export format did we decide last month?", now=now)
     assert ranked[0][0] == 0
+
+
+def test_rank_turns_lifts_the_week_asked_about_in_a_session_with_an_agent() -> None:
+    """Between people, what was said up to five weeks after a date may tell of it; a session
+    with an agent is dated when it happened, so the week asked about is that week alone."""
+    start = datetime(2026, 5, 11, 9, tzinfo=UTC)
+    index = TurnIndex()
+    index.add("asked", "s1", "Fix the flaky upload test", start, prompt=True)
+    index.add("done", "s1", "The upload test is fixed: a race in the retry.", start)
+    index.add("later", "s2", "Fix the upload retry timeout", start + timedelta(days=15), prompt=True)
+    index.add("after", "s2", "The upload retry timeout is 30 s now.", start + timedelta(days=15))
+    ranked = rank_turns(
+        index, "What did we fix in the upload the week of May 11?", now=start.replace(month=7)
+    )
+    assert {turn.position: turn.parts["time"] > 0 for turn in ranked} == {
+        0: True,
+        1: True,
+        2: False,
+        3: False,
+    }
 
 
 def test_a_ranked_turns_parts_add_up_to_its_score_and_name_what_lifted_it() -> None:
