@@ -72,7 +72,13 @@ _PART = (
     r"|(?P<mid>mid|(?:the\s+)?middle\s+of)|(?P<late>late|(?:the\s+)?end\s+of))[\s-]+"
 )
 WEEK_DAYS = 7
+ORDINALS = {
+    "first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
+    "fifth": 4, "5th": 4,
+}  # fmt: skip
+_ORDINAL = "(?P<nth>" + "|".join(ORDINALS) + ")"
 DATE_PATTERNS = (
+    re.compile(rf"\b{_ORDINAL}\s+week\s+of\s+{_MONTH}(?:,?\s+{_YEAR})?\b", re.I),  # 2nd week of May
     re.compile(rf"\bweek\s+of\s+{_THE_DAY}(?:,?\s+{_YEAR})?\b", re.I),  # the week of May 11
     re.compile(rf"\b{_DAY}\s+{_MONTH},?\s+{_YEAR}\b", re.I),  # 13 October, 2023
     re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.I),  # October 13, 2023
@@ -164,7 +170,7 @@ def relative_span(query: str, today: date) -> Span | None:
 
 
 def part_of_month(found: dict[str, str | None], today: date) -> Span | None:
-    """ "The 24th of last month", "early this month": those days of last month or this one."""
+    """Days of last month or this one: the 24th of last month, early this month."""
     first = today.replace(day=1)
     if found["which"] == "last":
         first = (first - timedelta(days=1)).replace(day=1)
@@ -228,6 +234,8 @@ def period_of(query: str) -> Period | None:
         part = next((name for name in PARTS if name in found), None)
         if part is not None:
             day, days = PARTS[part]
+        elif "nth" in found:
+            day, days = 1 + WEEK_DAYS * ORDINALS[found["nth"].lower()], WEEK_DAYS
         elif day is not None and match.group(0).lower().startswith("week"):
             days = WEEK_DAYS
         return Period(
@@ -241,28 +249,35 @@ def period_of(query: str) -> Period | None:
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    """The first or the last days anything was said (``"in our very first session"``)."""
+    """The first (or last) days anything was said: ``"in our very first session"``.
+
+    ``nth``: which of them, from 0 (``"the second session"``: the second day anything was
+    said); ``days``: a day, or a week from the first day (``"the first week"``).
+    """
 
     last: bool = False
+    nth: int = 0
     days: int = 1
 
 
 EDGE_UNIT_DAYS = {"session": 1, "day": 1, "conversation": 1, "chat": 1, "week": WEEK_DAYS}
+_EDGE_UNIT = r"(?P<unit>session|day|week|conversation|chat)"
 EDGE_PATTERNS = (
     (
         False,
         re.compile(
-            r"\b(?:the|our|my|that)\s+(?:very\s+)?first\s+(?P<unit>session|day|week|conversation"
-            r"|chat)\b|\bwhen\s+(?:we|i)\s+(?:first\s+)?(?:started|began|kicked\s+off)\b"
+            rf"\b(?:the|our|my|that)\s+(?:very\s+)?{_ORDINAL}\s+{_EDGE_UNIT}\b"
+            r"|\bwhen\s+(?:we|i)\s+(?:first\s+)?(?:started|began|kicked\s+off)\b"
             r"|\b(?:at|in)\s+the\s+(?:very\s+)?(?:start|beginning)\b|\bon\s+day\s+one\b",
             re.I,
         ),
     ),
     (
         True,
+        # not "the last session before my holiday": that is anchored on something else
         re.compile(
             r"\b(?:the|our|my|that)\s+(?:very\s+)?(?:last|latest|most\s+recent|previous)\s+"
-            r"(?P<unit>session|conversation|chat)\b",
+            r"(?P<unit>session|conversation|chat)\b(?!\s+(?:before|after|prior))",
             re.I,
         ),
     ),
@@ -270,12 +285,69 @@ EDGE_PATTERNS = (
 
 
 def edge_of(query: str) -> Edge | None:
-    """The first or last session (or week) the query names, or None."""
+    """The first, nth or last session (or week) the query names, or None."""
     for last, pattern in EDGE_PATTERNS:
         match = pattern.search(query)
         if match is not None:
-            unit = (match.groupdict().get("unit") or "session").lower()
-            return Edge(last=last, days=EDGE_UNIT_DAYS[unit])
+            found = match.groupdict()
+            unit = (found.get("unit") or "session").lower()
+            nth = ORDINALS[found["nth"].lower()] if found.get("nth") else 0
+            return Edge(last=last, nth=nth, days=EDGE_UNIT_DAYS[unit])
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Anchored:
+    """Days around something else the query names (``"right before the Bloomfield demo"``).
+
+    ``what``: the words that name it (the day the turn that speaks of them best was said is its
+    day); the days from ``first`` to ``last`` after it (negative: before) are meant.
+    """
+
+    what: str
+    first: int
+    last: int
+
+
+_LEAD = (
+    r"(?:(?P<close>right|just|shortly|immediately)|the\s+(?P<part>day|evening|night|morning"
+    r"|afternoon)|the\s+(?P<week>week)|(?P<count>\d|two|three|four|a\s+few|a\s+couple\s+of)\s+"
+    rf"(?:days|evenings|nights)|(?:the\s+)?(?P<weekday>{'|'.join(WEEKDAYS)}))"
+)
+_WHAT = r"(?P<what>[^?.,;!]+)"
+ANCHORED_PATTERNS = (
+    re.compile(rf"\b{_LEAD}\s+(?P<rel>before|after|prior\s+to)\s+{_WHAT}", re.I),
+    re.compile(
+        rf"\b(?:on\s+)?the\s+(?P<of>morning|evening|night|afternoon|day)\s+of\s+{_WHAT}", re.I
+    ),
+)
+# a question about how far apart two things were needs both, not the days around one
+SPAN_QUESTION = re.compile(
+    r"\bbefore\s+or\s+after\b|^\W*(?:how\s+(?:many|long|much|far|soon)|(?:roughly|about)\s+how)\b",
+    re.I,
+)
+
+
+def anchored_of(query: str) -> Anchored | None:
+    """The days around something the query names, or None (see :class:`Anchored`)."""
+    if SPAN_QUESTION.search(query):
+        return None
+    for pattern in ANCHORED_PATTERNS:
+        match = pattern.search(query)
+        if match is None:
+            continue
+        found = match.groupdict()
+        if found.get("of"):
+            return Anchored(found["what"], 0, 0)
+        if found.get("week") or found.get("weekday"):
+            reach = WEEK_DAYS
+        elif found.get("count"):
+            reach = count_of(found["count"]) + 1
+        else:
+            reach = 2
+        if found["rel"].lower() == "after":
+            return Anchored(found["what"], 1 if found.get("weekday") else 0, reach)
+        return Anchored(found["what"], -reach, -1 if found.get("weekday") else 0)
     return None
 
 
@@ -284,12 +356,14 @@ def near(period: Period, day: date, before: int = DAYS_BEFORE, after: int = DAYS
     return any(period.contains(day - timedelta(days=d)) for d in range(-before, after + 1))
 
 
-When = Period | Span | Edge
+When = Period | Span | Edge | Anchored
 
 
 def when_of(query: str, now: datetime) -> When | None:
-    """The time a query names: a date, a time relative to ``now``, the first or last session."""
-    return period_of(query) or relative_span(query, now.date()) or edge_of(query)
+    """The time a query names: a date, a relative time, a session, days around an event."""
+    return (
+        period_of(query) or relative_span(query, now.date()) or edge_of(query) or anchored_of(query)
+    )
 
 
 def stamp_of(when: datetime | None) -> float:
@@ -309,7 +383,9 @@ def day_numbers(stamps: np.ndarray, now: datetime | None = None) -> np.ndarray:
     return days
 
 
-def match_days(when: When | None, days: np.ndarray, agent: np.ndarray | None = None) -> np.ndarray:
+def match_days(
+    when: Period | Span | Edge | None, days: np.ndarray, agent: np.ndarray | None = None
+) -> np.ndarray:
     """Per turn 1.0 if its day is in the span, or in or near the period, else 0.0.
 
     ``agent``: per turn, whether it is of a session with an agent, dated when it happened: in
@@ -322,8 +398,15 @@ def match_days(when: When | None, days: np.ndarray, agent: np.ndarray | None = N
     if when is None or not len(known):
         return out
     if isinstance(when, Edge):
-        bound = int(known[-1] if when.last else known[0])
-        low, high = (bound - when.days + 1, bound) if when.last else (bound, bound + when.days - 1)
+        if when.days > 1:  # a week, counted from the first (last) day
+            step = when.days * (when.nth + 1) - 1
+            low, high = (int(known[-1]) - step, int(known[-1]) - step + when.days - 1)
+            if not when.last:
+                low, high = int(known[0]) + step - when.days + 1, int(known[0]) + step
+        elif when.nth < len(known):
+            low = high = int(known[-1 - when.nth] if when.last else known[when.nth])
+        else:
+            return out
         out[(days >= low) & (days <= high)] = 1.0
         return out
     test = when.contains if isinstance(when, Span) else partial(near, when)
@@ -337,9 +420,11 @@ def match_days(when: When | None, days: np.ndarray, agent: np.ndarray | None = N
 
 __all__ = [
     "MONTHS",
+    "Anchored",
     "Edge",
     "Period",
     "Span",
+    "anchored_of",
     "day_numbers",
     "edge_of",
     "match_days",

@@ -45,12 +45,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
 import numpy as np
 
-from plait.state.dates import day_numbers, match_days, stamp_of, when_of
+from plait.state.dates import Anchored, Span, When, day_numbers, match_days, stamp_of, when_of
 from plait.state.rerank import (
     RERANK_POOL,
     Reranker,
@@ -849,8 +849,7 @@ def rank_turns(
     timely = np.zeros_like(lexical_part)
     if weights.time:
         now = now or datetime.now().astimezone()
-        days = day_numbers(index.stamps(), now)
-        timely = weights.time * match_days(when_of(query, now), days, index.agent_turns())
+        timely = weights.time * time_match(index, when_of(query, now), now)
     fused = lexical_part + vectors + timely
     spread = spread_to_neighbours(
         fused, index.positions("previous"), index.positions("following"), weights.neighbour_share
@@ -872,6 +871,29 @@ def rank_turns(
     ]
     model = rerank_model() if rerank else None
     return (reranked(index, ranked, model, query, query_vector) if model else ranked)[:limit]
+
+
+def time_match(index: TurnIndex, when: When | None, now: datetime) -> np.ndarray:
+    """Per turn 1.0 if said when the query asks about (:func:`~plait.state.dates.match_days`).
+
+    Days around something else the query names (:class:`~plait.state.dates.Anchored`: "right
+    before the demo") are counted from the day whose turns speak of it most (their BM25 for its
+    words, summed: a demo is spoken of before and after it, most on its day), and lift only
+    turns of sessions with an agent, dated when they happened (between people, the turns around
+    an event told of are no likelier answers: docs/benchmarks.md, "Recall").
+    """
+    days = day_numbers(index.stamps(), now)
+    agent = index.agent_turns()
+    if not isinstance(when, Anchored):
+        return match_days(when, days, agent)
+    named = index.views["turn"].scores(words(when.what))
+    dated = days >= 0
+    if not agent.any() or not (named[dated] > 0).any():
+        return np.zeros(len(index), dtype=np.float32)
+    known, which = np.unique(days[dated], return_inverse=True)
+    anchor = date.fromordinal(int(known[np.argmax(np.bincount(which, weights=named[dated]))]))
+    span = Span(anchor + timedelta(days=when.first), anchor + timedelta(days=when.last))
+    return match_days(span, days) * agent
 
 
 def reranked(

@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from plait.state.dates import (
+    Anchored,
     Edge,
     Period,
     Span,
+    anchored_of,
     day_numbers,
     edge_of,
     match_days,
@@ -305,6 +307,54 @@ def test_the_first_or_last_session_is_the_first_or_last_day_anything_was_said() 
     assert time_match(Edge(), [None]).tolist() == [0]
 
 
+def test_the_nth_session_or_week_counts_the_days_anything_was_said() -> None:
+    assert edge_of("In the second session, what stopped the migration?") == Edge(nth=1)
+    assert edge_of("the last session before my holiday") is None  # anchored on the holiday
+    assert period_of("what did we get done in the first week of May") == Period(None, 5, 1, 7)
+    start = datetime(2026, 5, 4, 9, tzinfo=UTC)
+    times = [start + timedelta(days=n) for n in (0, 0, 2, 6, 9)]
+    assert time_match(Edge(nth=1), times).tolist() == [0, 0, 1, 0, 0]
+    assert time_match(Edge(nth=1, days=7), times).tolist() == [0, 0, 0, 0, 1]
+    assert time_match(Edge(nth=7), times).tolist() == [0] * 5
+
+
+def test_anchored_of_reads_the_days_around_something_the_question_names() -> None:
+    assert anchored_of("What broke right before the Bloomfield demo?") == Anchored(
+        "the Bloomfield demo", -2, 0
+    )
+    assert anchored_of("two evenings before the demo") == Anchored("the demo", -3, 0)
+    assert anchored_of("What came up the day after launch?") == Anchored("launch", 0, 2)
+    assert anchored_of("on the Monday after the demo") == Anchored("the demo", 1, 7)
+    assert anchored_of("What did we fix on the morning of the committee demo?") == Anchored(
+        "the committee demo", 0, 0
+    )
+    # how far apart two things were needs both of them, not the days around one
+    assert anchored_of("Did I buy the bike before or after the move?") is None
+    assert anchored_of("How many days after the interview did I hear back?") is None
+    assert anchored_of("What did we pick after trying APScheduler?") is None
+
+
+def test_the_days_before_an_event_lift_an_agents_turns_said_then() -> None:
+    demo = datetime(2026, 5, 14, 16, tzinfo=UTC)
+    for prompt in (True, False):
+        index = TurnIndex()
+        index.add(
+            "early", "s1", "The export crashed on staging", demo - timedelta(days=8), prompt=prompt
+        )
+        index.add(
+            "fixed",
+            "s2",
+            "The export crashed on staging again",
+            demo - timedelta(days=1),
+            prompt=prompt,
+        )
+        index.add("demo", "s3", "The Bloomfield demo went well", demo, prompt=prompt)
+        ranked = rank_turns(index, "What crashed right before the Bloomfield demo?", now=demo)
+        lifted = {turn.position: turn.parts["time"] > 0 for turn in ranked}
+        # between people the turns around an event are no likelier answers: nothing is lifted
+        assert lifted == {0: False, 1: prompt, 2: prompt}
+
+
 def test_a_period_lifts_an_agents_turns_said_in_it_and_peoples_told_after_it() -> None:
     june = Period(None, 6, None)
     times = [datetime(2026, 6, 30, tzinfo=UTC), datetime(2026, 7, 1, tzinfo=UTC)]
@@ -345,7 +395,9 @@ def test_rank_turns_lifts_the_week_asked_about_in_a_session_with_an_agent() -> N
     index = TurnIndex()
     index.add("asked", "s1", "Fix the flaky upload test", start, prompt=True)
     index.add("done", "s1", "The upload test is fixed: a race in the retry.", start)
-    index.add("later", "s2", "Fix the upload retry timeout", start + timedelta(days=15), prompt=True)
+    index.add(
+        "later", "s2", "Fix the upload retry timeout", start + timedelta(days=15), prompt=True
+    )
     index.add("after", "s2", "The upload retry timeout is 30 s now.", start + timedelta(days=15))
     ranked = rank_turns(
         index, "What did we fix in the upload the week of May 11?", now=start.replace(month=7)
