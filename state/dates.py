@@ -10,8 +10,10 @@ Pure (stdlib and numpy). Long-term recall lifts the turns said in the period a q
   month"``): the turns said in that run of days, on the asker's calendar (the clock's time
   zone), offline and without a model;
 - a part of a month (``"the week of May 11"``, ``"early June"``, ``"the end of last month"``);
-- the first or the last session (``"in our very first session"``): the turns said on the first
-  or the last day anything was.
+- the first, nth or last session (``"in our very first session"``, ``"the second session"``):
+  the turns said on the first, nth or last day anything was;
+- the days around something else it names (``"right before the Bloomfield demo"``,
+  :class:`Anchored`), in a session with an agent only.
 
 In a session with an agent a turn is dated when it happened, so the turns said in the period
 itself are lifted (:func:`match_days` with ``agent``); between people, what was said in it or
@@ -300,8 +302,9 @@ def edge_of(query: str) -> Edge | None:
 class Anchored:
     """Days around something else the query names (``"right before the Bloomfield demo"``).
 
-    ``what``: the words that name it (the day the turn that speaks of them best was said is its
-    day); the days from ``first`` to ``last`` after it (negative: before) are meant.
+    ``what``: the words that name it (its day is the day whose turns speak of them most:
+    :func:`plait.state.ranking.time_match`); the days from ``first`` to ``last`` after it
+    (negative: before) are meant.
     """
 
     what: str
