@@ -263,14 +263,21 @@ class Edge:
 
 
 EDGE_UNIT_DAYS = {"session": 1, "day": 1, "conversation": 1, "chat": 1, "week": WEEK_DAYS}
-_EDGE_UNIT = r"(?P<unit>session|day|week|conversation|chat)"
+# a day or week alone: "the first day at my new job", "the second week of the trip", "the first
+# day or two after the launch" are not the conversation's
+_EDGE_UNIT = (
+    r"(?:(?P<unit>session|conversation|chat)|(?P<span>day|week)"
+    r"(?!\s+(?:of|at|in|on|or|until|after|before|back|with|to|and|from)\b))"
+)
 EDGE_PATTERNS = (
     (
         False,
         re.compile(
             rf"\b(?:the|our|my|that)\s+(?:very\s+)?{_ORDINAL}\s+{_EDGE_UNIT}\b"
-            r"|\bwhen\s+(?:we|i)\s+(?:first\s+)?(?:started|began|kicked\s+off)\b"
-            r"|\b(?:at|in)\s+the\s+(?:very\s+)?(?:start|beginning)\b|\bon\s+day\s+one\b",
+            # not "at the beginning of each year", nor "when I started making them"
+            r"|\b(?:at|in)\s+the\s+(?:very\s+)?(?:start|beginning)\b(?!\s+of\b)"
+            r"|\b(?:at|in)\s+the\s+(?:very\s+)?(?:start|beginning)\s+of\s+(?:the|this|our)\s+"
+            r"project\b|\bon\s+day\s+one\b",
             re.I,
         ),
     ),
@@ -292,7 +299,7 @@ def edge_of(query: str) -> Edge | None:
         match = pattern.search(query)
         if match is not None:
             found = match.groupdict()
-            unit = (found.get("unit") or "session").lower()
+            unit = (found.get("unit") or found.get("span") or "session").lower()
             nth = ORDINALS[found["nth"].lower()] if found.get("nth") else 0
             return Edge(last=last, nth=nth, days=EDGE_UNIT_DAYS[unit])
     return None

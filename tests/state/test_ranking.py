@@ -296,7 +296,13 @@ def test_relative_times_are_read_against_the_day_the_question_is_asked() -> None
 def test_the_first_or_last_session_is_the_first_or_last_day_anything_was_said() -> None:
     assert edge_of("In our very first session, which queues did we set up?") == Edge()
     assert edge_of("what did we do the first week?") == Edge(days=7)
-    assert edge_of("when we started, what were the ground rules?") == Edge()
+    assert edge_of("at the very start of the project, what were the ground rules?") == Edge()
+    # a year's or an activity's start is not the conversation's
+    assert edge_of("Does the counter start over at the beginning of each year?") is None
+    assert edge_of("What price did you suggest when I started making them?") is None
+    assert edge_of("Counting from my first day at IHS, how long is the stay?") is None
+    assert edge_of("Who crews with me in the second week of the trip?") is None
+    assert edge_of("What went wrong in the first day or two after the launch?") is None
     assert edge_of("What did we change in the last session?") == Edge(last=True)
     assert edge_of("the last time we met") is None
     start = datetime(2026, 5, 4, 9, tzinfo=UTC)
