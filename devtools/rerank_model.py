@@ -70,8 +70,8 @@ TARGET = Path(__file__).parents[1] / "state" / RERANK_WEIGHTS
 DATASETS = Path(__file__).parents[1] / "datasets"
 CHOOSE_ON = 5  # LoCoMo's first five conversations
 # the sets the models of a user with an agent are fitted on: coding sessions and chats with an
-# assistant, all read already (the blind sets that judged them, codelog14 to codelog22 and
-# chatlog9 to chatlog18, are not among them: docs/benchmarks.md)
+# assistant, all read already (the blind sets that judged them, codelog14 to codelog26 and
+# chatlog9 to chatlog22, are not among them: docs/benchmarks.md)
 CODING_SETS = ("devlog", *(f"codelog{n}" for n in range(2, 14)))
 CHAT_SETS = tuple(f"chatlog{n}" for n in range(1, 9))
 AGENT_SETS = (*CODING_SETS, *CHAT_SETS)
