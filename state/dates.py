@@ -26,7 +26,6 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from functools import partial
 
 import numpy as np
 
@@ -404,8 +403,10 @@ def match_days(
     is tested once (a project's turns fall on a few hundred days).
     """
     out = np.zeros(days.shape, dtype=np.float32)
+    if when is None:
+        return out
     known = np.unique(days[days >= 0])
-    if when is None or not len(known):
+    if not len(known):
         return out
     if isinstance(when, Edge):
         if when.days > 1:  # a week, counted from the first (last) day
@@ -419,13 +420,35 @@ def match_days(
             return out
         out[(days >= low) & (days <= high)] = 1.0
         return out
-    test = when.contains if isinstance(when, Span) else partial(near, when)
-    out[np.isin(days, [n for n in known.tolist() if test(date.fromordinal(n))])] = 1.0
-    if isinstance(when, Period) and agent is not None and agent.any():
-        dated = partial(near, when, before=0, after=AGENT_DAYS_AFTER)
-        hits = [n for n in known.tolist() if dated(date.fromordinal(n))]
-        out[agent] = np.isin(days[agent], hits)
+    if isinstance(when, Span):
+        hits = known[(known >= when.first.toordinal()) & (known <= when.last.toordinal())]
+        out[np.isin(days, hits)] = 1.0
+        return out
+    out[np.isin(days, known[near_days(when, known)])] = 1.0
+    if agent is not None and agent.any():
+        dated = known[near_days(when, known, before=0, after=AGENT_DAYS_AFTER)]
+        out[agent] = np.isin(days[agent], dated)
     return out
+
+
+def near_days(
+    period: Period, known: np.ndarray, before: int = DAYS_BEFORE, after: int = DAYS_AFTER
+) -> np.ndarray:
+    """Per day (sorted proleptic ordinals), whether it is :func:`near` the period.
+
+    A day of a month (a week, a part of it) is a run of ordinals in each year the days span,
+    tested at once; a month or a year day by day (a project's turns fall on a few hundred days).
+    """
+    if period.day is None or period.month is None:
+        return np.array([near(period, date.fromordinal(n), before, after) for n in known.tolist()])
+    first, last = date.fromordinal(int(known[0])).year, date.fromordinal(int(known[-1])).year
+    mask = np.zeros(known.shape, dtype=bool)
+    for year in (period.year,) if period.year else range(first - 1, last + 2):
+        start = first_day(year, period.month, period.day)
+        if start is not None:
+            low = start.toordinal() - before
+            mask |= (known >= low) & (known <= start.toordinal() + period.days - 1 + after)
+    return mask
 
 
 __all__ = [

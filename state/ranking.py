@@ -882,6 +882,8 @@ def time_match(index: TurnIndex, when: When | None, now: datetime) -> np.ndarray
     turns of sessions with an agent, dated when they happened (between people, the turns around
     an event told of are no likelier answers: docs/benchmarks.md, "Recall").
     """
+    if when is None:  # most queries name no time: nothing to read of the turns' days
+        return np.zeros(len(index), dtype=np.float32)
     days = day_numbers(index.stamps(), now)
     agent = index.agent_turns()
     if not isinstance(when, Anchored):
