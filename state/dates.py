@@ -462,6 +462,7 @@ __all__ = [
     "edge_of",
     "match_days",
     "near",
+    "near_days",
     "period_of",
     "relative_span",
     "stamp_of",

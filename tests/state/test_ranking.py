@@ -19,6 +19,7 @@ from plait.state.dates import (
     edge_of,
     match_days,
     near,
+    near_days,
     period_of,
     relative_span,
     stamp_of,
@@ -359,6 +360,17 @@ def test_the_days_before_an_event_lift_an_agents_turns_said_then() -> None:
         lifted = {turn.position: turn.parts["time"] > 0 for turn in ranked}
         # between people the turns around an event are no likelier answers: nothing is lifted
         assert lifted == {0: False, 1: prompt, 2: prompt}
+
+
+@pytest.mark.parametrize(
+    "period",
+    [Period(None, 5, 11, 7), Period(2024, 12, 28, 7), Period(None, 2, 21, 11), Period(None, 3)],
+)
+def test_near_days_tests_runs_of_days_as_near_tests_each_day(period: Period) -> None:
+    known = np.arange(date(2023, 11, 1).toordinal(), date(2025, 4, 1).toordinal(), 3)
+    for before, after in ((7, 35), (0, 1)):
+        each = [near(period, date.fromordinal(int(n)), before, after) for n in known]
+        assert near_days(period, known, before, after).tolist() == each
 
 
 def test_a_period_lifts_an_agents_turns_said_in_it_and_peoples_told_after_it() -> None:
