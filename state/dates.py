@@ -22,8 +22,10 @@ shortly after.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
@@ -150,13 +152,12 @@ def relative_span(query: str, today: date) -> Span | None:
             middle = today - timedelta(days=days)
             return Span(middle - timedelta(days=slack), middle + timedelta(days=slack))
         unit = (found.get("unit") or "").lower()
-        calendar = name == "past_one" and found["which"].lower() == "last"
-        if calendar and unit == "week":  # "last week": Monday to Sunday of the one before
+        on_calendar = name == "past_one" and found["which"].lower() == "last"
+        if on_calendar and unit == "week":  # "last week": Monday to Sunday of the one before
             monday = today - timedelta(days=today.weekday())
             return Span(monday - timedelta(days=7), monday - timedelta(days=1))
-        if calendar and unit == "month":  # "last month": the calendar month before
-            first = today.replace(day=1)
-            return Span((first - timedelta(days=1)).replace(day=1), first - timedelta(days=1))
+        if on_calendar and unit == "month":  # "last month": the calendar month before
+            return month_of(today, back=1)
         if name in ("past", "past_one"):  # "the past two weeks", "the past month": up to today
             count = count_of(found["count"]) if name == "past" else 1
             return Span(today - timedelta(days=count * UNIT_DAYS[unit]), today)
@@ -172,16 +173,21 @@ def relative_span(query: str, today: date) -> Span | None:
 
 def part_of_month(found: dict[str, str | None], today: date) -> Span | None:
     """Days of last month or this one: the 24th of last month, early this month."""
-    first = today.replace(day=1)
-    if found["which"] == "last":
-        first = (first - timedelta(days=1)).replace(day=1)
-    last = (first + timedelta(days=31)).replace(day=1) - timedelta(days=1)
+    month = month_of(today, back=1 if found["which"] == "last" else 0)
     part = next((name for name in PARTS if found.get(name)), None)
     start, days = PARTS[part] if part else (int(found["day"] or 0), 1)
-    if not first.day <= start <= last.day:
+    if not 1 <= start <= month.last.day:
         return None
-    begins = first.replace(day=start)
-    return Span(begins, min(begins + timedelta(days=days - 1), last))
+    begins = month.first.replace(day=start)
+    return Span(begins, min(begins + timedelta(days=days - 1), month.last))
+
+
+def month_of(today: date, back: int) -> Span:
+    """Every day of this month (``back`` 0) or of the month before (1)."""
+    first = today.replace(day=1)
+    if back:
+        first = (first - timedelta(days=1)).replace(day=1)
+    return Span(first, first.replace(day=calendar.monthrange(first.year, first.month)[1]))
 
 
 def count_of(text: str) -> int:
@@ -207,12 +213,21 @@ class Period:
             return (self.year is None or when.year == self.year) and (
                 self.month is None or when.month == self.month
             )
-        # the period's first day in the day's year or the year before (a week of 28 December)
-        for year in (self.year,) if self.year else (when.year, when.year - 1):
-            start = first_day(year, self.month, self.day)
-            if start is not None and start <= when < start + timedelta(days=self.days):
-                return True
-        return False
+        # its run in the day's year or the year before (a week of 28 December)
+        day = when.toordinal()
+        return any(low <= day <= high for low, high in self.runs((when.year, when.year - 1)))
+
+    def runs(self, years: Iterable[int]) -> list[tuple[int, int]]:
+        """A period with a day: its first and last day (ordinals) in each of these years.
+
+        Only its own year when it names one; none in a year whose month lacks its day.
+        """
+        found = []
+        for year in (self.year,) if self.year else years:
+            start = first_day(year, self.month or 1, self.day or 1)
+            if start is not None:
+                found.append((start.toordinal(), start.toordinal() + self.days - 1))
+        return found
 
 
 def first_day(year: int, month: int, day: int) -> date | None:
@@ -409,12 +424,11 @@ def match_days(
     if not len(known):
         return out
     if isinstance(when, Edge):
-        if when.days > 1:  # a week, counted from the first (last) day
-            step = when.days * (when.nth + 1) - 1
-            low, high = (int(known[-1]) - step, int(known[-1]) - step + when.days - 1)
-            if not when.last:
-                low, high = int(known[0]) + step - when.days + 1, int(known[0]) + step
-        elif when.nth < len(known):
+        if when.days > 1:  # the nth week, counted from the first (back from the last) day
+            offset, first, final = when.days * when.nth, int(known[0]), int(known[-1])
+            low = final - offset - when.days + 1 if when.last else first + offset
+            high = low + when.days - 1
+        elif when.nth < len(known):  # the nth day anything was said
             low = high = int(known[-1 - when.nth] if when.last else known[when.nth])
         else:
             return out
@@ -443,11 +457,8 @@ def near_days(
         return np.array([near(period, date.fromordinal(n), before, after) for n in known.tolist()])
     first, last = date.fromordinal(int(known[0])).year, date.fromordinal(int(known[-1])).year
     mask = np.zeros(known.shape, dtype=bool)
-    for year in (period.year,) if period.year else range(first - 1, last + 2):
-        start = first_day(year, period.month, period.day)
-        if start is not None:
-            low = start.toordinal() - before
-            mask |= (known >= low) & (known <= start.toordinal() + period.days - 1 + after)
+    for low, high in period.runs(range(first - 1, last + 2)):
+        mask |= (known >= low - before) & (known <= high + after)
     return mask
 
 
