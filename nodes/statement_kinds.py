@@ -5,7 +5,9 @@ decision said in fresh words ("We're settling on gRPC between the services") is 
 no kind to them. Off the hot path, where the bundled embedder runs anyway, the drain embeds each
 statement of a user's prompt that the rules gave no kind and a small network over its vector
 (one hidden layer) says whether it is a decision, a preference or a standing rule ("Tests live
-next to the code they test"). Only what it is sure of
+next to the code they test"), its probabilities blended with those of a regression over the
+statement's words and word pairs (:class:`WordKinds`: "landed on", "sticking with" weigh there as
+they may not in a sentence vector). Only what it is sure of
 (:attr:`StatementKinds.threshold`) becomes an event, made as the rules make theirs, so the fold
 and the envelope treat it the same way.
 
@@ -20,10 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -67,14 +71,84 @@ NOT_A_CHOICE = re.compile(
 MIN_WORDS = 3
 # A question that proposes rather than asks ("How about we just use JWTs for the tokens?")
 SUGGESTION = re.compile(r"(?:how about|why don't we|shall we)\b", re.IGNORECASE)
+# A word, as the word regression reads one: two or more letters or digits
+WORD = re.compile(r"\b\w\w+\b")
+
+
+def terms_of(text: str) -> Counter[str]:
+    """A statement's words and neighbouring word pairs, lowercased, with how often each occurs."""
+    words = WORD.findall(text.lower())
+    return Counter(words + [f"{one} {two}" for one, two in pairwise(words)])
+
+
+@dataclass(frozen=True, eq=False)
+class WordKinds:
+    """A softmax regression over a statement's terms (:func:`terms_of`), weighted tf-idf.
+
+    Each known term weighs ``(1 + ln count) * idf``, the row scaled to unit length; terms it was
+    not fitted on are left out.
+    """
+
+    terms: Mapping[str, int]
+    idf: np.ndarray
+    weights: np.ndarray  # one row per term, one column per class
+    bias: np.ndarray
+
+    def row(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """The columns of a statement's known terms and their weights."""
+        known = [
+            (self.terms[term], count)
+            for term, count in terms_of(text).items()
+            if term in self.terms
+        ]
+        if not known:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        columns = np.asarray([column for column, _ in known], np.int64)
+        values = (1.0 + np.log([count for _, count in known])) * self.idf[columns]
+        return columns, (values / np.linalg.norm(values)).astype(np.float32)
+
+    def probabilities(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per statement: each class's probability."""
+        scores = np.tile(self.bias, (len(texts), 1))
+        for number, text in enumerate(texts):
+            columns, values = self.row(text)
+            scores[number] += values @ self.weights[columns]
+        return softmax(scores)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Its part of the file it is kept in."""
+        return {
+            "terms": sorted(self.terms, key=self.terms.__getitem__),
+            "idf": rounded(self.idf, 5),
+            "weights": rounded(self.weights, 4),
+            "bias": rounded(self.bias, 5),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> WordKinds:
+        """Read what :meth:`as_dict` wrote."""
+        return cls(
+            terms={term: column for column, term in enumerate(data["terms"])},
+            idf=np.asarray(data["idf"], dtype=np.float32),
+            weights=np.asarray(data["weights"], dtype=np.float32),
+            bias=np.asarray(data["bias"], dtype=np.float32),
+        )
+
+
+def softmax(scores: np.ndarray) -> np.ndarray:
+    """Each row's scores as probabilities."""
+    raised = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return np.asarray(raised / raised.sum(axis=1, keepdims=True))
 
 
 @dataclass(frozen=True, eq=False)
 class StatementKinds:
-    """A small network over standardised statement vectors of one embedding model.
+    """A small network over one embedding model's statement vectors, blended with a regression.
 
+    The network reads standardised vectors, the regression (:class:`WordKinds`) the words.
     ``layers``: each a (weights, bias) pair, a ReLU between two of them and a softmax over the
-    last one's scores (one layer is a softmax regression).
+    last one's scores (one layer is a softmax regression). ``words``, when there is one, has
+    ``blend`` of the say: the two models' probabilities are averaged with those weights.
     """
 
     model: str
@@ -83,17 +157,24 @@ class StatementKinds:
     scale: np.ndarray
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
     threshold: float
+    words: WordKinds | None = None
+    blend: float = 0.0
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        """One row per vector: each class's probability."""
+    def network(self, vectors: np.ndarray) -> np.ndarray:
+        """One row per vector: each class's probability by the network alone."""
         scores = (vectors - self.mean) / self.scale
         for number, (weights, bias) in enumerate(self.layers):
             if number:
                 scores = np.maximum(scores, 0.0)
             scores = scores @ weights + bias
-        scores -= scores.max(axis=1, keepdims=True)
-        raised = np.exp(scores)
-        return np.asarray(raised / raised.sum(axis=1, keepdims=True))
+        return softmax(scores)
+
+    def probabilities(self, vectors: np.ndarray, texts: Sequence[str]) -> np.ndarray:
+        """One row per statement (its vector and its text): each class's probability."""
+        network = self.network(vectors)
+        if self.words is None:
+            return network
+        return (1.0 - self.blend) * network + self.blend * self.words.probabilities(texts)
 
     def promoted(self, candidates: Sequence[Statement], vectors: np.ndarray) -> list[Statement]:
         """The candidates it is sure make a choice their speaker may make (:data:`PROMOTED`).
@@ -103,7 +184,8 @@ class StatementKinds:
         if not candidates:
             return []
         found = []
-        for statement, row in zip(candidates, self.probabilities(vectors), strict=True):
+        texts = [statement.text for statement in candidates]
+        for statement, row in zip(candidates, self.probabilities(vectors, texts), strict=True):
             best = int(row.argmax())
             kind = StatementKind(self.classes[best]) if self.classes[best] != "none" else None
             if kind in PROMOTED[statement.speaker] and row[best] >= self.threshold:
@@ -123,6 +205,8 @@ class StatementKinds:
                     {"weights": rounded(weights, 5), "bias": rounded(bias, 5)}
                     for weights, bias in self.layers
                 ],
+                "blend": self.blend,
+                "words": None if self.words is None else self.words.as_dict(),
             }
         )
 
@@ -143,6 +227,8 @@ class StatementKinds:
                 for layer in data["layers"]
             ),
             threshold=float(data["threshold"]),
+            words=None if data.get("words") is None else WordKinds.from_dict(data["words"]),
+            blend=float(data.get("blend", 0.0)),
         )
 
 
@@ -198,4 +284,13 @@ def may_choose(statement: Statement) -> bool:
     )
 
 
-__all__ = ["PROMOTED", "StatementKinds", "may_choose", "shipped", "undecided", "undecided_of"]
+__all__ = [
+    "PROMOTED",
+    "StatementKinds",
+    "WordKinds",
+    "may_choose",
+    "shipped",
+    "terms_of",
+    "undecided",
+    "undecided_of",
+]

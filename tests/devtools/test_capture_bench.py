@@ -27,6 +27,7 @@ from plait.devtools.capture import (
     supersession_table,
 )
 from plait.devtools.statement_model import (
+    BLEND,
     CHOOSE_ON,
     CLASSES,
     HIDDEN,
@@ -216,11 +217,21 @@ def test_the_classifier_learns_from_labelled_statements() -> None:
     centres = rng.normal(size=(len(CLASSES), 16)) * 3
     classes = np.repeat(np.arange(len(CLASSES)), 20)
     vectors = centres[classes] + rng.normal(size=(len(classes), 16)) * 0.3
-    kinds = fit(vectors.astype(np.float32), classes, "toy")
-    assert (kinds.probabilities(vectors).argmax(axis=1) == classes).mean() > 0.95
+    # each class's statements share a word pair the others never say
+    texts = [f"statement {n} says {CLASSES[c]} marker" for n, c in enumerate(classes)]
+    kinds = fit(vectors.astype(np.float32), texts, classes, "toy")
+    assert (kinds.probabilities(vectors, texts).argmax(axis=1) == classes).mean() > 0.95
     assert [weights.shape for weights, _ in kinds.layers] == [(16, HIDDEN), (HIDDEN, len(CLASSES))]
+    assert kinds.words is not None and kinds.blend == BLEND
+    # the words alone tell the classes apart; a statement's own number is no term (said once)
+    assert (kinds.words.probabilities(texts).argmax(axis=1) == classes).mean() > 0.95
+    assert "statement 0" not in kinds.words.terms and f"{CLASSES[1]} marker" in kinds.words.terms
+    # and they weigh in: the vectors of one class with another class's words
+    crossed = kinds.probabilities(vectors[classes == 1], [texts[-1]] * 20)
+    assert (crossed[:, 4] > kinds.network(vectors[classes == 1])[:, 4]).all()
     with pytest.raises(ValueError, match="no statement of a class to learn: task"):
-        fit(vectors[classes < 4].astype(np.float32), classes[classes < 4], "toy")
+        kept = classes < 4
+        fit(vectors[kept].astype(np.float32), texts[: kept.sum()], classes[kept], "toy")
 
 
 def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
@@ -249,7 +260,7 @@ def test_the_threshold_is_scored_on_sets_held_out_one_at_a_time() -> None:
 def test_the_blind_sets_are_never_fitted_on_and_the_threshold_chosen_on_unread_sets() -> None:
     """The sets that judge the classifier stay out of its training; the threshold is chosen on
     training sets the rules were never widened on, each of which it is also fitted on."""
-    blind = {f"fresh{n}.jsonl" for n in (13, 19, 20, 21, 22, 23, 24, 25)}
+    blind = {f"fresh{n}.jsonl" for n in (13, *range(19, 28))}
     assert all((DATASETS / name).is_file() for name in (*TRAIN, *blind))
     assert not blind & set(TRAIN)
     assert set(CHOOSE_ON) <= set(TRAIN) and all(name.startswith("train") for name in CHOOSE_ON)
