@@ -229,8 +229,8 @@ def test_the_classifier_learns_from_labelled_statements() -> None:
     # and they weigh in: the vectors of one class with another class's words
     crossed = kinds.probabilities(vectors[classes == 1], [texts[-1]] * 20)
     assert (crossed[:, 4] > kinds.network(vectors[classes == 1])[:, 4]).all()
+    kept = classes < 4
     with pytest.raises(ValueError, match="no statement of a class to learn: task"):
-        kept = classes < 4
         fit(vectors[kept].astype(np.float32), texts[: kept.sum()], classes[kept], "toy")
 
 
