@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from itertools import pairwise
 from typing import Any
 
@@ -43,6 +42,7 @@ from plait.nodes.statements import (
     split_conjoined,
     statements,
 )
+from plait.state.base.shipped import shipped_text
 from plait.state.events import EventKind, SessionEvent, Speaker
 
 WEIGHTS = "statement_kinds.json"
@@ -240,10 +240,8 @@ def rounded(values: np.ndarray, decimals: int) -> list[Any]:
 @cache
 def shipped() -> StatementKinds | None:
     """The classifier that ships with plait, or None when its file is missing."""
-    source = resources.files("plait.nodes").joinpath(WEIGHTS)
-    if not source.is_file():
-        return None
-    return StatementKinds.from_json(source.read_text(encoding="utf-8"))
+    text = shipped_text("plait.nodes", WEIGHTS)
+    return StatementKinds.from_json(text) if text is not None else None
 
 
 def undecided(text: str, speaker: Speaker = "user") -> list[Statement]:

@@ -41,10 +41,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from plait.state.base.shipped import shipped_text
 
 if TYPE_CHECKING:
     from plait.state.ranking import TurnIndex
@@ -372,8 +373,8 @@ class Reranker:
 @cache
 def rerank_model() -> Reranker | None:
     """The rerank models that ship with plait, or None when their file is missing."""
-    source = resources.files("plait.state").joinpath(RERANK_WEIGHTS)
-    return Reranker.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
+    text = shipped_text("plait.state", RERANK_WEIGHTS)
+    return Reranker.from_json(text) if text is not None else None
 
 
 __all__ = [

@@ -31,9 +31,9 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache, wraps
-from importlib import resources
 from typing import Protocol
 
+from plait.state.base.shipped import shipped_text
 from plait.state.words import stem
 
 
@@ -859,8 +859,8 @@ class PairModel:
 @cache
 def pair_model() -> PairModel | None:
     """The pair model that ships with plait, or None when its file is missing."""
-    source = resources.files("plait.state").joinpath(PAIR_WEIGHTS)
-    return PairModel.from_json(source.read_text(encoding="utf-8")) if source.is_file() else None
+    text = shipped_text("plait.state", PAIR_WEIGHTS)
+    return PairModel.from_json(text) if text is not None else None
 
 
 __all__ = [
