@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from plait.nodes.statements import without_personal
 from plait.state.events import EventKind, SessionEvent
+from plait.state.snapshot import replaced_ids
 
 SECTIONS = ("Goal", "Instructions", "Discoveries", "Accomplished", "Next Steps", "Relevant Files")
 ITEMS_MAX = 8
@@ -95,10 +96,15 @@ def project_events(events: Sequence[SessionEvent]) -> list[SessionEvent]:
     A summary is the project's, read by every member; a preference is its speaker's personal
     memory (:func:`plait.nodes.statements.without_personal`), the service owner's too; a
     prompt loses the words of every preference of the session (the drain's classifier finds
-    some the rules do not).
+    some the rules do not). The drain's corrections (which held decision a later one replaced:
+    bookkeeping, :mod:`plait.nodes.supersession`) are left out too.
     """
     said = [e.summary for e in events if e.kind is EventKind.PREFERENCE]
-    kept = (without_personal(e, said) for e in events if e.kind is not EventKind.PREFERENCE)
+    kept = (
+        without_personal(e, said)
+        for e in events
+        if e.kind is not EventKind.PREFERENCE and not replaced_ids(e)
+    )
     return [event for event in kept if event is not None]
 
 

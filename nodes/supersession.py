@@ -8,7 +8,8 @@ decisions stay. Off the hot path, where the bundled embedder runs anyway, the dr
 at each such pair: a regression over the rules' features and the two decisions' vectors
 (:class:`VectorPairModel`) says whether the newer replaces the older, and where it is sure, the
 drain appends a correction the next hook folds: a decision event naming the replaced decision's
-event (``replaces:<id>``), which takes that decision out of the snapshot and adds nothing.
+event (``replaces:<id>``) and no decision's words, which takes that decision out of the snapshot
+and adds nothing.
 
 Only pairs the rules find no evidence on either way are asked (:func:`plait.state.supersede.ruled`
 is None), and the model's decision is asked against the user's only when it carries a reversal
@@ -175,9 +176,22 @@ def replacements(
 
 
 def correction(new: SessionEvent, replaced: Sequence[int]) -> SessionEvent:
-    """The event that takes the ``replaced`` decisions out, as ``new``'s restatement."""
-    keywords = [f"{REPLACES}{event_id}" for event_id in replaced]
-    return new.model_copy(update={"id": 0, "keywords": keywords, "source_hook": "plait.refined"})
+    """The event that takes the ``replaced`` decisions out, in ``new``'s session and time.
+
+    It holds no decision's words, only event ids: forgetting a decision leaves no copy of it.
+    """
+    keywords = tuple(f"{REPLACES}{event_id}" for event_id in replaced)
+    said = ", ".join(str(event_id) for event_id in replaced)
+    return SessionEvent(
+        root_session_id=new.root_session_id,
+        session_id=new.session_id,
+        kind=EventKind.DECISION,
+        summary=f"decision {new.id} replaces decision {said}",
+        keywords=keywords,
+        source_hook="plait.refined",
+        member=new.member,
+        time=new.time,
+    )
 
 
 __all__ = [
