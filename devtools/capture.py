@@ -976,6 +976,16 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
         "–",
         "0.80 (P 0.62)",
     ),
+    (
+        "fresh29 (60, 40), 2026-12-01, on the drain's later look (94afafd)",
+        "0.53 (P 0.55)",
+        "0.43 (P 0.91)",
+        "0.06",
+        "0.71",
+        "0.17 (P 0.20)",
+        "–",
+        "0.75 (P 0.68)",
+    ),
 )
 PAIR_MODEL_NOTE = (
     "Supersession by the rules alone and with the pair model (`plait.state.supersede`: where the "
@@ -1325,7 +1335,12 @@ BLIND_NOTE = (
     "findings 0.00, supersession 15 of 20 at 0.60 (9 by the rules alone); and once more after "
     "the drain began to look again at the decisions the fold keeps side by side "
     "(`plait.nodes.supersession`, the same session): supersession 16 of 20 at 0.62, the rest "
-    "the same. Its misses are left unread."
+    "the same. Its misses are left unread. fresh29 (60 items and 40 pairs, ten more voices, 40 "
+    "of its 42 positive items without the guide's cue words), written from the guide alone "
+    "after that change and committed unrun (94afafd), was run once on it: decisions 0.53 at "
+    "precision 0.55 (0.12 at 0.33 by the rules alone), rules 0.43 at 0.91, preferences 0.71, "
+    "tasks 0.06, done 0 of 2, reversals 0.17 at 0.20, findings 0.33, supersession 15 of 20 at "
+    "0.68 (14 at 0.74 by the fold, 7 by the rules alone). It judges the next change."
 )
 
 
