@@ -990,9 +990,10 @@ BLIND_RUNS: tuple[tuple[str, ...], ...] = (
 PAIR_MODEL_NOTE = (
     "Supersession by the rules alone and with the pair model (`plait.state.supersede`: where the "
     "rules find no evidence either way, a logistic regression over what they saw decides; fitted "
-    "by `python -m plait.devtools.pair_model` on every pair set but fresh13 and fresh19 to "
-    "fresh28, which judge it; see `datasets/capture/README.md`). Every split, pooled; the fold "
-    "applies the second column. Where the bundled model runs, the third column is what the "
+    "by `python -m plait.devtools.pair_model` on every pair set but fresh13, fresh19 to fresh28 "
+    "and train23 to train26, which judge it; see `datasets/capture/README.md`). Every split, "
+    "pooled; the fold applies the second column. Where the bundled model runs, the third "
+    "column is what the "
     "drain leaves (since 2026-12-01, `plait.nodes.supersession`): where the rules found no "
     "evidence either way and the fold kept both decisions, a regression over the same features "
     "and the two decisions' vectors (fitted by the same command on the same pairs) replaces the "
